@@ -1,0 +1,68 @@
+"""Loading the package's CUDA sources with CuPy.
+
+Kernel source lives in ``.cu`` files next to the Python launcher that uses
+them, shipped as package data.  :func:`get_module` reads a file with
+:mod:`importlib.resources`, prepends the shared header ``_common.cuh`` *as
+text* (CuPy's on-disk cache keys on the source string, so an ``#include`` of
+a project header could run stale code), specialises it with ``-D`` options,
+compiles it with :class:`cupy.RawModule` and caches it per device.
+
+Only call this after :func:`gpumatch._backend.resolve_backend` returned
+``"cupy"``.
+"""
+
+from __future__ import annotations
+
+import functools
+from importlib import resources
+
+from . import _backend
+
+__all__ = ["get_module", "get_kernel", "read_source", "BLOCK"]
+
+#: Default threads per block for 1-D launches.
+BLOCK = 256
+
+
+@functools.lru_cache(maxsize=None)
+def read_source(relpath: str) -> str:
+    """Text of a ``.cu`` file inside the package, with the common header prepended."""
+    root = resources.files("gpumatch")
+    header = root.joinpath("_common.cuh").read_text()
+    body = root.joinpath(relpath).read_text()
+    return f"{header}\n#line 1 \"{relpath}\"\n{body}"
+
+
+_modules: dict = {}
+
+
+def get_module(relpath: str, defines: tuple = ()):
+    """Compile (once per device) and return the RawModule of `relpath`.
+
+    Parameters
+    ----------
+    relpath : str
+        Path of the ``.cu`` file relative to the package, e.g.
+        ``"matching/gpr.cu"``.
+    defines : tuple of (str, value)
+        Preprocessor definitions, passed as ``-DNAME=VALUE``.
+    """
+    cp = _backend.cp
+    dev = cp.cuda.Device().id
+    key = (dev, relpath, tuple(defines))
+    mod = _modules.get(key)
+    if mod is None:
+        opts = ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
+        mod = cp.RawModule(code=read_source(relpath), options=opts)
+        _modules[key] = mod
+    return mod
+
+
+def get_kernel(relpath: str, name: str, defines: tuple = ()):
+    """One kernel (``extern "C"`` function `name`) of :func:`get_module`."""
+    return get_module(relpath, defines).get_function(name)
+
+
+def grid_for(count: int, block: int = BLOCK) -> tuple:
+    """1-D grid covering `count` threads (at least one block)."""
+    return (max(1, (int(count) + block - 1) // block),)

@@ -1,0 +1,337 @@
+"""Input checks and the canonical CSR form shared by every solver.
+
+Every public entry point validates its input here, in one flat ordered pass,
+before any work is done.  The result is a :class:`CSRGraph`: a CSR pattern
+with sorted column indices and merged duplicates, on the backend that will
+run, in int32 indices, or int64 when the number of stored entries or a
+dimension does not fit int32 (never a silent wrap).
+
+Stored entries are edges, explicit zeros included (scipy's rule for
+``maximum_bipartite_matching``).  Callers that want MATLAB ``sprank``
+semantics call ``A.eliminate_zeros()`` first.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _backend
+from .csr import segment_owner
+
+__all__ = [
+    "CSRGraph",
+    "as_csr_graph",
+    "check_option",
+    "index_dtype_for",
+    "INT32_MAX",
+]
+
+INT32_MAX = np.iinfo(np.int32).max
+_ACCEPTED = "scipy.sparse CSR, CSC or COO (matrix or array), cupyx.scipy.sparse CSR/CSC/COO, or an (indptr, indices, shape) tuple"
+
+
+def check_option(name: str, value: Any, allowed) -> Any:
+    """Raise ``ValueError`` listing `allowed` when `value` is not one of them.
+
+    Examples
+    --------
+    >>> from gpumatch._validation import check_option
+    >>> check_option("perm_type", "row", ("row", "column"))
+    'row'
+    """
+    allowed = tuple(allowed)
+    try:
+        ok = value in allowed
+    except TypeError:  # unhashable/uncomparable values
+        ok = False
+    if not ok or not isinstance(value, type(allowed[0])):
+        raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
+    return value
+
+
+def index_dtype_for(*sizes: int) -> np.dtype:
+    """int32 when every size fits below ``2**31 - 1``, else int64."""
+    return np.dtype(np.int32) if max((int(s) for s in sizes), default=0) < INT32_MAX else np.dtype(np.int64)
+
+
+@dataclass
+class CSRGraph:
+    """A validated, canonical CSR graph on one backend.
+
+    Attributes
+    ----------
+    indptr, indices : array
+        CSR pattern, column indices sorted and unique within each row.
+    shape : tuple of int
+        ``(m, n)``.
+    backend : str
+        ``"numpy"`` or ``"cupy"``: where `indptr`/`indices` live.
+    cupy_out : bool
+        True when the caller's input lived on the GPU (outputs follow it).
+    data : array or None
+        Values aligned with `indices` (duplicates summed), when requested.
+    kind : str
+        ``"scipy"``, ``"cupyx"`` or ``"tuple"``: what the caller passed.
+    fmt : str
+        The caller's sparse format (``"csr"``, ``"csc"``, ``"coo"``, ``"tuple"``).
+    sparray : bool
+        True when the caller passed a ``scipy.sparse`` *array* (not matrix).
+    """
+
+    indptr: Any
+    indices: Any
+    shape: tuple
+    backend: str
+    cupy_out: bool
+    data: Any = None
+    kind: str = "scipy"
+    fmt: str = "csr"
+    sparray: bool = False
+
+    @property
+    def xp(self):
+        return _backend.get_xp(self.backend)
+
+    @property
+    def m(self) -> int:
+        return int(self.shape[0])
+
+    @property
+    def n(self) -> int:
+        return int(self.shape[1])
+
+    @property
+    def nnz(self) -> int:
+        return int(self.indices.shape[0])
+
+    @property
+    def index_dtype(self):
+        return self.indices.dtype
+
+
+def _check_shape(shape, name):
+    try:
+        m, n = (int(s) for s in shape)
+        if any(s != int(s0) for s, s0 in zip((m, n), shape)):
+            raise ValueError
+    except Exception:
+        raise ValueError(f"{name}: shape must be a pair of non-negative integers, got {shape!r}") from None
+    if m < 0 or n < 0:
+        raise ValueError(f"{name}: shape must be non-negative, got {(m, n)}")
+    return m, n
+
+
+def _check_pattern_arrays(indptr, indices, shape, name):
+    """Validate raw CSR arrays (NumPy or CuPy); raise ValueError naming the problem."""
+    xp = _backend.cp if _backend.is_cupy_array(indptr) or _backend.is_cupy_array(indices) else np
+    indptr = xp.asarray(indptr)
+    indices = xp.asarray(indices)
+    m, n = shape
+    for arr, what in ((indptr, "indptr"), (indices, "indices")):
+        if arr.ndim != 1:
+            raise ValueError(f"{name}: {what} must be one-dimensional, got {arr.ndim} dimensions")
+        if arr.dtype.kind not in "iu":
+            raise ValueError(f"{name}: {what} must have an integer dtype, got {arr.dtype}")
+    if indptr.shape[0] != m + 1:
+        raise ValueError(f"{name}: indptr must have length m + 1 = {m + 1}, got {indptr.shape[0]}")
+    if int(indptr[0]) != 0:
+        raise ValueError(f"{name}: indptr[0] must be 0, got {int(indptr[0])}")
+    if m > 0 and bool((indptr[1:] < indptr[:-1]).any()):
+        raise ValueError(f"{name}: indptr must be non-decreasing (malformed indptr)")
+    if int(indptr[-1]) != indices.shape[0]:
+        raise ValueError(
+            f"{name}: indptr[-1] = {int(indptr[-1])} does not match the number of indices {indices.shape[0]}"
+        )
+    if indices.shape[0]:
+        lo, hi = int(indices.min()), int(indices.max())
+        if lo < 0:
+            raise ValueError(f"{name}: column indices must be non-negative, found {lo}")
+        if hi >= n:
+            raise ValueError(f"{name}: column index {hi} is out of range for {n} columns")
+    return indptr, indices
+
+
+def _canonical_generic(xp, indptr, indices, shape, data, want_data):
+    """Sort and merge duplicates with array ops (NumPy or CuPy alike)."""
+    m, n = shape
+    nnz = indices.shape[0]
+    rows = segment_owner(indptr.astype(np.int64), nnz)
+    keys = rows * np.int64(max(n, 1)) + indices.astype(np.int64)
+    if want_data:
+        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+        keys = keys[order]
+        vals = data[order]
+        first = xp.ones(nnz, dtype=bool)
+        if nnz:
+            first[1:] = keys[1:] != keys[:-1]
+        seg = xp.cumsum(first) - 1
+        ukeys = keys[first]
+        uvals = xp.zeros(ukeys.shape[0], dtype=vals.dtype)
+        if xp is np:
+            np.add.at(uvals, seg, vals)
+        else:
+            import cupyx  # type: ignore[import-not-found]
+
+            cupyx.scatter_add(uvals, seg, vals)
+        keys, data = ukeys, uvals
+    else:
+        keys = xp.unique(keys)
+        data = None
+    rows = keys // max(n, 1)
+    cols = keys - rows * max(n, 1)
+    counts = xp.bincount(rows, minlength=m) if keys.shape[0] else xp.zeros(m, dtype=np.int64)
+    new_indptr = xp.zeros(m + 1, dtype=np.int64)
+    xp.cumsum(counts, out=new_indptr[1:])
+    return new_indptr, cols, data
+
+
+def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data: bool = False,
+                 data_dtype=None) -> CSRGraph:
+    """Validate `graph` and return its canonical CSR form on `backend`.
+
+    Parameters
+    ----------
+    graph : sparse matrix/array or tuple
+        scipy.sparse CSR/CSC/COO (matrix or array), cupyx.scipy.sparse
+        CSR/CSC/COO, or ``(indptr, indices, shape)`` (NumPy or CuPy arrays).
+    backend : {"auto", "numpy", "cupy"}
+        Where the canonical arrays should live.
+    name : str
+        Name used in error messages.
+    with_data : bool
+        Keep the stored values (duplicates summed), e.g. capacities.
+        Tuples carry no values: every entry then has value 1.
+    data_dtype : dtype, optional
+        Cast the kept values to this dtype.
+
+    Returns
+    -------
+    CSRGraph
+
+    Raises
+    ------
+    TypeError
+        Dense input ("graph must be sparse") or an unsupported sparse format.
+    ValueError
+        Malformed arrays, out-of-range or negative indices, bad options.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch._validation import as_csr_graph
+    >>> g = as_csr_graph(sp.coo_matrix(([1, 1, 1], ([0, 0, 1], [1, 1, 0])), shape=(2, 2)), "numpy")
+    >>> g.indptr.tolist(), g.indices.tolist()
+    ([0, 1, 2], [1, 0])
+    """
+    name_b = _backend.resolve_backend(backend)
+    cupy_out = _backend.is_cupy_input(graph)
+    sparray = False
+    if isinstance(graph, tuple):
+        if len(graph) != 3:
+            raise TypeError(f"{name}: a tuple input must be (indptr, indices, shape), got a tuple of length {len(graph)}")
+        indptr, indices, shape = graph
+        shape = _check_shape(shape, name)
+        indptr, indices = _check_pattern_arrays(indptr, indices, shape, name)
+        kind, fmt = "tuple", "tuple"
+        xp = _backend.cp if _backend.is_cupy_array(indices) or _backend.is_cupy_array(indptr) else np
+        if xp is not np:
+            indptr = xp.asarray(indptr)
+            indices = xp.asarray(indices)
+        data = xp.ones(indices.shape[0], dtype=np.int64) if with_data else None
+        indptr, indices, data = _canonical_generic(xp, indptr, indices, shape, data, with_data)
+    elif sp.issparse(graph):
+        fmt = graph.format
+        sparray = isinstance(graph, sp.sparray) if hasattr(sp, "sparray") else False
+        if fmt not in ("csr", "csc", "coo"):
+            raise TypeError(f"{name} must be in CSR, CSC or COO format, got {fmt.upper()}; accepted: {_ACCEPTED}")
+        shape = _check_shape(graph.shape, name)
+        kind = "scipy"
+        indptr, indices, data = _canonical_scipy(graph, shape, name, with_data)
+    elif _backend.is_cupy_sparse(graph):
+        fmt = graph.format
+        if fmt not in ("csr", "csc", "coo"):
+            raise TypeError(f"{name} must be in CSR, CSC or COO format, got {fmt.upper()}; accepted: {_ACCEPTED}")
+        shape = _check_shape(graph.shape, name)
+        kind = "cupyx"
+        indptr, indices, data = _canonical_cupyx(graph, shape, name, with_data)
+    elif hasattr(graph, "shape") or isinstance(graph, (list, np.ndarray)) or _backend.is_cupy_array(graph):
+        raise TypeError(f"{name} must be sparse; accepted: {_ACCEPTED}")
+    else:
+        raise TypeError(f"{name} must be sparse; got {type(graph).__name__}; accepted: {_ACCEPTED}")
+
+    m, n = shape
+    idt = index_dtype_for(m + 1, n + 1, int(indices.shape[0]))
+    indptr = _backend.to_backend(indptr, name_b).astype(idt, copy=False)
+    indices = _backend.to_backend(indices, name_b).astype(idt, copy=False)
+    if data is not None:
+        data = _backend.to_backend(data, name_b)
+        if data_dtype is not None:
+            data = data.astype(data_dtype, copy=False)
+    return CSRGraph(indptr, indices, (m, n), name_b, cupy_out, data, kind, fmt, sparray)
+
+
+def _canonical_scipy(graph, shape, name, with_data):
+    m, n = shape
+    if graph.format == "coo":
+        row = np.asarray(graph.row if hasattr(graph, "row") else graph.coords[0])
+        col = np.asarray(graph.col if hasattr(graph, "col") else graph.coords[1])
+        if row.size:
+            if row.min() < 0 or col.min() < 0:
+                raise ValueError(f"{name}: indices must be non-negative, found a negative index")
+            if row.max() >= m:
+                raise ValueError(f"{name}: row index {int(row.max())} is out of range for {m} rows")
+            if col.max() >= n:
+                raise ValueError(f"{name}: column index {int(col.max())} is out of range for {n} columns")
+    elif graph.format == "csc":
+        _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)")
+    else:
+        _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
+    if with_data:
+        vals = graph.data
+        A = sp.csr_matrix(graph, copy=True)  # pattern conversion keeps explicit zeros
+        A.sum_duplicates()
+        return A.indptr, A.indices, A.data if vals is not None else None
+    # Pattern only: a value of 1 on every stored entry keeps explicit zeros as edges.
+    if graph.format == "csr":
+        A = sp.csr_matrix((np.ones(graph.indices.shape[0], dtype=np.int8), graph.indices, graph.indptr), shape=(m, n))
+    elif graph.format == "csc":
+        A = sp.csc_matrix((np.ones(graph.indices.shape[0], dtype=np.int8), graph.indices, graph.indptr), shape=(m, n)).tocsr()
+    else:
+        A = sp.coo_matrix((np.ones(row.shape[0], dtype=np.int8), (row, col)), shape=(m, n)).tocsr()
+    if not A.has_canonical_format:
+        A.sum_duplicates()
+    return A.indptr, A.indices, None
+
+
+def _canonical_cupyx(graph, shape, name, with_data):
+    cp = _backend.cp
+    m, n = shape
+    if graph.format == "coo":
+        row, col = graph.row, graph.col
+        if row.size:
+            if int(row.min()) < 0 or int(col.min()) < 0:
+                raise ValueError(f"{name}: indices must be non-negative, found a negative index")
+            if int(row.max()) >= m:
+                raise ValueError(f"{name}: row index {int(row.max())} is out of range for {m} rows")
+            if int(col.max()) >= n:
+                raise ValueError(f"{name}: column index {int(col.max())} is out of range for {n} columns")
+        order = cp.lexsort(cp.stack([col, row]))
+        row = row[order]
+        counts = cp.bincount(row, minlength=m) if row.size else cp.zeros(m, dtype=cp.int64)
+        indptr = cp.zeros(m + 1, dtype=cp.int64)
+        cp.cumsum(counts, out=indptr[1:])
+        indices = col[order]
+        data = graph.data[order] if with_data else None
+    else:
+        if graph.format == "csc":
+            _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)")
+            graph = graph.tocsr()
+        else:
+            _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
+        indptr, indices = graph.indptr, graph.indices
+        data = graph.data if with_data else None
+    return _canonical_generic(cp, indptr, indices, (m, n), data, with_data)

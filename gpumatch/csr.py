@@ -1,0 +1,305 @@
+"""Shared CSR utilities for both solvers, on NumPy and CuPy alike.
+
+Each function takes arrays of one backend (all NumPy or all CuPy) and returns
+arrays of the same backend, with identical results on both.  Where CuPy has
+the primitive (``cumsum``, ``searchsorted``, ``argsort``, ``unique``) the
+GPU path uses it; the two kernels without a CuPy primitive (the scatter of
+:func:`compact` and the segmented arg-min of :func:`first_min_neighbor`) have
+a CUDA twin in ``csr.cu``.
+
+Graphs are plain CSR arrays here: ``indptr`` (length ``m + 1``) and
+``indices`` (length ``nnz``), as produced by
+:func:`gpumatch._validation.as_csr_graph`.
+
+Examples
+--------
+>>> import numpy as np
+>>> from gpumatch import csr
+>>> indptr, indices = np.array([0, 2, 3]), np.array([0, 2, 1])
+>>> t_indptr, t_indices = csr.transpose(indptr, indices, 3)
+>>> t_indptr.tolist(), t_indices.tolist()
+([0, 1, 2, 3], [0, 1, 0])
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import _backend
+
+__all__ = [
+    "array_module",
+    "degrees",
+    "segment_owner",
+    "expand_segments",
+    "transpose",
+    "reverse_arc_index",
+    "bipartite_flow_network",
+    "compact",
+    "first_min_neighbor",
+    "bfs_expand",
+]
+
+
+def array_module(*arrays):
+    """``cupy`` if any argument is a CuPy array, else ``numpy``."""
+    for a in arrays:
+        if _backend.is_cupy_array(a):
+            return _backend.cp
+    return np
+
+
+def degrees(indptr):
+    """Number of stored entries of each row: ``indptr[1:] - indptr[:-1]``.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import degrees
+    >>> degrees(np.array([0, 2, 2, 5])).tolist()
+    [2, 0, 3]
+    """
+    return indptr[1:] - indptr[:-1]
+
+
+def segment_owner(offsets, total: int):
+    """For ``k in range(total)``, the segment ``s`` with ``offsets[s] <= k < offsets[s+1]``.
+
+    `offsets` is a CSR-style pointer array (non-decreasing, ``offsets[0] = 0``);
+    empty segments own nothing.  This replaces ``repeat(arange, counts)``,
+    which CuPy lacks for array counts.
+    """
+    xp = array_module(offsets)
+    k = xp.arange(total, dtype=offsets.dtype)
+    return xp.searchsorted(offsets[1:], k, side="right").astype(offsets.dtype, copy=False)
+
+
+def expand_segments(indptr, vertices):
+    """Positions of all stored entries of the rows `vertices`, in order.
+
+    Returns
+    -------
+    owner : array
+        For each position, the index *into `vertices`* of its row.
+    positions : array
+        The positions into ``indices`` (row by row, in CSR order).
+    """
+    xp = array_module(indptr, vertices)
+    starts = indptr[vertices]
+    lens = indptr[vertices + 1] - starts
+    offsets = xp.zeros(vertices.shape[0] + 1, dtype=indptr.dtype)
+    xp.cumsum(lens, out=offsets[1:])
+    total = int(offsets[-1])
+    owner = segment_owner(offsets, total)
+    positions = xp.arange(total, dtype=indptr.dtype) - offsets[owner] + starts[owner]
+    return owner, positions
+
+
+def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False):
+    """Transpose a CSR pattern (equivalently: CSR ↔ CSC).
+
+    Parameters
+    ----------
+    indptr, indices : array
+        CSR pattern of an ``m × n_cols`` matrix, column indices sorted
+        within each row.
+    n_cols : int
+        Number of columns.
+    return_perm : bool
+        Also return ``perm``: ``perm[k]`` is the CSR position of the
+        ``k``-th entry of the transpose.
+
+    Returns
+    -------
+    t_indptr, t_indices[, perm]
+        CSR pattern of the ``n_cols × m`` transpose, indices sorted.
+    """
+    xp = array_module(indptr, indices)
+    nnz = indices.shape[0]
+    m = indptr.shape[0] - 1
+    rows = segment_owner(indptr, nnz)
+    # Key (column, row) is unique, so any sort (stable or not) gives one order.
+    key = indices.astype(np.int64) * max(m, 1) + rows.astype(np.int64)
+    perm = xp.argsort(key).astype(indptr.dtype, copy=False)
+    counts = xp.bincount(indices, minlength=n_cols) if nnz else xp.zeros(n_cols, dtype=np.int64)
+    t_indptr = xp.zeros(n_cols + 1, dtype=indptr.dtype)
+    xp.cumsum(counts, out=t_indptr[1:])
+    t_indices = rows[perm]
+    if return_perm:
+        return t_indptr, t_indices, perm
+    return t_indptr, t_indices
+
+
+def reverse_arc_index(indptr, indices, n_vertices: int):
+    """Incoming-arc lists of a directed CSR graph, with the map between arcs.
+
+    For arc ``v → u`` stored at out-position ``k`` (``indices[k] = u``):
+    ``out_to_in[k]`` is where it appears in ``u``'s incoming list, and
+    ``in_to_out[out_to_in[k]] == k``.  ``in_indices[j]`` is the tail of the
+    ``j``-th incoming arc.  Push-relabel stores the flow of the forward arc
+    only and reaches it from the head through ``in_to_out``.
+
+    Returns
+    -------
+    in_indptr, in_indices, in_to_out, out_to_in : arrays
+    """
+    xp = array_module(indptr, indices)
+    in_indptr, in_indices, in_to_out = transpose(indptr, indices, n_vertices, return_perm=True)
+    out_to_in = xp.empty_like(in_to_out)
+    out_to_in[in_to_out] = xp.arange(in_to_out.shape[0], dtype=in_to_out.dtype)
+    return in_indptr, in_indices, in_to_out, out_to_in
+
+
+def bipartite_flow_network(indptr, indices, shape):
+    """Unit-capacity flow network of a bipartite graph.
+
+    Vertices: rows ``0..m-1``, columns ``m..m+n-1``, super source ``m+n``,
+    super sink ``m+n+1``.  Arcs: source → every row, row ``i`` → column
+    ``m + j`` for every stored entry ``(i, j)``, every column → sink; all of
+    capacity 1.  The maximum flow value equals the maximum matching size.
+
+    Returns
+    -------
+    net_indptr, net_indices, capacity, source, sink
+        Directed CSR (sorted indices) of ``m + n + 2`` vertices, int64
+        capacities, and the terminal ids.
+    """
+    xp = array_module(indptr, indices)
+    m, n = int(shape[0]), int(shape[1])
+    nnz = indices.shape[0]
+    V = m + n + 2
+    E = nnz + n + m
+    from ._validation import index_dtype_for
+
+    idt = index_dtype_for(V + 1, E + 1)
+    deg = (indptr[1:] - indptr[:-1]).astype(idt)
+    counts = xp.concatenate([deg, xp.ones(n, dtype=idt), xp.asarray([m, 0], dtype=idt)])
+    net_indptr = xp.zeros(V + 1, dtype=idt)
+    xp.cumsum(counts, out=net_indptr[1:])
+    net_indices = xp.concatenate([
+        indices.astype(idt) + m,                      # row -> column arcs
+        xp.full(n, m + n + 1, dtype=idt),             # column -> sink
+        xp.arange(m, dtype=idt),                      # source -> rows
+    ])
+    capacity = xp.ones(E, dtype=np.int64)
+    return net_indptr, net_indices, capacity, m + n, m + n + 1
+
+
+def compact(values, keep):
+    """Stream compaction: ``values[keep]`` computed by an exclusive prefix sum.
+
+    This is the "shrink" primitive of the active lists: each kept element
+    is written at position ``scan[i]`` of the output, where ``scan`` is the
+    exclusive prefix sum of `keep`.  Order is preserved.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import compact
+    >>> compact(np.array([5, 6, 7, 8]), np.array([True, False, True, True])).tolist()
+    [5, 7, 8]
+    """
+    xp = array_module(values, keep)
+    keep = keep.astype(bool, copy=False)
+    count = keep.shape[0]
+    if count == 0:
+        return values[:0].copy()
+    scan = xp.cumsum(keep, dtype=np.int64)  # inclusive
+    total = int(scan[-1])
+    out = xp.empty(total, dtype=values.dtype)
+    if xp is np:
+        out[scan[keep] - 1] = values[keep]
+        return out
+    from . import _cuda
+
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_compact_scatter", _defines_for(values))
+    kern(_cuda.grid_for(count), (_cuda.BLOCK,),
+         (values, keep.view(np.uint8), scan, out, np.int64(count)))
+    return out
+
+
+_VALUE_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
+                np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+                np.dtype(np.uint8): "unsigned char", np.dtype(np.bool_): "bool"}
+
+
+def _defines_for(values, extra=()):
+    t = _VALUE_TYPES.get(np.dtype(values.dtype))
+    if t is None:
+        raise TypeError(f"compact: unsupported dtype {values.dtype}")
+    return (("VALUE_T", t),) + tuple(extra)
+
+
+def first_min_neighbor(indptr, indices, labels, vertices, *, stop_at=None):
+    """For each vertex of `vertices`, its first neighbour of minimum label.
+
+    This is the scan of G-PR's push step: scan the stored entries of row
+    ``v`` in order, keep the first of minimum ``labels[u]``; with `stop_at`
+    given, stop early once a label ``<= stop_at[i]`` is seen (no smaller one
+    can help).  Rows without entries give neighbour ``-1`` and label
+    ``INT64_MAX`` cast to the label dtype's maximum.
+
+    Returns
+    -------
+    neighbor : array (indices' dtype), min_label : array (labels' dtype)
+    """
+    xp = array_module(indptr, indices, labels, vertices)
+    k = vertices.shape[0]
+    big = np.iinfo(labels.dtype).max
+    if xp is np:
+        owner, pos = expand_segments(indptr, vertices)
+        nb = indices[pos]
+        lab = labels[nb]
+        if stop_at is not None:
+            # Entries after the first one at or below the stop level are not read.
+            hit = lab <= stop_at[owner]
+            first_hit = np.full(k, np.iinfo(np.int64).max, dtype=np.int64)
+            idx = np.nonzero(hit)[0]
+            np.minimum.at(first_hit, owner[idx], idx)
+            seen = np.arange(pos.shape[0]) <= first_hit[owner]
+            lab = np.where(seen, lab, big)
+        min_label = np.full(k, big, dtype=labels.dtype)
+        np.minimum.at(min_label, owner, lab)
+        is_min = lab == min_label[owner]
+        first = np.full(k, np.iinfo(np.int64).max, dtype=np.int64)
+        idx = np.nonzero(is_min)[0]
+        np.minimum.at(first, owner[idx], idx)
+        neighbor = np.full(k, -1, dtype=indices.dtype)
+        has = first < np.iinfo(np.int64).max
+        neighbor[has] = nb[first[has]]
+        return neighbor, min_label
+    from . import _cuda
+
+    neighbor = xp.empty(k, dtype=indices.dtype)
+    min_label = xp.empty(k, dtype=labels.dtype)
+    defines = (("IDX", _VALUE_TYPES[np.dtype(indices.dtype)]), ("LABEL_T", _VALUE_TYPES[np.dtype(labels.dtype)]))
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_first_min_neighbor", defines)
+    stop = stop_at if stop_at is not None else xp.full(k, -1 if labels.dtype.kind == "i" else 0, dtype=labels.dtype)
+    kern(_cuda.grid_for(k), (_cuda.BLOCK,),
+         (indptr.astype(indices.dtype, copy=False), indices, labels, vertices.astype(indices.dtype, copy=False),
+          stop, np.int32(stop_at is not None), neighbor, min_label, np.int64(k)))
+    return neighbor, min_label
+
+
+def bfs_expand(indptr, indices, frontier, visited):
+    """One level of a frontier BFS: unvisited neighbours of `frontier`.
+
+    Parameters
+    ----------
+    frontier : array of vertex ids
+    visited : bool array over the target vertices
+
+    Returns
+    -------
+    next_frontier : array
+        Sorted, unique ids ``u`` with ``visited[u]`` False that are a
+        neighbour of some vertex of `frontier`.  `visited` is not changed:
+        the caller marks (it may also want to set levels or parents).
+    """
+    xp = array_module(indptr, indices, frontier)
+    if frontier.shape[0] == 0:
+        return indices[:0].copy()
+    _, pos = expand_segments(indptr, frontier)
+    nb = indices[pos]
+    nb = nb[~visited[nb]]
+    return xp.unique(nb)

@@ -1,0 +1,57 @@
+"""Shared fixtures: backends, the gpu marker, and the test corpus.
+
+* ``backend`` runs a test on NumPy and, when a CUDA device answers, on CuPy
+  (the CuPy case carries the ``gpu`` marker).
+* Tests marked ``gpu`` are skipped automatically without a usable device.
+* ``corpus_dir`` is the shared corpus folder: ``$GPUMATCH_CORPUS`` when set,
+  else ``../shared/corpus`` beside the repository; tests that need it skip
+  when it is absent.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import pathlib
+
+import pytest
+
+from gpumatch import _backend
+
+REPO = pathlib.Path(__file__).resolve().parent.parent
+
+
+def corpus_path() -> pathlib.Path | None:
+    env = os.environ.get("GPUMATCH_CORPUS")
+    path = pathlib.Path(env) if env else REPO.parent / "shared" / "corpus"
+    return path if (path / "manifest.json").is_file() else None
+
+
+def corpus_manifest() -> list:
+    path = corpus_path()
+    if path is None:
+        return []
+    return json.loads((path / "manifest.json").read_text())
+
+
+def pytest_collection_modifyitems(config, items):
+    if _backend.cupy_available():
+        return
+    skip = pytest.mark.skip(reason="needs a CUDA device through CuPy")
+    for item in items:
+        if "gpu" in item.keywords:
+            item.add_marker(skip)
+
+
+@pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def backend(request):
+    """Backend name; the CuPy case is gpu-marked (skipped without a device)."""
+    return request.param
+
+
+@pytest.fixture
+def corpus_dir():
+    path = corpus_path()
+    if path is None:
+        pytest.skip("test corpus not found (set GPUMATCH_CORPUS)")
+    return path
