@@ -1,0 +1,142 @@
+"""Shared CSR utilities: NumPy twins against brute force, CuPy twins against NumPy."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from gpumatch import _backend, csr
+
+
+def _graph(seed, m=60, n=45, density=0.08, dtype=np.int32):
+    A = sp.random(m, n, density=density, format="csr", random_state=seed)
+    A.sort_indices()
+    return A.indptr.astype(dtype), A.indices.astype(dtype), A
+
+
+def _to(backend, *arrays):
+    return tuple(_backend.to_backend(a, backend) for a in arrays)
+
+
+def _np(*arrays):
+    return tuple(_backend.to_numpy(a) for a in arrays)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_transpose_matches_scipy(seed, backend):
+    indptr, indices, A = _graph(seed)
+    ti, tx, perm = _np(*csr.transpose(*_to(backend, indptr, indices), A.shape[1], return_perm=True))
+    B = A.T.tocsr()
+    B.sort_indices()
+    np.testing.assert_array_equal(ti, B.indptr)
+    np.testing.assert_array_equal(tx, B.indices)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(indptr))
+    cols_t = np.repeat(np.arange(A.shape[1]), np.diff(ti))
+    np.testing.assert_array_equal(rows[perm], tx)
+    np.testing.assert_array_equal(indices[perm], cols_t)
+
+
+def test_degrees():
+    indptr, _, A = _graph(1)
+    np.testing.assert_array_equal(csr.degrees(indptr), np.diff(A.indptr))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_reverse_arc_index_round_trip(seed, backend):
+    rng = np.random.default_rng(seed)
+    C = sp.random(50, 50, density=0.1, format="csr", random_state=seed)
+    C.sort_indices()
+    indptr, indices = C.indptr.astype(np.int32), C.indices.astype(np.int32)
+    in_indptr, in_indices, in_to_out, out_to_in = _np(*csr.reverse_arc_index(*_to(backend, indptr, indices), 50))
+    tails = np.repeat(np.arange(50), np.diff(indptr))
+    heads = np.repeat(np.arange(50), np.diff(in_indptr))
+    k = np.arange(indices.size)
+    np.testing.assert_array_equal(in_to_out[out_to_in], k)
+    # the incoming arc at position j of head u is the out-arc tail -> u
+    np.testing.assert_array_equal(tails[in_to_out], in_indices)
+    np.testing.assert_array_equal(indices[in_to_out], heads)
+    assert rng is not None
+
+
+def test_bipartite_flow_network_value_is_matching_size():
+    from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
+
+    indptr, indices, A = _graph(4, m=40, n=30, density=0.05)
+    ip, ix, cap, s, t = csr.bipartite_flow_network(indptr, indices, A.shape)
+    V = A.shape[0] + A.shape[1] + 2
+    assert ip.shape[0] == V + 1 and cap.dtype == np.int64
+    N = sp.csr_matrix((cap.astype(np.int32), ix, ip), shape=(V, V))
+    value = maximum_flow(N, s, t).flow_value
+    size = int((maximum_bipartite_matching(A, perm_type="row") >= 0).sum())
+    assert value == size > 0
+    assert (np.diff(ix[ip[0]:ip[1]]) > 0).all() if ip[1] - ip[0] > 1 else True
+
+
+def test_bipartite_flow_network_same_on_both(backend):
+    indptr, indices, A = _graph(5)
+    ref = csr.bipartite_flow_network(indptr, indices, A.shape)
+    got = csr.bipartite_flow_network(*_to(backend, indptr, indices), A.shape)
+    for r, g in zip(ref[:3], got[:3]):
+        np.testing.assert_array_equal(r, _backend.to_numpy(g))
+    assert ref[3:] == got[3:]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("size", [0, 1, 1000, 100_003])
+def test_compact_is_boolean_indexing(size, dtype, backend):
+    rng = np.random.default_rng(size)
+    values = rng.integers(-5, 1_000_000, size).astype(dtype)
+    keep = rng.random(size) < 0.3
+    (got,) = _np(csr.compact(*_to(backend, values, keep)))
+    np.testing.assert_array_equal(got, values[keep])
+    assert got.dtype == dtype
+
+
+def _brute_first_min(indptr, indices, labels, vertices, stop_at=None):
+    big = np.iinfo(labels.dtype).max
+    nb, ml = [], []
+    for i, v in enumerate(vertices):
+        best, arg = big, -1
+        for p in range(indptr[v], indptr[v + 1]):
+            u = indices[p]
+            if labels[u] < best:
+                best, arg = labels[u], u
+            if stop_at is not None and labels[u] <= stop_at[i]:
+                break
+        nb.append(arg)
+        ml.append(best)
+    return np.array(nb), np.array(ml)
+
+
+@pytest.mark.parametrize("use_stop", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_first_min_neighbor(seed, use_stop, backend):
+    indptr, indices, A = _graph(seed, density=0.15)
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 6, A.shape[1]).astype(np.int32)
+    vertices = rng.choice(A.shape[0], 25, replace=False).astype(np.int32)
+    stop = rng.integers(0, 4, 25).astype(np.int32) if use_stop else None
+    args = _to(backend, indptr, indices, labels, vertices)
+    kw = {"stop_at": _backend.to_backend(stop, backend)} if use_stop else {}
+    nb, ml = _np(*csr.first_min_neighbor(*args, **kw))
+    rnb, rml = _brute_first_min(indptr, indices, labels, vertices, stop)
+    np.testing.assert_array_equal(nb, rnb)
+    np.testing.assert_array_equal(ml, rml)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_bfs_expand(seed, backend):
+    indptr, indices, A = _graph(seed)
+    rng = np.random.default_rng(seed)
+    frontier = np.unique(rng.choice(A.shape[0], 10)).astype(np.int32)
+    visited = rng.random(A.shape[1]) < 0.3
+    (got,) = _np(csr.bfs_expand(*_to(backend, indptr, indices, frontier, visited)))
+    expect = sorted({int(u) for v in frontier for u in indices[indptr[v]:indptr[v + 1]] if not visited[u]})
+    assert got.tolist() == expect
+
+
+def test_expand_segments_and_owner():
+    indptr = np.array([0, 2, 2, 5, 6])
+    owner, pos = csr.expand_segments(indptr, np.array([2, 0, 1]))
+    assert owner.tolist() == [0, 0, 0, 1, 1]
+    assert pos.tolist() == [2, 3, 4, 0, 1]
+    assert csr.segment_owner(indptr, 6).tolist() == [0, 0, 2, 2, 2, 3]

@@ -1,0 +1,137 @@
+"""Input validation and the canonical CSR form."""
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+from gpumatch import _backend
+from gpumatch._validation import as_csr_graph, check_option, index_dtype_for
+
+
+def _reference(A):
+    B = sp.csr_matrix(A, copy=True)
+    B.data = np.ones_like(B.data)
+    B.sum_duplicates()
+    B.sort_indices()
+    return B
+
+
+def _with_duplicates(seed=0, shape=(40, 30)):
+    rng = np.random.default_rng(seed)
+    r = rng.integers(0, shape[0], 200)
+    c = rng.integers(0, shape[1], 200)
+    r = np.r_[r, r[:20]]
+    c = np.r_[c, c[:20]]
+    return sp.coo_matrix((rng.integers(0, 3, r.size).astype(float), (r, c)), shape=shape)
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("container", [sp.csr_matrix, sp.csr_array])
+def test_formats_give_the_same_canonical_pattern(fmt, container, backend):
+    A = _with_duplicates()
+    ref = _reference(A)
+    g = as_csr_graph(container(A).asformat(fmt), backend)
+    assert g.backend == backend
+    assert g.shape == A.shape
+    np.testing.assert_array_equal(_backend.to_numpy(g.indptr), ref.indptr)
+    np.testing.assert_array_equal(_backend.to_numpy(g.indices), ref.indices)
+    assert g.indices.dtype == np.int32
+
+
+def test_explicit_zeros_are_edges():
+    A = sp.csr_matrix((np.array([0.0, 1.0]), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
+    g = as_csr_graph(A, "numpy")
+    assert g.nnz == 2
+
+
+def test_tuple_input_int64_and_unsorted(backend):
+    indptr = np.array([0, 3, 3, 5], dtype=np.int64)
+    indices = np.array([2, 0, 2, 1, 1], dtype=np.int64)
+    g = as_csr_graph((indptr, indices, (3, 4)), backend)
+    assert _backend.to_numpy(g.indptr).tolist() == [0, 2, 2, 3]
+    assert _backend.to_numpy(g.indices).tolist() == [0, 2, 1]
+
+
+def test_with_data_sums_duplicates():
+    A = sp.coo_matrix(([3, 4, 5], ([0, 0, 1], [1, 1, 0])), shape=(2, 2))
+    g = as_csr_graph(A, "numpy", with_data=True)
+    assert g.data.tolist() == [7, 5]
+
+
+@pytest.mark.parametrize("shape", [(0, 5), (5, 0), (0, 0), (4, 4)])
+def test_empty_inputs_are_valid(shape):
+    g = as_csr_graph(sp.csr_matrix(shape), "numpy")
+    assert g.shape == shape and g.nnz == 0 and g.indptr.shape[0] == shape[0] + 1
+
+
+@pytest.mark.parametrize("dense", [np.eye(3), [[1, 0], [0, 1]], np.array([[1]])])
+def test_dense_input_is_a_type_error(dense):
+    with pytest.raises(TypeError, match="graph must be sparse"):
+        as_csr_graph(dense)
+
+
+@pytest.mark.parametrize("fmt", ["lil", "dok", "bsr", "dia"])
+def test_unsupported_sparse_formats_name_the_accepted_ones(fmt):
+    A = sp.random(5, 5, density=0.4, format=fmt, random_state=0)
+    with pytest.raises(TypeError, match=r"CSR, CSC or COO.*got " + fmt.upper()):
+        as_csr_graph(A)
+
+
+@pytest.mark.parametrize(
+    "indptr, indices, shape, message",
+    [
+        ([0, 1, 3], [0, 5, 1], (2, 3), "column index 5 is out of range"),
+        ([0, 1, 3], [0, -1, 1], (2, 3), "non-negative"),
+        ([0, 2, 1], [0, 1], (2, 3), "non-decreasing"),
+        ([1, 1, 2], [0, 1], (2, 3), r"indptr\[0\] must be 0"),
+        ([0, 1], [0], (2, 3), "length m \\+ 1"),
+        ([0, 1, 4], [0, 1], (2, 3), "does not match"),
+        ([0, 1, 2], [0.0, 1.0], (2, 3), "integer dtype"),
+        ([0, 1, 2], [0, 1], (2, -3), "non-negative"),
+    ],
+)
+def test_malformed_tuples(indptr, indices, shape, message):
+    with pytest.raises(ValueError, match=message):
+        as_csr_graph((np.asarray(indptr), np.asarray(indices), shape), "numpy")
+
+
+def test_malformed_scipy_indices_are_caught():
+    A = sp.csr_matrix((np.ones(2), np.array([0, 7]), np.array([0, 1, 2])), shape=(2, 3))
+    with pytest.raises(ValueError, match="column index 7 is out of range"):
+        as_csr_graph(A)
+
+
+def test_tuple_of_wrong_length():
+    with pytest.raises(TypeError, match=r"\(indptr, indices, shape\)"):
+        as_csr_graph((np.array([0]), (1, 1)))
+
+
+def test_check_option():
+    assert check_option("perm_type", "column", ("row", "column")) == "column"
+    with pytest.raises(ValueError, match=r"perm_type must be one of \('row', 'column'\), got 'rows'"):
+        check_option("perm_type", "rows", ("row", "column"))
+    with pytest.raises(ValueError, match="must be one of"):
+        check_option("method", ["gpr"], ("gpr", "flow"))
+
+
+def test_index_dtype_switches_to_int64():
+    assert index_dtype_for(10, 2**31 - 2) == np.int32
+    assert index_dtype_for(10, 2**31 - 1) == np.int64
+    assert index_dtype_for(2**40) == np.int64
+
+
+@pytest.mark.gpu
+def test_cupyx_inputs_follow_the_device():
+    import cupyx.scipy.sparse as cpx
+
+    A = _with_duplicates(3)
+    ref = _reference(A)
+    for fmt in ("csr", "csc", "coo"):
+        g = as_csr_graph(cpx.csr_matrix(sp.csr_matrix(A)).asformat(fmt), "numpy")
+        assert g.cupy_out
+        np.testing.assert_array_equal(g.indptr, ref.indptr)
+        np.testing.assert_array_equal(g.indices, ref.indices)
+    g = as_csr_graph(cpx.coo_matrix(A), "cupy", with_data=True)
+    B = sp.csr_matrix(A)
+    B.sum_duplicates()
+    np.testing.assert_allclose(_backend.to_numpy(g.data), B.data)
