@@ -171,12 +171,7 @@ def _canonical_generic(xp, indptr, indices, shape, data, want_data):
         seg = xp.cumsum(first) - 1
         ukeys = keys[first]
         uvals = xp.zeros(ukeys.shape[0], dtype=vals.dtype)
-        if xp is np:
-            np.add.at(uvals, seg, vals)
-        else:
-            import cupyx  # type: ignore[import-not-found]
-
-            cupyx.scatter_add(uvals, seg, vals)
+        xp.add.at(uvals, seg, vals)
         keys, data = ukeys, uvals
     else:
         keys = xp.unique(keys)
