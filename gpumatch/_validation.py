@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _backend
-from .csr import segment_owner
+from .csr import segment_owner, unique_sorted
 
 __all__ = [
     "CSRGraph",
@@ -174,7 +174,7 @@ def _canonical_generic(xp, indptr, indices, shape, data, want_data):
         xp.add.at(uvals, seg, vals)
         keys, data = ukeys, uvals
     else:
-        keys = xp.unique(keys)
+        keys = unique_sorted(keys)
         data = None
     rows = keys // max(n, 1)
     cols = keys - rows * max(n, 1)

@@ -10,28 +10,12 @@
 
 from __future__ import annotations
 
-import json
-import os
-import pathlib
-
 import pytest
 
 from gpumatch import _backend
 
-REPO = pathlib.Path(__file__).resolve().parent.parent
-
-
-def corpus_path() -> pathlib.Path | None:
-    env = os.environ.get("GPUMATCH_CORPUS")
-    path = pathlib.Path(env) if env else REPO.parent / "shared" / "corpus"
-    return path if (path / "manifest.json").is_file() else None
-
-
-def corpus_manifest() -> list:
-    path = corpus_path()
-    if path is None:
-        return []
-    return json.loads((path / "manifest.json").read_text())
+from _corpus import corpus_dir as corpus_path  # noqa: E402  (tests/ is on sys.path)
+from _corpus import load_manifest as corpus_manifest  # noqa: E402,F401
 
 
 def pytest_collection_modifyitems(config, items):

@@ -1,0 +1,470 @@
+"""Reproducible graph families for tests and benchmarks.
+
+Every generator takes a `seed` that is passed to
+:func:`numpy.random.default_rng`: the same arguments and seed give identical
+arrays on every run and machine with the same NumPy version.  All generators
+are vectorised and build instances with about a million vertices in a few
+seconds.
+
+Matching families return a ``scipy.sparse.csr_matrix`` pattern (values 1.0,
+sorted indices, no duplicates, int32 indices when they fit).  Flow families
+return ``(capacity, source, sink)`` with an int64 ``csr_matrix`` of
+capacities.
+
+========================  ===================================================
+:func:`random_bipartite`  Erdős–Rényi-like bipartite graph, Poisson row degrees
+:func:`delaunay`          Delaunay triangulation of random points (a mesh)
+:func:`rmat`              R-MAT / Kronecker power-law directed graph
+:func:`grid`              4-neighbour grid, edges dropped at random
+:func:`genrmf`            DIMACS GENRMF max-flow network (frames of grids)
+:func:`washington_rlg`    Washington random level graph max-flow network
+========================  ===================================================
+"""
+
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+import scipy.sparse as sp
+
+__all__ = [
+    "random_bipartite",
+    "delaunay",
+    "rmat",
+    "grid",
+    "genrmf",
+    "washington_rlg",
+]
+
+_INT32_MAX = np.iinfo(np.int32).max
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def _check_int(name, value, minimum=0):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if value < minimum:
+        raise ValueError(f"{name} must be at least {minimum}, got {value}")
+    return value
+
+
+def _check_real(name, value, lo=None, hi=None):
+    if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
+        raise TypeError(f"{name} must be a real number, got {value!r}")
+    value = float(value)
+    if not np.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+        lo_s = "-inf" if lo is None else f"{lo:g}"
+        hi_s = "inf" if hi is None else f"{hi:g}"
+        raise ValueError(f"{name} must be in [{lo_s}, {hi_s}], got {value!r}")
+    return value
+
+
+def _csr_from_keys(keys, m, n, data=None, dtype=np.float64):
+    """CSR matrix from sorted, unique linear keys ``row * n + col``.
+
+    With `data` (aligned with `keys`) those values are used, else ones.
+    """
+    width = max(n, 1)
+    rows = keys // width
+    cols = keys - rows * width
+    idt = np.int32 if max(m + 1, n + 1, keys.shape[0]) < _INT32_MAX else np.int64
+    indptr = np.zeros(m + 1, dtype=idt)
+    if keys.shape[0]:
+        np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    vals = np.ones(keys.shape[0], dtype=dtype) if data is None else data.astype(dtype, copy=False)
+    return sp.csr_matrix((vals, cols.astype(idt), indptr), shape=(m, n))
+
+
+def _pattern(rows, cols, m, n):
+    """Pattern CSR (values 1.0) of the pairs, duplicates merged."""
+    keys = np.sort(rows.astype(np.int64) * max(n, 1) + cols.astype(np.int64))
+    if keys.shape[0] > 1:  # sort + mask: much faster than np.unique on large int arrays
+        keys = keys[np.concatenate([[True], keys[1:] != keys[:-1]])]
+    return _csr_from_keys(keys, m, n)
+
+
+def _capacities(rows, cols, caps, nv):
+    """int64 capacity CSR of the arcs, parallel arcs summed."""
+    keys = rows.astype(np.int64) * max(nv, 1) + cols.astype(np.int64)
+    order = np.argsort(keys, kind="stable")
+    keys = keys[order]
+    caps = caps.astype(np.int64)[order]
+    first = np.ones(keys.shape[0], dtype=bool)
+    first[1:] = keys[1:] != keys[:-1]
+    starts = np.flatnonzero(first)
+    summed = np.add.reduceat(caps, starts) if starts.size else caps[:0]
+    return _csr_from_keys(keys[first], nv, nv, summed, np.int64)
+
+
+# ---------------------------------------------------------------------------
+# matching families
+# ---------------------------------------------------------------------------
+
+
+def random_bipartite(m, n, degree, seed=0):
+    """Random bipartite graph with Poisson row degrees.
+
+    Row ``i`` draws ``k_i ~ Poisson(degree)`` columns uniformly at random,
+    with replacement; repeated columns are merged.  Rows with ``k_i = 0`` and
+    columns nobody drew stay isolated, so the graph is usually structurally
+    deficient for small `degree` (an isolated row appears with probability
+    ``exp(-degree)``).
+
+    Parameters
+    ----------
+    m, n : int
+        Number of rows and columns (non-negative).
+    degree : float
+        Mean number of draws per row (non-negative).  After merging repeats
+        the mean row degree is ``n * (1 - exp(-degree / n))``, slightly less
+        than `degree`.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``m x n`` float64 pattern of ones.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import random_bipartite
+    >>> A = random_bipartite(1000, 800, 3.0, seed=1)
+    >>> A.shape, bool(2.5 < A.nnz / 1000 < 3.5)
+    ((1000, 800), True)
+    """
+    m = _check_int("m", m)
+    n = _check_int("n", n)
+    degree = _check_real("degree", degree, lo=0.0)
+    rng = np.random.default_rng(seed)
+    if n == 0 or m == 0:
+        return sp.csr_matrix((m, n), dtype=np.float64)
+    counts = rng.poisson(degree, size=m)
+    rows = np.repeat(np.arange(m, dtype=np.int64), counts)
+    cols = rng.integers(0, n, size=rows.shape[0], dtype=np.int64)
+    return _pattern(rows, cols, m, n)
+
+
+def _morton_key(pts, bits=16):
+    """Z-order (Morton) key of points in the unit square."""
+    scale = (1 << bits) - 1
+    x = np.clip(pts[:, 0] * scale, 0, scale).astype(np.int64)
+    y = np.clip(pts[:, 1] * scale, 0, scale).astype(np.int64)
+    key = np.zeros(pts.shape[0], dtype=np.int64)
+    for bit in range(bits):
+        key |= ((x >> bit) & 1) << (2 * bit) | ((y >> bit) & 1) << (2 * bit + 1)
+    return key
+
+
+def delaunay(npoints, seed=0, *, return_points=False):
+    """Adjacency of the Delaunay triangulation of random points.
+
+    The points are uniform in the unit square; two vertices are adjacent when
+    they share a triangle edge.  Delaunay meshes are planar, with mean degree
+    just below 6, and are a hard case for augmenting-path matchers.  Vertex
+    ``i`` is the ``i``-th point drawn.  The time is dominated by Qhull
+    (:class:`scipy.spatial.Delaunay`): about ten seconds for a million points.
+
+    Parameters
+    ----------
+    npoints : int
+        Number of points (at least 3).
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng`.
+    return_points : bool, optional
+        Also return the ``(npoints, 2)`` coordinates.
+
+    Returns
+    -------
+    A : scipy.sparse.csr_matrix
+        Symmetric ``npoints x npoints`` float64 pattern of ones, no diagonal.
+    points : ndarray, optional
+        The coordinates, when `return_points` is True.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import delaunay
+    >>> A = delaunay(500, seed=0)
+    >>> A.shape, (A != A.T).nnz, int(A.diagonal().sum())
+    ((500, 500), 0, 0)
+    """
+    from scipy.spatial import Delaunay
+
+    npoints = _check_int("npoints", npoints, minimum=3)
+    rng = np.random.default_rng(seed)
+    pts = rng.random((npoints, 2))
+    # Qhull runs faster on spatially sorted input; vertex i is still point i.
+    order = np.argsort(_morton_key(pts), kind="stable")
+    tri = order[Delaunay(pts[order]).simplices]
+    a = np.concatenate([tri[:, 0], tri[:, 1], tri[:, 2]])
+    b = np.concatenate([tri[:, 1], tri[:, 2], tri[:, 0]])
+    A = _pattern(np.concatenate([a, b]), np.concatenate([b, a]), npoints, npoints)
+    return (A, pts) if return_points else A
+
+
+def rmat(scale, edge_factor, a=0.57, b=0.19, c=0.19, seed=0, *, permute=False):
+    """R-MAT (recursive matrix) directed graph.
+
+    Each of the ``edge_factor * 2**scale`` edges picks one quadrant of the
+    adjacency matrix per bit level, with probabilities ``a`` (top left),
+    ``b`` (top right), ``c`` (bottom left) and ``d = 1 - a - b - c`` (bottom
+    right); the quadrant choices give the bits of the row and the column.
+    The defaults are the Graph500 parameters.  Duplicate edges are merged;
+    self-loops are kept (as the Graph500 generator does), so the matrix may
+    have diagonal entries.
+
+    Parameters
+    ----------
+    scale : int
+        ``log2`` of the number of vertices (0 to 40).
+    edge_factor : int
+        Edges drawn per vertex before merging duplicates.
+    a, b, c : float
+        Quadrant probabilities; each in [0, 1] with ``a + b + c <= 1``.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng`.
+    permute : bool, optional
+        Relabel the vertices by a random permutation, so that vertex id and
+        degree are uncorrelated (Graph500 does this).  Default False.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``2**scale`` square float64 pattern of ones; row = tail, column = head.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import rmat
+    >>> A = rmat(10, 8, seed=3)
+    >>> A.shape, bool(A.nnz <= 8 * 1024)
+    ((1024, 1024), True)
+    """
+    scale = _check_int("scale", scale)
+    if scale > 40:
+        raise ValueError(f"scale must be at most 40, got {scale}")
+    edge_factor = _check_int("edge_factor", edge_factor)
+    a = _check_real("a", a, 0.0, 1.0)
+    b = _check_real("b", b, 0.0, 1.0)
+    c = _check_real("c", c, 0.0, 1.0)
+    if a + b + c > 1.0 + 1e-12:
+        raise ValueError(f"a + b + c must be at most 1, got {a + b + c!r}")
+    nv = 1 << scale
+    nedges = edge_factor * nv
+    rng = np.random.default_rng(seed)
+    rows = np.zeros(nedges, dtype=np.int64)
+    cols = np.zeros(nedges, dtype=np.int64)
+    ab, abc = a + b, a + b + c
+    for level in range(scale):
+        u = rng.random(nedges, dtype=np.float32)
+        bit = np.int64(1) << np.int64(level)
+        # quadrants: [0, a) top left, [a, a+b) top right, [a+b, a+b+c) bottom left, rest bottom right
+        rows |= np.where(u >= ab, bit, 0)
+        cols |= np.where(((u >= a) & (u < ab)) | (u >= abc), bit, 0)
+    if permute:
+        perm = rng.permutation(nv)
+        rows, cols = perm[rows], perm[cols]
+    return _pattern(rows, cols, nv, nv)
+
+
+def grid(nx, ny, drop=0.0, seed=0):
+    """Adjacency of a 4-neighbour grid graph, with edges dropped at random.
+
+    Vertex ``(x, y)``, ``0 <= x < nx``, ``0 <= y < ny``, has index
+    ``x * ny + y`` and is joined to ``(x + 1, y)`` and ``(x, y + 1)``.  Each
+    undirected edge is removed independently with probability `drop`.  Grids
+    are a known slow case for scipy's Hopcroft-Karp matching.
+
+    Parameters
+    ----------
+    nx, ny : int
+        Grid dimensions (non-negative).
+    drop : float
+        Probability in [0, 1] of removing each edge.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        Symmetric ``nx*ny x nx*ny`` float64 pattern of ones, no diagonal.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import grid
+    >>> A = grid(3, 4)
+    >>> A.shape, A.nnz // 2  # 3*3 + 2*4 undirected edges
+    ((12, 12), 17)
+    """
+    nx = _check_int("nx", nx)
+    ny = _check_int("ny", ny)
+    drop = _check_real("drop", drop, 0.0, 1.0)
+    rng = np.random.default_rng(seed)
+    nv = nx * ny
+    ids = np.arange(nv, dtype=np.int64).reshape(nx, ny)
+    u = np.concatenate([ids[:, :-1].ravel(), ids[:-1, :].ravel()])
+    v = np.concatenate([ids[:, 1:].ravel(), ids[1:, :].ravel()])
+    if drop > 0.0:
+        keep = rng.random(u.shape[0]) >= drop
+        u, v = u[keep], v[keep]
+    return _pattern(np.concatenate([u, v]), np.concatenate([v, u]), nv, nv)
+
+
+# ---------------------------------------------------------------------------
+# max-flow families
+# ---------------------------------------------------------------------------
+
+
+def genrmf(a, b, c1, c2, seed=0):
+    """GENRMF max-flow network (Goldfarb and Grigoriadis; DIMACS generator).
+
+    The network has `b` frames, each an ``a x a`` grid, ``a*a*b`` vertices
+    in all; vertex ``(i, j)`` of frame ``k`` has index ``k*a*a + i*a + j``.
+    Inside a frame, grid neighbours are joined in both directions with
+    capacity ``c2 * a * a``.  Between frames ``k`` and ``k + 1``, vertex ``q``
+    of frame ``k`` has one arc to vertex ``perm_k[q]`` of frame ``k + 1``,
+    where ``perm_k`` is a random permutation (a new one for each ``k``), with
+    capacity uniform in ``[c1, c2]``.
+
+    Parameters
+    ----------
+    a : int
+        Frame side (at least 1).
+    b : int
+        Number of frames (at least 1; ``a*a*b`` must be at least 2).
+    c1, c2 : int
+        Range of the inter-frame capacities, ``0 <= c1 <= c2``.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    capacity : scipy.sparse.csr_matrix of int64
+        ``a*a*b`` square capacity matrix.
+    source : int
+        Vertex 0, the first vertex of the first frame.
+    sink : int
+        Vertex ``a*a*b - 1``, the last vertex of the last frame.
+
+    References
+    ----------
+    D. Goldfarb and M. D. Grigoriadis, "A computational comparison of the
+    Dinic and network simplex methods for maximum flow", Annals of Operations
+    Research 13 (1988).
+
+    Examples
+    --------
+    >>> from gpumatch.generators import genrmf
+    >>> C, s, t = genrmf(3, 4, 1, 10, seed=0)
+    >>> C.shape, s, t, int(C.max())
+    ((36, 36), 0, 35, 90)
+    """
+    a = _check_int("a", a, minimum=1)
+    b = _check_int("b", b, minimum=1)
+    c1 = _check_int("c1", c1)
+    c2 = _check_int("c2", c2)
+    if c1 > c2:
+        raise ValueError(f"c1 must not exceed c2, got c1={c1}, c2={c2}")
+    frame = a * a
+    nv = frame * b
+    if nv < 2:
+        raise ValueError(f"the network needs at least 2 vertices, got a*a*b = {nv}")
+    if c2 * frame > np.iinfo(np.int64).max:
+        raise OverflowError(f"in-frame capacity c2*a*a = {c2 * frame} does not fit in int64")
+    rng = np.random.default_rng(seed)
+    # in-frame grid arcs, both directions
+    pos = np.arange(frame, dtype=np.int64).reshape(a, a)
+    pu = np.concatenate([pos[:, :-1].ravel(), pos[:-1, :].ravel()])
+    pv = np.concatenate([pos[:, 1:].ravel(), pos[1:, :].ravel()])
+    base = (np.arange(b, dtype=np.int64) * frame)[:, None]
+    fu = (base + pu[None, :]).ravel()
+    fv = (base + pv[None, :]).ravel()
+    in_u = np.concatenate([fu, fv])
+    in_v = np.concatenate([fv, fu])
+    in_c = np.full(in_u.shape[0], c2 * frame, dtype=np.int64)
+    # inter-frame arcs: one random permutation per pair of consecutive frames
+    nlinks = b - 1
+    perms = rng.permuted(np.tile(np.arange(frame, dtype=np.int64), (nlinks, 1)), axis=1)
+    x_u = (base[:-1] + np.arange(frame, dtype=np.int64)[None, :]).ravel()
+    x_v = (base[1:] + perms).ravel()
+    x_c = rng.integers(c1, c2, size=x_u.shape[0], endpoint=True, dtype=np.int64)
+    C = _capacities(np.concatenate([in_u, x_u]), np.concatenate([in_v, x_v]),
+                    np.concatenate([in_c, x_c]), nv)
+    return C, 0, nv - 1
+
+
+def washington_rlg(rows, cols, max_cap, seed=0):
+    """Washington random level graph (RLG) max-flow network.
+
+    The vertices form `cols` levels of `rows` vertices each, plus a source
+    and a sink: the source is vertex 0, vertex ``(level j, position i)`` has
+    index ``1 + j*rows + i``, and the sink is vertex ``rows*cols + 1``.
+
+    * Every vertex of level ``j < cols - 1`` has 3 arcs to vertices of level
+      ``j + 1`` chosen uniformly at random with replacement (repeats become
+      one arc with the capacities summed), each with capacity uniform in
+      ``[1, max_cap]``.
+    * The source has an arc of capacity ``3 * max_cap`` to every vertex of
+      level 0, and every vertex of level ``cols - 1`` has an arc of capacity
+      ``3 * max_cap`` to the sink.
+
+    Parameters
+    ----------
+    rows : int
+        Vertices per level (at least 1).
+    cols : int
+        Number of levels (at least 1).
+    max_cap : int
+        Largest random capacity (at least 1).
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng`.
+
+    Returns
+    -------
+    capacity : scipy.sparse.csr_matrix of int64
+        ``rows*cols + 2`` square capacity matrix.
+    source : int
+        0.
+    sink : int
+        ``rows*cols + 1``.
+
+    References
+    ----------
+    R. J. Anderson and J. C. Setubal, "Goldberg's algorithm for maximum flow
+    in perspective: a computational study", in Network Flows and Matching:
+    First DIMACS Implementation Challenge, DIMACS Series in Discrete
+    Mathematics and Theoretical Computer Science 12, AMS (1993).
+
+    Examples
+    --------
+    >>> from gpumatch.generators import washington_rlg
+    >>> C, s, t = washington_rlg(4, 5, 100, seed=0)
+    >>> C.shape, s, t, int(C[0].sum())
+    ((22, 22), 0, 21, 1200)
+    """
+    rows = _check_int("rows", rows, minimum=1)
+    cols = _check_int("cols", cols, minimum=1)
+    max_cap = _check_int("max_cap", max_cap, minimum=1)
+    if 3 * max_cap > np.iinfo(np.int64).max:
+        raise OverflowError(f"3*max_cap = {3 * max_cap} does not fit in int64")
+    rng = np.random.default_rng(seed)
+    nv = rows * cols + 2
+    source, sink = 0, nv - 1
+    big = 3 * max_cap
+    # level-to-level arcs
+    tails = np.arange(1, 1 + rows * (cols - 1), dtype=np.int64)
+    level = (tails - 1) // rows
+    tails3 = np.repeat(tails, 3)
+    heads3 = 1 + (np.repeat(level, 3) + 1) * rows + rng.integers(0, rows, size=tails3.shape[0], dtype=np.int64)
+    caps3 = rng.integers(1, max_cap, size=tails3.shape[0], endpoint=True, dtype=np.int64)
+    first = np.arange(1, 1 + rows, dtype=np.int64)
+    last = np.arange(1 + rows * (cols - 1), 1 + rows * cols, dtype=np.int64)
+    u = np.concatenate([np.full(rows, source, dtype=np.int64), tails3, last])
+    v = np.concatenate([first, heads3, np.full(rows, sink, dtype=np.int64)])
+    c = np.concatenate([np.full(rows, big, dtype=np.int64), caps3, np.full(rows, big, dtype=np.int64)])
+    return _capacities(u, v, c, nv), source, sink

@@ -1,0 +1,460 @@
+"""Readers and writers for Matrix Market and DIMACS max-flow files.
+
+* Matrix Market (``.mtx``, ``.mtx.gz``): a sparse matrix whose stored
+  entries are the edges of a bipartite graph (rows against columns).
+* DIMACS max-flow (``.max``, ``.max.gz``): a capacitated directed graph with
+  a source and a sink.  The format, with 1-based vertex ids::
+
+      c a comment line
+      p max <n> <m>          # once, before any n or a line
+      n <id> s               # the source
+      n <id> t               # the sink
+      a <u> <v> <capacity>   # m arc lines
+
+Files whose name ends in ``.gz`` are read and written through gzip.  Every
+function also accepts an open file object in place of a path.
+"""
+
+from __future__ import annotations
+
+import gzip
+import io
+import os
+import pathlib
+
+import numpy as np
+import scipy.io
+import scipy.sparse as sp
+
+from ._validation import as_csr_graph
+
+__all__ = [
+    "read_matrix_market",
+    "write_matrix_market",
+    "read_dimacs_max",
+    "write_dimacs_max",
+    "read_graph",
+]
+
+_INT64_MAX = np.iinfo(np.int64).max
+
+
+def _is_path(target) -> bool:
+    return isinstance(target, (str, os.PathLike))
+
+
+def _is_gzip(target) -> bool:
+    return str(os.fspath(target)).lower().endswith(".gz")
+
+
+def _open_binary(path, mode):
+    """Open `path` in binary `mode` ("rb" or "wb"), through gzip for ``.gz``."""
+    if _is_gzip(path):
+        return gzip.open(path, mode)
+    return open(path, mode)
+
+
+def _index_dtype(n, nnz):
+    return np.int32 if max(n, nnz) < np.iinfo(np.int32).max else np.int64
+
+
+# ---------------------------------------------------------------------------
+# Matrix Market
+# ---------------------------------------------------------------------------
+
+
+def read_matrix_market(path):
+    """Read a Matrix Market file into a CSR matrix.
+
+    Parameters
+    ----------
+    path : str, path-like or file object
+        A ``.mtx`` or ``.mtx.gz`` file (gzip is detected by the suffix), or
+        an open file object.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        The matrix with sorted indices.  Explicit zeros in the file stay
+        stored entries (edges, in gpumatch's reading); duplicate entries are
+        summed; ``symmetric``, ``skew-symmetric`` and ``hermitian`` files are
+        expanded to both triangles.  Pattern files give values of 1.  A dense
+        ``array`` file gives the CSR matrix of its nonzero values.
+
+    Examples
+    --------
+    >>> import io
+    >>> from gpumatch.io import read_matrix_market
+    >>> text = b'''%%MatrixMarket matrix coordinate integer general
+    ... 2 3 3
+    ... 1 1 1
+    ... 1 3 0
+    ... 2 2 5
+    ... '''
+    >>> A = read_matrix_market(io.BytesIO(text))
+    >>> A.shape, A.nnz, A.toarray().tolist()
+    ((2, 3), 3, [[1, 0, 0], [0, 5, 0]])
+    """
+    if _is_path(path):
+        with _open_binary(path, "rb") as fh:
+            M = scipy.io.mmread(fh)
+    else:
+        M = scipy.io.mmread(path)
+    if sp.issparse(M):
+        A = sp.csr_matrix(M)  # COO -> CSR keeps explicit zeros and sums duplicates
+    else:
+        A = sp.csr_matrix(np.asarray(M))
+    A.sum_duplicates()  # also sorts the indices
+    return A
+
+
+def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
+    """Write a sparse matrix to a Matrix Market file.
+
+    Every stored entry is written, explicit zeros included, so that
+    :func:`read_matrix_market` gives back the same pattern and values.
+
+    Parameters
+    ----------
+    path : str, path-like or file object
+        Destination; a name ending in ``.gz`` is gzip-compressed.  No suffix
+        is added.
+    A : sparse matrix
+        The matrix to write (any scipy.sparse format, or cupyx sparse).
+    comment : str, optional
+        Comment written into the header.
+    field : {"real", "integer", "complex", "pattern"}, optional
+        Matrix Market field; by default it follows the dtype of `A`.
+    symmetry : str, optional
+        Matrix Market symmetry; ``"general"`` (the default) writes every
+        stored entry as it is.  Pass ``None`` to let scipy detect symmetry.
+
+    Examples
+    --------
+    >>> import io, scipy.sparse as sp
+    >>> from gpumatch.io import read_matrix_market, write_matrix_market
+    >>> A = sp.csr_matrix(([1, 0, 2], [0, 1, 1], [0, 2, 3]), shape=(2, 2))
+    >>> buf = io.BytesIO()
+    >>> write_matrix_market(buf, A)
+    >>> _ = buf.seek(0)
+    >>> B = read_matrix_market(buf)
+    >>> B.nnz, (B != A).nnz
+    (3, 0)
+    """
+    if hasattr(A, "get") and not sp.issparse(A):  # cupyx sparse
+        A = A.get()
+    if not sp.issparse(A):
+        raise TypeError(f"A must be a sparse matrix, got {type(A).__name__}")
+    M = sp.coo_matrix(A)
+    kwargs = {"comment": comment, "field": field}
+    if symmetry is not None:
+        kwargs["symmetry"] = symmetry
+    if _is_path(path):
+        with _open_binary(path, "wb") as fh:
+            scipy.io.mmwrite(fh, M, **kwargs)
+    else:
+        scipy.io.mmwrite(path, M, **kwargs)
+
+
+# ---------------------------------------------------------------------------
+# DIMACS max-flow
+# ---------------------------------------------------------------------------
+
+
+def _text_lines(source):
+    """Lines of a path or of an open (text or binary) file object."""
+    if _is_path(source):
+        with _open_binary(source, "rb") as fh:
+            raw = fh.read()
+    else:
+        raw = source.read()
+    if isinstance(raw, bytes):
+        if raw[:2] == b"\x1f\x8b":  # gzip magic in an open binary stream
+            raw = gzip.decompress(raw)
+        raw = raw.decode("ascii", errors="replace")
+    return raw.splitlines()
+
+
+def _parse_int(token, lineno, what):
+    try:
+        return int(token)
+    except ValueError:
+        raise ValueError(f"line {lineno}: {what} must be an integer, got {token!r}") from None
+
+
+def _int64_column(values, linenos, what, lo, hi):
+    """`values` as int64, raising ValueError naming the first line outside ``lo..hi``."""
+    try:
+        arr = np.asarray(values, dtype=np.int64)
+    except OverflowError:  # a Python int beyond int64: find it the slow way
+        k = next(j for j, x in enumerate(values) if not lo <= x <= hi)
+        arr = None
+    else:
+        bad = np.flatnonzero((arr < lo) | (arr > hi))
+        k = int(bad[0]) if bad.size else None
+    if k is not None:
+        x = values[k]
+        if what == "capacity":
+            problem = "must be non-negative" if x < 0 else "does not fit in int64"
+            raise ValueError(f"line {int(linenos[k])}: capacity {problem}, got {x}")
+        raise ValueError(f"line {int(linenos[k])}: {what} {x} is out of range {lo}..{hi}")
+    return arr
+
+
+def read_dimacs_max(path):
+    """Read a DIMACS max-flow problem.
+
+    Parameters
+    ----------
+    path : str, path-like or file object
+        A ``.max`` or ``.max.gz`` file, or an open file object (text or
+        binary; gzip data is detected by its magic bytes).
+
+    Returns
+    -------
+    capacity : scipy.sparse.csr_matrix of int64, shape (n, n)
+        ``capacity[u, v]`` is the total capacity of the arcs ``u -> v``
+        (parallel arcs summed; self-loops and zero capacities are kept as
+        stored entries).  Vertices are 0-based.
+    source, sink : int
+        0-based source and sink.
+
+    Raises
+    ------
+    ValueError
+        For a malformed file; the message names the line and the problem:
+        a missing, repeated or malformed ``p max`` line, a wrong number of
+        fields, a non-integer, a vertex id outside ``1..n``, a negative
+        capacity, a missing or repeated source or sink, a source equal to
+        the sink, an unknown line type, or a number of arc lines different
+        from the ``m`` of the ``p`` line.
+
+    Examples
+    --------
+    >>> import io
+    >>> from gpumatch.io import read_dimacs_max
+    >>> text = '''c tiny network
+    ... p max 3 3
+    ... n 1 s
+    ... n 3 t
+    ... a 1 2 4
+    ... a 2 3 2
+    ... a 1 2 1
+    ... '''
+    >>> C, s, t = read_dimacs_max(io.StringIO(text))
+    >>> C.toarray().tolist(), s, t
+    ([[0, 5, 0], [0, 0, 2], [0, 0, 0]], 0, 2)
+    """
+    lines = _text_lines(path)
+    n = m = None
+    p_line = None
+    ends = {"s": None, "t": None}  # designation -> (vertex, line number)
+    arc_lines, arc_u, arc_v, arc_c = [], [], [], []
+    for i, line in enumerate(lines):
+        lineno = i + 1
+        f = line.split()
+        if not f or f[0][0] == "c":  # blank or comment line
+            continue
+        kind = f[0]
+        if kind == "a":
+            if p_line is None:
+                raise ValueError(f"line {lineno}: arc line before the 'p max' line")
+            if len(f) != 4:
+                raise ValueError(f"line {lineno}: an arc line needs 4 fields 'a u v capacity', got {len(f)}")
+            arc_lines.append(lineno)
+            arc_u.append(_parse_int(f[1], lineno, "tail vertex"))
+            arc_v.append(_parse_int(f[2], lineno, "head vertex"))
+            arc_c.append(_parse_int(f[3], lineno, "capacity"))
+        elif kind == "p":
+            if p_line is not None:
+                raise ValueError(f"line {lineno}: duplicate 'p' line (the first is line {p_line})")
+            if len(f) != 4:
+                raise ValueError(f"line {lineno}: the problem line needs 4 fields 'p max n m', got {len(f)}")
+            if f[1] != "max":
+                raise ValueError(f"line {lineno}: problem type must be 'max', got {f[1]!r}")
+            n = _parse_int(f[2], lineno, "number of vertices")
+            m = _parse_int(f[3], lineno, "number of arcs")
+            if n < 2:
+                raise ValueError(f"line {lineno}: number of vertices must be at least 2, got {n}")
+            if m < 0:
+                raise ValueError(f"line {lineno}: number of arcs must be non-negative, got {m}")
+            p_line = lineno
+        elif kind == "n":
+            if p_line is None:
+                raise ValueError(f"line {lineno}: node line before the 'p max' line")
+            if len(f) != 3:
+                raise ValueError(f"line {lineno}: a node line needs 3 fields 'n id s|t', got {len(f)}")
+            vid = _parse_int(f[1], lineno, "vertex id")
+            if not 1 <= vid <= n:
+                raise ValueError(f"line {lineno}: vertex id {vid} is out of range 1..{n}")
+            which = f[2]
+            if which not in ends:
+                raise ValueError(f"line {lineno}: node designation must be 's' or 't', got {which!r}")
+            if ends[which] is not None:
+                role = "source" if which == "s" else "sink"
+                raise ValueError(f"line {lineno}: second {role} (the first is on line {ends[which][1]})")
+            ends[which] = (vid, lineno)
+        else:
+            raise ValueError(f"line {lineno}: unknown line type {kind!r} (expected 'c', 'p', 'n' or 'a')")
+
+    if p_line is None:
+        raise ValueError("missing 'p max n m' problem line")
+    if ends["s"] is None:
+        raise ValueError("missing source: no 'n <id> s' line")
+    if ends["t"] is None:
+        raise ValueError("missing sink: no 'n <id> t' line")
+    if ends["s"][0] == ends["t"][0]:
+        raise ValueError(
+            f"line {ends['t'][1]}: source and sink are the same vertex {ends['s'][0]}"
+        )
+    narcs = len(arc_lines)
+    if narcs != m:
+        raise ValueError(f"line {p_line}: the problem line declares {m} arcs but the file has {narcs} arc lines")
+
+    linenos = np.asarray(arc_lines, dtype=np.int64)
+    u = _int64_column(arc_u, linenos, "tail vertex id", 1, n)
+    v = _int64_column(arc_v, linenos, "head vertex id", 1, n)
+    cap = _int64_column(arc_c, linenos, "capacity", 0, _INT64_MAX)
+    u = u.astype(np.int64) - 1
+    v = v.astype(np.int64) - 1
+    C = sp.coo_matrix((cap, (u, v)), shape=(n, n)).tocsr()
+    C.sum_duplicates()
+    idt = _index_dtype(n + 1, C.nnz)
+    C = sp.csr_matrix((C.data.astype(np.int64), C.indices.astype(idt), C.indptr.astype(idt)), shape=(n, n))
+    return C, ends["s"][0] - 1, ends["t"][0] - 1
+
+
+def write_dimacs_max(path, capacity, source, sink, comment=None):
+    """Write a max-flow problem in DIMACS format.
+
+    Each stored entry of `capacity` (after summing duplicates) becomes one
+    arc line, zero capacities and self-loops included, so that
+    :func:`read_dimacs_max` gives back the same matrix.
+
+    Parameters
+    ----------
+    path : str, path-like or file object
+        Destination; a name ending in ``.gz`` is gzip-compressed.  A file
+        object may be text or binary.
+    capacity : sparse matrix
+        Square matrix of non-negative integer capacities.
+    source, sink : int
+        Distinct 0-based vertices (written 1-based).
+    comment : str, optional
+        Written as ``c`` lines at the top, one per line of `comment`.
+
+    Raises
+    ------
+    ValueError
+        If `capacity` is not square, holds negative or non-integer values,
+        or `source`/`sink` is out of range or equal.
+
+    Examples
+    --------
+    >>> import io, scipy.sparse as sp
+    >>> from gpumatch.io import write_dimacs_max
+    >>> C = sp.csr_matrix(([4, 2], [1, 2], [0, 1, 2, 2]), shape=(3, 3))
+    >>> buf = io.StringIO()
+    >>> write_dimacs_max(buf, C, 0, 2, comment="tiny")
+    >>> print(buf.getvalue(), end="")
+    c tiny
+    p max 3 2
+    n 1 s
+    n 3 t
+    a 1 2 4
+    a 2 3 2
+    """
+    g = as_csr_graph(capacity, "numpy", name="capacity", with_data=True)
+    if g.m != g.n:
+        raise ValueError(f"capacity must be a square matrix, got shape {g.shape}")
+    nv = g.m
+    data = g.data
+    if data.dtype.kind not in "iub":
+        if data.dtype.kind != "f" or not np.all(data == np.round(data)):
+            raise ValueError(f"capacity must hold integers, got dtype {data.dtype}")
+    data = data.astype(np.int64)
+    if data.size and int(data.min()) < 0:
+        raise ValueError(f"capacity must be non-negative, found {int(data.min())}")
+    for what, x in (("source", source), ("sink", sink)):
+        if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
+            raise TypeError(f"{what} must be an integer, got {x!r}")
+        if not 0 <= int(x) < nv:
+            raise ValueError(f"{what} {int(x)} is out of range for a graph of {nv} vertices")
+    if int(source) == int(sink):
+        raise ValueError(f"source and sink must differ, both are {int(source)}")
+
+    rows = np.repeat(np.arange(1, nv + 1, dtype=np.int64), np.diff(g.indptr.astype(np.int64)))
+    cols = g.indices.astype(np.int64) + 1
+    head = []
+    if comment:
+        head += [f"c {ln}".rstrip() for ln in str(comment).splitlines()]
+    head += [f"p max {nv} {data.size}", f"n {int(source) + 1} s", f"n {int(sink) + 1} t"]
+    chunks = ["\n".join(head) + "\n"]
+    step = 1 << 18
+    for lo in range(0, data.size, step):
+        hi = min(lo + step, data.size)
+        chunks.append(
+            "".join(f"a {a} {b} {c}\n" for a, b, c in zip(rows[lo:hi].tolist(), cols[lo:hi].tolist(),
+                                                             data[lo:hi].tolist()))
+        )
+    text = "".join(chunks)
+    if _is_path(path):
+        with _open_binary(path, "wb") as fh:
+            fh.write(text.encode("ascii"))
+    elif isinstance(path, io.TextIOBase):
+        path.write(text)
+    else:
+        try:
+            path.write(text.encode("ascii"))
+        except TypeError:
+            path.write(text)
+
+
+# ---------------------------------------------------------------------------
+# dispatch
+# ---------------------------------------------------------------------------
+
+_MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
+_FLOW_SUFFIXES = (".max", ".max.gz")
+
+
+def read_graph(path):
+    """Read a graph file, choosing the reader by the file name's suffix.
+
+    Parameters
+    ----------
+    path : str or path-like
+        ``.mtx`` / ``.mtx.gz`` (Matrix Market) or ``.max`` / ``.max.gz``
+        (DIMACS max-flow); the suffix is case-insensitive.
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix or tuple
+        The matrix from :func:`read_matrix_market`, or ``(capacity, source,
+        sink)`` from :func:`read_dimacs_max`.
+
+    Raises
+    ------
+    ValueError
+        For any other suffix.
+
+    Examples
+    --------
+    >>> import os, tempfile, scipy.sparse as sp
+    >>> from gpumatch.io import read_graph, write_dimacs_max
+    >>> with tempfile.TemporaryDirectory() as d:
+    ...     f = os.path.join(d, "net.max.gz")
+    ...     write_dimacs_max(f, sp.csr_matrix([[0, 7], [0, 0]]), 0, 1)
+    ...     C, s, t = read_graph(f)
+    >>> C.toarray().tolist(), s, t
+    ([[0, 7], [0, 0]], 0, 1)
+    """
+    name = pathlib.Path(os.fspath(path)).name.lower()
+    if name.endswith(_MATRIX_SUFFIXES):
+        return read_matrix_market(path)
+    if name.endswith(_FLOW_SUFFIXES):
+        return read_dimacs_max(path)
+    raise ValueError(
+        f"cannot tell the format of {os.fspath(path)!r}: expected a name ending in "
+        f"{', '.join(_MATRIX_SUFFIXES + _FLOW_SUFFIXES)}"
+    )

@@ -1,0 +1,553 @@
+"""Certificates for matchings and flows.
+
+A maximum matching or a maximum flow is not unique, so gpumatch's tests never
+compare a result with a stored answer.  They check it instead:
+
+* :func:`check_matching` verifies that a matching is a set of edges of the
+  graph with no shared endpoint, then proves it maximum with a König vertex
+  cover of the same size (:func:`konig_cover`).
+* :func:`check_flow` verifies skew symmetry, capacity bounds and flow
+  conservation, then proves the flow maximum with an s-t cut whose capacity
+  equals the flow value.
+
+A failed check raises ``AssertionError`` with a message that names the
+offending vertex, edge or augmenting path, so these functions work as plain
+asserts inside ``pytest`` tests.  Malformed *arguments* (a dense graph where a
+sparse one is required, a source out of range, ...) raise ``ValueError`` or
+``TypeError`` as usual.
+
+All checks are vectorised NumPy/SciPy and run on the CPU; CuPy and cupyx
+inputs are copied to the host first.  Graphs with about a million vertices
+and several million edges are verified in a few seconds.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import breadth_first_order
+
+from . import _backend
+from ._validation import as_csr_graph, check_option
+
+__all__ = [
+    "MatchingCertificate",
+    "FlowCertificate",
+    "check_matching",
+    "konig_cover",
+    "check_flow",
+]
+
+_PATH_SHOWN = 12  # vertices of an augmenting path printed in full
+
+
+# ---------------------------------------------------------------------------
+# results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MatchingCertificate:
+    """What :func:`check_matching` proved.
+
+    Attributes
+    ----------
+    size : int
+        Number of matched pairs (the maximum matching cardinality).
+    cover_rows : ndarray of int64
+        Sorted row indices of a minimum vertex cover.
+    cover_cols : ndarray of int64
+        Sorted column indices of the same cover.  Every edge has its row in
+        `cover_rows` or its column in `cover_cols`, and
+        ``len(cover_rows) + len(cover_cols) == size`` (König's theorem).
+    """
+
+    size: int
+    cover_rows: np.ndarray
+    cover_cols: np.ndarray
+
+
+@dataclass(frozen=True)
+class FlowCertificate:
+    """What :func:`check_flow` proved.
+
+    Attributes
+    ----------
+    value : int
+        Net flow out of the source (the maximum flow value).
+    source_side : ndarray of bool
+        ``source_side[v]`` is True for the vertices reachable from the source
+        in the residual graph: the source side of a minimum s-t cut.
+    cut_capacity : int
+        Total capacity of the arcs leaving the source side; equals `value`.
+    """
+
+    value: int
+    source_side: np.ndarray
+    cut_capacity: int
+
+
+# ---------------------------------------------------------------------------
+# matching
+# ---------------------------------------------------------------------------
+
+
+def _host_vector(a, what: str) -> np.ndarray:
+    """`a` as a 1-D NumPy array, copied from the device when needed."""
+    arr = _backend.to_numpy(a)
+    if arr.ndim != 1:
+        raise AssertionError(f"{what} must be one-dimensional, got shape {arr.shape}")
+    return arr
+
+
+def _validate_matching(g, matching, perm_type: str):
+    """Check length, dtype, range, uniqueness and edges; return ``(row_to_col, col_to_row)``."""
+    m, n = g.shape
+    if perm_type == "row":
+        own, other, n_own, n_other = "column", "row", n, m
+    else:
+        own, other, n_own, n_other = "row", "column", m, n
+    arr = _host_vector(matching, "matching")
+    if arr.dtype.kind not in "iu":
+        raise AssertionError(f"matching must have an integer dtype, got {arr.dtype}")
+    if arr.shape[0] != n_own:
+        raise AssertionError(
+            f"with perm_type={perm_type!r} the matching must have one entry per {own} "
+            f"(length {n_own}), got length {arr.shape[0]}"
+        )
+    arr = arr.astype(np.int64, copy=False)
+    bad = np.flatnonzero((arr < -1) | (arr >= n_other))
+    if bad.size:
+        i = int(bad[0])
+        raise AssertionError(
+            f"matching[{i}] = {int(arr[i])} is out of range: {own} {i} must be matched to -1 "
+            f"or a {other} index in [0, {n_other})"
+        )
+    mine = np.flatnonzero(arr >= 0)
+    theirs = arr[mine]
+    # no vertex of the other side used twice
+    order = np.argsort(theirs, kind="stable")
+    srt = theirs[order]
+    dup = np.flatnonzero(srt[1:] == srt[:-1])
+    if dup.size:
+        k = int(dup[0])
+        a, b = int(mine[order[k]]), int(mine[order[k + 1]])
+        raise AssertionError(f"{other} {int(srt[k])} is matched twice ({own}s {a} and {b})")
+    rows, cols = (theirs, mine) if perm_type == "row" else (mine, theirs)
+    # every matched pair is a stored entry (explicit zeros included)
+    if rows.size:
+        indptr = g.indptr.astype(np.int64, copy=False)
+        indices = g.indices.astype(np.int64, copy=False)
+        width = np.int64(max(n, 1))
+        edge_rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
+        keys = edge_rows * width + indices  # sorted: canonical CSR
+        want = rows * width + cols
+        pos = np.searchsorted(keys, want)
+        pos_c = np.minimum(pos, max(keys.shape[0] - 1, 0))
+        found = (pos < keys.shape[0]) & (keys[pos_c] == want) if keys.shape[0] else np.zeros(want.shape, bool)
+        missing = np.flatnonzero(~found)
+        if missing.size:
+            j = int(missing[0])
+            r, c = int(rows[j]), int(cols[j])
+            if perm_type == "row":
+                msg = f"column {c} is matched to row {r} but ({r}, {c}) is not an edge"
+            else:
+                msg = f"row {r} is matched to column {c} but ({r}, {c}) is not an edge"
+            raise AssertionError(msg)
+    row_to_col = np.full(m, -1, dtype=np.int64)
+    col_to_row = np.full(n, -1, dtype=np.int64)
+    row_to_col[rows] = cols
+    col_to_row[cols] = rows
+    return row_to_col, col_to_row
+
+
+def _alternating_search(g, row_to_col, col_to_row):
+    """Alternating BFS from every unmatched row.
+
+    Vertices ``0..m-1`` are rows, ``m..m+n-1`` columns and ``m+n`` a super
+    source joined to every unmatched row.  Rows lead to all their columns,
+    matched columns lead back to their mate.  Returns ``(reached, pred)`` as
+    given by :func:`scipy.sparse.csgraph.breadth_first_order`.
+    """
+    m, n = g.shape
+    indptr = g.indptr.astype(np.int64, copy=False)
+    free_rows = np.flatnonzero(row_to_col < 0)
+    matched_cols = col_to_row >= 0
+    col_deg = matched_cols.astype(np.int64)
+    counts = np.concatenate([np.diff(indptr), col_deg, [free_rows.size]])
+    big_indptr = np.zeros(m + n + 2, dtype=np.int64)
+    np.cumsum(counts, out=big_indptr[1:])
+    big_indices = np.concatenate([
+        g.indices.astype(np.int64, copy=False) + m,
+        col_to_row[matched_cols],
+        free_rows,
+    ])
+    nv = m + n + 1
+    idt = np.int32 if max(nv, big_indices.shape[0]) < np.iinfo(np.int32).max else np.int64
+    adj = sp.csr_matrix(
+        (np.ones(big_indices.shape[0], dtype=np.float64), big_indices.astype(idt), big_indptr.astype(idt)),
+        shape=(nv, nv),
+    )
+    order, pred = breadth_first_order(adj, m + n, directed=True, return_predecessors=True)
+    return order, pred
+
+
+def _describe_path(path, m):
+    names = [f"row {v}" if v < m else f"column {v - m}" for v in path]
+    if len(names) > _PATH_SHOWN:
+        names = names[:_PATH_SHOWN // 2] + ["..."] + names[-_PATH_SHOWN // 2:]
+    return " -> ".join(names)
+
+
+def _konig(g, row_to_col, col_to_row):
+    m, n = g.shape
+    order, pred = _alternating_search(g, row_to_col, col_to_row)
+    reached = np.zeros(m + n + 1, dtype=bool)
+    reached[order] = True
+    z_rows = reached[:m]
+    z_cols = reached[m:m + n]
+    free_hit = np.flatnonzero(z_cols & (col_to_row < 0))
+    if free_hit.size:
+        # walk the BFS tree back from the free column to a free row
+        v = int(free_hit[0]) + m
+        path = [v]
+        while pred[v] != m + n:
+            v = int(pred[v])
+            path.append(v)
+        path.reverse()
+        raise AssertionError(
+            f"matching is not maximum: there is an augmenting path of {len(path) - 1} edges "
+            f"from unmatched row {path[0]} to unmatched column {path[-1] - m} "
+            f"({_describe_path(path, m)})"
+        )
+    cover_rows = np.flatnonzero(~z_rows).astype(np.int64)
+    cover_cols = np.flatnonzero(z_cols).astype(np.int64)
+    return cover_rows, cover_cols
+
+
+def konig_cover(graph, row_to_col):
+    """Minimum vertex cover built from a maximum matching (König's theorem).
+
+    Let Z be the set of vertices reachable from the unmatched rows by
+    alternating paths (any edge from a row to a column, then the matched edge
+    from that column back to a row).  When the matching is maximum, no
+    unmatched column is in Z and ``(rows not in Z) ∪ (columns in Z)`` is a
+    vertex cover with exactly one vertex per matched pair.
+
+    Parameters
+    ----------
+    graph : sparse matrix or tuple
+        Bipartite graph, rows against columns: anything
+        :func:`gpumatch._validation.as_csr_graph` accepts.  Every stored
+        entry is an edge, explicit zeros included.
+    row_to_col : array_like of int, length m
+        For each row its matched column, or -1 (scipy's
+        ``perm_type="column"`` format).  CuPy arrays are accepted.
+
+    Returns
+    -------
+    cover_rows, cover_cols : ndarray of int64
+        Sorted indices of the rows and the columns in the cover.
+
+    Raises
+    ------
+    AssertionError
+        If `row_to_col` is not a matching of `graph` or is not maximum (the
+        message names an augmenting path).
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from gpumatch.testing import konig_cover
+    >>> A = sp.csr_matrix(np.array([[1, 1, 0], [1, 0, 0], [1, 0, 0]]))
+    >>> rows, cols = konig_cover(A, np.array([1, 0, -1]))
+    >>> rows.tolist(), cols.tolist()
+    ([0], [0])
+    """
+    g = as_csr_graph(graph, "numpy", name="graph")
+    r2c, c2r = _validate_matching(g, row_to_col, "column")
+    return _konig(g, r2c, c2r)
+
+
+def check_matching(graph, matching, perm_type="row", *, expected_size=None):
+    """Verify that `matching` is a maximum matching of `graph`.
+
+    The checks, in order: the array has the right length and an integer
+    dtype; every value is -1 or a valid index of the other side; no vertex is
+    matched twice; every matched pair is an edge; a König vertex cover of the
+    same size as the matching exists, which proves the matching maximum; and
+    the size equals `expected_size` when given.
+
+    Parameters
+    ----------
+    graph : sparse matrix or tuple
+        ``m x n`` bipartite graph, rows against columns: scipy.sparse CSR,
+        CSC or COO, cupyx sparse, or ``(indptr, indices, shape)``.  Every
+        stored entry is an edge, explicit zeros included (scipy's rule).
+    matching : array_like of int
+        In the format of :func:`scipy.sparse.csgraph.maximum_bipartite_matching`:
+        with ``perm_type="row"`` an array of length n giving, for each column,
+        its matched row; with ``perm_type="column"`` an array of length m
+        giving, for each row, its matched column; -1 marks unmatched vertices.
+        CuPy arrays are accepted.
+    perm_type : {"row", "column"}
+        Which of the two formats `matching` uses.
+    expected_size : int, optional
+        Known maximum matching size (for example scipy's).
+
+    Returns
+    -------
+    MatchingCertificate
+        The matching size and a minimum vertex cover of the same size.
+
+    Raises
+    ------
+    AssertionError
+        If any check fails; the message names the offending vertex, edge or
+        augmenting path.
+    ValueError, TypeError
+        If `graph` or `perm_type` is malformed.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from scipy.sparse.csgraph import maximum_bipartite_matching
+    >>> from gpumatch.testing import check_matching
+    >>> A = sp.csr_matrix(np.array([[1, 1, 0], [1, 0, 0], [0, 1, 1]]))
+    >>> cert = check_matching(A, maximum_bipartite_matching(A, perm_type="row"))
+    >>> cert.size
+    3
+    >>> check_matching(A, np.array([0, -1, 2]))  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    AssertionError: matching is not maximum: there is an augmenting path ...
+    """
+    check_option("perm_type", perm_type, ("row", "column"))
+    g = as_csr_graph(graph, "numpy", name="graph")
+    r2c, c2r = _validate_matching(g, matching, perm_type)
+    size = int(np.count_nonzero(r2c >= 0))
+    cover_rows, cover_cols = _konig(g, r2c, c2r)
+    _verify_cover(g, cover_rows, cover_cols, size)
+    if expected_size is not None and size != int(expected_size):
+        raise AssertionError(f"matching has size {size} but the expected size is {int(expected_size)}")
+    return MatchingCertificate(size, cover_rows, cover_cols)
+
+
+def _verify_cover(g, cover_rows, cover_cols, size):
+    """Independent check that the cover covers every edge and has the matching's size."""
+    m, n = g.shape
+    in_rows = np.zeros(m, dtype=bool)
+    in_rows[cover_rows] = True
+    in_cols = np.zeros(n, dtype=bool)
+    in_cols[cover_cols] = True
+    edge_rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(g.indptr.astype(np.int64)))
+    uncovered = np.flatnonzero(~in_rows[edge_rows] & ~in_cols[g.indices])
+    if uncovered.size:  # pragma: no cover - impossible by König's construction
+        k = int(uncovered[0])
+        raise AssertionError(f"vertex cover misses edge ({int(edge_rows[k])}, {int(g.indices[k])})")
+    if cover_rows.size + cover_cols.size != size:  # pragma: no cover - idem
+        raise AssertionError(
+            f"vertex cover has {cover_rows.size + cover_cols.size} vertices but the matching has size {size}"
+        )
+
+
+# ---------------------------------------------------------------------------
+# flow
+# ---------------------------------------------------------------------------
+
+
+def _int64_values(vals, what):
+    """Cast values to int64; raise AssertionError for non-integral ones."""
+    vals = np.asarray(vals)
+    if vals.dtype.kind in "iu":
+        return vals.astype(np.int64, copy=False)
+    if vals.dtype.kind == "b":
+        return vals.astype(np.int64)
+    if vals.dtype.kind != "f":
+        raise AssertionError(f"{what} must hold integers, got dtype {vals.dtype}")
+    bad = np.flatnonzero(~np.isfinite(vals) | (vals != np.round(vals)))
+    if bad.size:
+        raise AssertionError(f"{what} holds a non-integral value {vals[bad[0]]!r}")
+    return vals.astype(np.int64)
+
+
+def _flow_matrix(flow, nv):
+    """The flow as a canonical int64 CSR matrix on the host."""
+    if _backend.is_cupy_sparse(flow):
+        flow = flow.get()
+    if sp.issparse(flow):
+        F = sp.csr_matrix(flow)
+    else:
+        dense = _backend.to_numpy(flow)
+        if dense.ndim != 2:
+            raise AssertionError(f"flow must be a square matrix, got shape {dense.shape}")
+        F = sp.csr_matrix(dense)
+    if F.shape != (nv, nv):
+        raise AssertionError(f"flow has shape {F.shape} but the capacity matrix has shape {(nv, nv)}")
+    F = F.copy()
+    F.sum_duplicates()
+    data = _int64_values(F.data, "flow")
+    F = sp.csr_matrix((data, F.indices, F.indptr), shape=F.shape)
+    F.eliminate_zeros()
+    return F
+
+
+def _capacity_matrix(capacity):
+    g = as_csr_graph(capacity, "numpy", name="capacity", with_data=True)
+    if g.m != g.n:
+        raise ValueError(f"capacity must be a square matrix, got shape {g.shape}")
+    data = g.data
+    if data.dtype.kind not in "iub":
+        if data.dtype.kind != "f" or not np.all(data == np.round(data)):
+            raise ValueError(f"capacity must hold integers, got dtype {data.dtype}")
+    data = data.astype(np.int64)
+    if data.size and int(data.min()) < 0:
+        raise ValueError(f"capacity must be non-negative, found {int(data.min())}")
+    rows = np.repeat(np.arange(g.m, dtype=np.int64), np.diff(g.indptr.astype(np.int64)))
+    cols = g.indices.astype(np.int64)
+    keep = (rows != cols) & (data != 0)  # self-loops carry no flow
+    return sp.csr_matrix((data[keep], (rows[keep], cols[keep])), shape=g.shape)
+
+
+def _first_entry(M):
+    """(row, col, value) of the first stored entry of a CSR matrix."""
+    M = sp.coo_matrix(M)
+    return int(M.row[0]), int(M.col[0]), int(M.data[0])
+
+
+def check_flow(capacity, source, sink, flow, value=None):
+    """Verify that `flow` is a maximum s-t flow for `capacity`.
+
+    The checks, in order: skew symmetry (``flow[u, v] == -flow[v, u]``);
+    capacity bounds (``flow[u, v] <= capacity[u, v]``, with capacity 0 where
+    there is no arc; the lower bound ``flow[u, v] >= -capacity[v, u]`` follows
+    by skew symmetry); conservation at every vertex other than the source and
+    the sink; the net flow out of the source equals the net flow into the
+    sink (and `value` when given); no augmenting path in the residual graph;
+    and the capacity of the resulting s-t cut equals the flow value.
+
+    Parameters
+    ----------
+    capacity : sparse matrix
+        Square matrix of non-negative integer capacities, ``capacity[u, v]``
+        for the arc ``u -> v``.  Duplicate entries (parallel arcs) are summed,
+        anti-parallel arcs are kept apart, self-loops are ignored.
+    source, sink : int
+        Distinct vertex indices.
+    flow : sparse matrix or array
+        The flow as :func:`scipy.sparse.csgraph.maximum_flow` returns it
+        (``MaximumFlowResult.flow``): skew-symmetric, ``flow[u, v]`` is the
+        net flow from u to v.  scipy or cupyx sparse, or a dense NumPy/CuPy
+        array for small cases.
+    value : int, optional
+        Claimed flow value, for example ``MaximumFlowResult.flow_value``.
+
+    Returns
+    -------
+    FlowCertificate
+        The flow value, the source side of a minimum cut and its capacity.
+
+    Raises
+    ------
+    AssertionError
+        If any check fails; the message names the offending vertex, arc or
+        augmenting path.
+    ValueError, TypeError
+        If `capacity`, `source` or `sink` is malformed.
+
+    Notes
+    -----
+    All arithmetic is in int64, so capacities up to ``2**31`` and totals well
+    beyond int32 are exact.
+
+    Examples
+    --------
+    >>> import numpy as np, scipy.sparse as sp
+    >>> from scipy.sparse.csgraph import maximum_flow
+    >>> from gpumatch.testing import check_flow
+    >>> C = sp.csr_matrix(np.array([[0, 3, 2], [0, 0, 2], [0, 0, 0]]))
+    >>> res = maximum_flow(C, 0, 2)
+    >>> cert = check_flow(C, 0, 2, res.flow, res.flow_value)
+    >>> cert.value, cert.source_side.tolist()
+    (4, [True, True, False])
+    """
+    C = _capacity_matrix(capacity)
+    nv = C.shape[0]
+    for what, v in (("source", source), ("sink", sink)):
+        if isinstance(v, (bool, np.bool_)) or not isinstance(v, (int, np.integer)):
+            raise TypeError(f"{what} must be an integer, got {v!r}")
+        if not 0 <= int(v) < nv:
+            raise ValueError(f"{what} {int(v)} is out of range for a graph of {nv} vertices")
+    s, t = int(source), int(sink)
+    if s == t:
+        raise ValueError(f"source and sink must differ, both are {s}")
+    F = _flow_matrix(flow, nv)
+
+    # skew symmetry
+    asym = (F + F.T).tocsr()
+    asym.eliminate_zeros()
+    if asym.nnz:
+        u, v, _ = _first_entry(asym)
+        if u == v:
+            raise AssertionError(f"flow is not antisymmetric (skew symmetric): flow[{u}, {u}] = {int(F[u, u])}, must be 0")
+        raise AssertionError(
+            f"flow is not antisymmetric (skew symmetric): flow[{u}, {v}] = {int(F[u, v])} "
+            f"but flow[{v}, {u}] = {int(F[v, u])}"
+        )
+
+    # capacity bounds
+    excess = (F - C).tocsr()
+    excess.data = np.maximum(excess.data, 0)
+    excess.eliminate_zeros()
+    if excess.nnz:
+        u, v, _ = _first_entry(excess)
+        raise AssertionError(
+            f"capacity violated: flow[{u}, {v}] = {int(F[u, v])} exceeds capacity[{u}, {v}] = {int(C[u, v])}"
+        )
+
+    # conservation and value
+    net_out = np.asarray(F.sum(axis=1, dtype=np.int64)).ravel()
+    inner = net_out.copy()
+    inner[[s, t]] = 0
+    bad = np.flatnonzero(inner)
+    if bad.size:
+        v = int(bad[0])
+        raise AssertionError(
+            f"flow conservation violated at vertex {v}: net outflow is {int(net_out[v])}, expected 0"
+        )
+    flow_value = int(net_out[s])
+    if int(net_out[t]) != -flow_value:
+        raise AssertionError(  # pragma: no cover - implied by skew symmetry and conservation
+            f"net flow out of the source is {flow_value} but net flow into the sink is {-int(net_out[t])}"
+        )
+    if value is not None and int(value) != flow_value:
+        raise AssertionError(f"flow value is {flow_value} (net outflow of source {s}) but {int(value)} was claimed")
+
+    # residual graph and cut
+    R = (C - F).tocsr()
+    R.data = np.maximum(R.data, 0)
+    R.eliminate_zeros()
+    order, pred = breadth_first_order(R, s, directed=True, return_predecessors=True)
+    side = np.zeros(nv, dtype=bool)
+    side[order] = True
+    if side[t]:
+        path = [t]
+        while path[-1] != s:
+            path.append(int(pred[path[-1]]))
+        path.reverse()
+        bottleneck = min(int(R[a, b]) for a, b in zip(path[:-1], path[1:]))
+        shown = [str(v) for v in path]
+        if len(shown) > _PATH_SHOWN:
+            shown = shown[:_PATH_SHOWN // 2] + ["..."] + shown[-_PATH_SHOWN // 2:]
+        raise AssertionError(
+            f"augmenting path exists, flow not maximum: {' -> '.join(shown)} "
+            f"({len(path) - 1} arcs, residual capacity {bottleneck})"
+        )
+    Cc = C.tocoo()
+    crossing = side[Cc.row] & ~side[Cc.col]
+    cut = int(Cc.data[crossing].sum(dtype=np.int64))
+    if cut != flow_value:  # pragma: no cover - max-flow min-cut theorem
+        raise AssertionError(f"cut capacity {cut} differs from the flow value {flow_value}")
+    return FlowCertificate(flow_value, side, cut)

@@ -1,0 +1,286 @@
+"""Tests of gpumatch.io: round trips, malformed DIMACS files, the corpus."""
+
+from __future__ import annotations
+
+import gzip
+import io
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_flow
+
+from gpumatch import generators
+from gpumatch.io import (
+    read_dimacs_max,
+    read_graph,
+    read_matrix_market,
+    write_dimacs_max,
+    write_matrix_market,
+)
+from gpumatch.testing import check_flow
+
+try:
+    from ._corpus import corpus_dir, manifest_entry
+except ImportError:  # tests/ is not a package
+    from _corpus import corpus_dir, manifest_entry
+
+
+def same_matrix(A, B):
+    A, B = sp.csr_matrix(A), sp.csr_matrix(B)
+    A.sort_indices()
+    B.sort_indices()
+    return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr)
+            and np.array_equal(A.indices, B.indices) and np.array_equal(A.data, B.data))
+
+
+@pytest.fixture
+def corpus():
+    root = corpus_dir()
+    if root is None:
+        pytest.skip("test corpus not found (set GPUMATCH_CORPUS)")
+    return root
+
+
+# ---------------------------------------------------------------------------
+# Matrix Market
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".mtx", ".mtx.gz"])
+def test_matrix_market_round_trip_with_explicit_zeros(tmp_path, suffix):
+    A = generators.random_bipartite(40, 30, 3.0, seed=2)
+    A.data = np.arange(A.nnz, dtype=np.float64) % 3  # a third are stored zeros
+    path = tmp_path / ("a" + suffix)
+    write_matrix_market(path, A)
+    assert path.exists() and not (tmp_path / ("a" + suffix + ".mtx")).exists()
+    if suffix.endswith(".gz"):
+        assert path.read_bytes()[:2] == b"\x1f\x8b"
+        with gzip.open(path, "rb") as fh:
+            assert fh.read(14) == b"%%MatrixMarket"
+    B = read_matrix_market(path)
+    assert isinstance(B, sp.csr_matrix)
+    assert B.nnz == A.nnz  # stored zeros kept
+    assert same_matrix(A, B)
+
+
+@pytest.mark.parametrize("dtype", [np.int64, np.float64])
+def test_matrix_market_values_and_shapes(tmp_path, dtype):
+    A = sp.csr_matrix(np.array([[0, 2, 0, 0], [1, 0, 0, 3]], dtype=dtype))
+    write_matrix_market(tmp_path / "b.mtx", A, comment="two rows")
+    B = read_matrix_market(str(tmp_path / "b.mtx"))
+    assert B.shape == (2, 4) and same_matrix(A, B)
+    assert "two rows" in (tmp_path / "b.mtx").read_text()
+
+
+def test_matrix_market_empty(tmp_path):
+    A = sp.csr_matrix((3, 5))
+    write_matrix_market(tmp_path / "e.mtx", A)
+    B = read_matrix_market(tmp_path / "e.mtx")
+    assert B.shape == (3, 5) and B.nnz == 0
+
+
+def test_matrix_market_symmetric_pattern_and_duplicates():
+    text = b"""%%MatrixMarket matrix coordinate pattern symmetric
+3 3 3
+2 1
+3 3
+3 1
+"""
+    B = read_matrix_market(io.BytesIO(text))
+    assert B.toarray().tolist() == [[0, 1, 1], [1, 0, 0], [1, 0, 1]]
+    dup = b"""%%MatrixMarket matrix coordinate integer general
+2 2 3
+1 2 4
+1 2 5
+2 1 0
+"""
+    D = read_matrix_market(io.BytesIO(dup))
+    assert D.nnz == 2 and D[0, 1] == 9 and D[1, 0] == 0
+
+
+def test_matrix_market_file_objects():
+    A = sp.csr_matrix(np.array([[1, 0], [0, 2]]))
+    buf = io.BytesIO()
+    write_matrix_market(buf, A)
+    buf.seek(0)
+    assert same_matrix(A, read_matrix_market(buf))
+
+
+def test_write_matrix_market_rejects_dense(tmp_path):
+    with pytest.raises(TypeError, match="sparse"):
+        write_matrix_market(tmp_path / "x.mtx", np.eye(2))
+
+
+# ---------------------------------------------------------------------------
+# DIMACS max-flow
+# ---------------------------------------------------------------------------
+
+GOOD = """c a small network
+c second comment
+
+p max 4 5
+n 1 s
+n 4 t
+a 1 2 3
+a 1 3 2
+a 2 4 2
+a 3 4 3
+a 1 2 1
+"""
+
+
+def test_read_dimacs_text_and_binary_streams():
+    for stream in (io.StringIO(GOOD), io.BytesIO(GOOD.encode()), io.BytesIO(gzip.compress(GOOD.encode()))):
+        C, s, t = read_dimacs_max(stream)
+        assert (s, t) == (0, 3)
+        assert C.dtype == np.int64 and C.shape == (4, 4)
+        assert C.toarray().tolist() == [[0, 4, 2, 0], [0, 0, 0, 2], [0, 0, 0, 3], [0, 0, 0, 0]]
+        assert C.has_sorted_indices
+
+
+@pytest.mark.parametrize("suffix", [".max", ".max.gz"])
+def test_dimacs_round_trip(tmp_path, suffix):
+    C, s, t = generators.washington_rlg(5, 6, 50, seed=1)
+    coo = C.tocoo()
+    # add a self-loop (3, 3) and a stored zero capacity (2, 30)
+    rows = np.concatenate([coo.row, [3, 2]])
+    cols = np.concatenate([coo.col, [3, 30]])
+    caps = np.concatenate([coo.data, [7, 0]])
+    C = sp.csr_matrix((caps, (rows, cols)), shape=C.shape)
+    assert C.nnz == C.count_nonzero() + 1
+    path = tmp_path / ("net" + suffix)
+    write_dimacs_max(path, C, s, t, comment="round trip\nline two")
+    if suffix.endswith(".gz"):
+        assert path.read_bytes()[:2] == b"\x1f\x8b"
+    with (gzip.open(path, "rt") if suffix.endswith(".gz") else open(path)) as fh:
+        head = fh.read().splitlines()[:3]
+    assert head == ["c round trip", "c line two", f"p max {C.shape[0]} {C.nnz}"]
+    C2, s2, t2 = read_dimacs_max(path)
+    assert (s2, t2) == (s, t)
+    assert same_matrix(C.astype(np.int64), C2)
+    C3, s3, t3 = read_graph(path)
+    assert same_matrix(C2, C3) and (s3, t3) == (s, t)
+
+
+def test_dimacs_round_trip_generated_genrmf(tmp_path):
+    C, s, t = generators.genrmf(3, 4, 1, 9, seed=2)
+    write_dimacs_max(tmp_path / "g.max", C, s, t)
+    C2, s2, t2 = read_dimacs_max(tmp_path / "g.max")
+    assert same_matrix(C, C2) and (s2, t2) == (s, t)
+
+
+def test_write_dimacs_sums_duplicates_and_streams():
+    C = sp.coo_matrix(([2, 3, 1], ([0, 0, 1], [1, 1, 2])), shape=(3, 3))
+    out = io.StringIO()
+    write_dimacs_max(out, C, 0, 2)
+    assert out.getvalue().splitlines() == ["p max 3 2", "n 1 s", "n 3 t", "a 1 2 5", "a 2 3 1"]
+    bout = io.BytesIO()
+    write_dimacs_max(bout, C, 0, 2)
+    assert bout.getvalue().decode() == out.getvalue()
+
+
+@pytest.mark.parametrize("args, exc, match", [
+    ((sp.csr_matrix((2, 3)), 0, 1), ValueError, "square"),
+    ((sp.csr_matrix(np.array([[0, -2], [0, 0]])), 0, 1), ValueError, "non-negative"),
+    ((sp.csr_matrix(np.array([[0, 1.5], [0, 0]])), 0, 1), ValueError, "integers"),
+    ((sp.csr_matrix((2, 2)), 0, 0), ValueError, "must differ"),
+    ((sp.csr_matrix((2, 2)), 0, 2), ValueError, "sink 2 is out of range"),
+    ((sp.csr_matrix((2, 2)), "0", 1), TypeError, "source must be an integer"),
+])
+def test_write_dimacs_argument_errors(args, exc, match):
+    with pytest.raises(exc, match=match):
+        write_dimacs_max(io.StringIO(), *args)
+
+
+MALFORMED = [
+    # (text, expected message regex)
+    ("c only comments\n", "missing 'p max n m' problem line"),
+    ("p max 3 0\np max 3 0\nn 1 s\nn 3 t\n", r"line 2: duplicate 'p' line \(the first is line 1\)"),
+    ("p max 3\nn 1 s\nn 3 t\n", r"line 1: the problem line needs 4 fields"),
+    ("p min 3 0\nn 1 s\nn 3 t\n", r"line 1: problem type must be 'max', got 'min'"),
+    ("p max x 0\n", r"line 1: number of vertices must be an integer, got 'x'"),
+    ("p max 1 0\n", r"line 1: number of vertices must be at least 2"),
+    ("p max 3 -1\n", r"line 1: number of arcs must be non-negative"),
+    ("a 1 2 3\np max 3 1\n", r"line 1: arc line before the 'p max' line"),
+    ("n 1 s\np max 3 0\n", r"line 1: node line before the 'p max' line"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 2\n", r"line 4: an arc line needs 4 fields 'a u v capacity', got 3"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 2 3 4\n", r"line 4: an arc line needs 4 fields"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 2 x\n", r"line 4: capacity must be an integer, got 'x'"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 2.5 3\n", r"line 4: head vertex must be an integer, got '2.5'"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 2 -4\n", r"line 4: capacity must be non-negative, got -4"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 2 99999999999999999999\n", r"line 4: capacity does not fit in int64"),
+    ("p max 3 2\nn 1 s\nn 3 t\na 1 2 1\na 0 2 1\n", r"line 5: tail vertex id 0 is out of range 1..3"),
+    ("p max 3 2\nn 1 s\nn 3 t\na 1 2 1\na 1 4 1\n", r"line 5: head vertex id 4 is out of range 1..3"),
+    ("p max 3 1\nn 1 s\nn 3 t\na 1 99999999999999999999 1\n", r"line 4: head vertex id \d+ is out of range"),
+    ("p max 3 0\nn 4 s\nn 3 t\n", r"line 2: vertex id 4 is out of range 1..3"),
+    ("p max 3 0\nn 1 x\nn 3 t\n", r"line 2: node designation must be 's' or 't', got 'x'"),
+    ("p max 3 0\nn 1\nn 3 t\n", r"line 2: a node line needs 3 fields"),
+    ("p max 3 0\nn 1 s\nn 2 s\nn 3 t\n", r"line 3: second source \(the first is on line 2\)"),
+    ("p max 3 0\nn 1 s\nn 3 t\nn 2 t\n", r"line 4: second sink \(the first is on line 3\)"),
+    ("p max 3 0\nn 3 t\n", r"missing source"),
+    ("p max 3 0\nn 1 s\n", r"missing sink"),
+    ("p max 3 0\nn 2 s\nn 2 t\n", r"line 3: source and sink are the same vertex 2"),
+    ("p max 3 2\nn 1 s\nn 3 t\na 1 2 1\n", r"line 1: the problem line declares 2 arcs but the file has 1 arc lines"),
+    ("p max 3 0\nn 1 s\nn 3 t\na 1 2 1\n", r"line 1: the problem line declares 0 arcs but the file has 1"),
+    ("p max 3 0\nn 1 s\nx 3 t\n", r"line 3: unknown line type 'x'"),
+]
+
+
+@pytest.mark.parametrize("text, match", MALFORMED, ids=[f"case{i}" for i in range(len(MALFORMED))])
+def test_read_dimacs_malformed(text, match):
+    with pytest.raises(ValueError, match=match):
+        read_dimacs_max(io.StringIO(text))
+
+
+def test_read_dimacs_malformed_file_on_disk(tmp_path):
+    path = tmp_path / "bad.max.gz"
+    with gzip.open(path, "wt") as fh:
+        fh.write("c header\np max 2 1\nn 1 s\nn 2 t\na 1 3 5\n")
+    with pytest.raises(ValueError, match=r"line 5: head vertex id 3 is out of range 1..2"):
+        read_dimacs_max(path)
+
+
+def test_read_graph_unknown_suffix(tmp_path):
+    with pytest.raises(ValueError, match="cannot tell the format"):
+        read_graph(tmp_path / "x.txt")
+
+
+def test_read_graph_mtx(tmp_path):
+    A = sp.csr_matrix(np.array([[1, 0, 2]]))
+    write_matrix_market(tmp_path / "A.MTX.GZ", A)
+    assert same_matrix(A, read_graph(tmp_path / "A.MTX.GZ"))
+
+
+# ---------------------------------------------------------------------------
+# corpus
+# ---------------------------------------------------------------------------
+
+
+def test_corpus_dimacs_gl1(corpus):
+    rel = "maxflow/networkx__gl1.max.gz"
+    entry = manifest_entry(rel)
+    assert entry is not None
+    C, s, t = read_graph(corpus / rel)
+    assert C.shape == (entry["shape"], entry["shape"])
+    assert [s, t] == entry["source_sink"]
+    assert C.count_nonzero() == entry["nnz_nonzero"]
+    res = maximum_flow(C.astype(np.int32), s, t)
+    assert res.flow_value == entry["max_flow"]
+    assert check_flow(C, s, t, res.flow, entry["max_flow"]).value == entry["max_flow"]
+
+
+def test_corpus_dimacs_round_trip(corpus, tmp_path):
+    C, s, t = read_dimacs_max(corpus / "maxflow" / "networkx__gl1.max.gz")
+    write_dimacs_max(tmp_path / "gl1.max", C, s, t)
+    C2, s2, t2 = read_dimacs_max(tmp_path / "gl1.max")
+    assert same_matrix(C, C2) and (s, t) == (s2, t2)
+
+
+def test_corpus_matrix_market_explicit_zeros(corpus):
+    rel = "matching/lagraph__test_FW_1000.mtx.gz"
+    entry = manifest_entry(rel)
+    A = read_graph(corpus / rel)
+    assert list(A.shape) == entry["shape"]
+    assert A.nnz == entry["nnz_stored"]
+    assert A.count_nonzero() == entry["nnz_nonzero"]
