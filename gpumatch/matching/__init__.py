@@ -1,0 +1,12 @@
+"""Maximum bipartite matching: G-PR push-relabel on GPUs (CuPy) and CPUs (NumPy).
+
+Public functions: :func:`maximum_bipartite_matching` (drop-in for scipy's),
+:func:`structural_rank`, and :func:`bipartite_matching` (both directions,
+statistics, König certificate).  The driver is in ``_driver.py``; its kernels
+come as CUDA (``gpr.cu`` launched by ``_kernels_cuda.py``) and NumPy twins
+(``_kernels_numpy.py``).
+"""
+
+from .api import MatchingResult, bipartite_matching, maximum_bipartite_matching, structural_rank
+
+__all__ = ["maximum_bipartite_matching", "structural_rank", "bipartite_matching", "MatchingResult"]

@@ -1,0 +1,286 @@
+"""The G-PR driver: one host-side loop for both kernel sets.
+
+G-PR (Deveci, Kaya, Uçar, Çatalyürek, ICPP 2013, doi:10.1109/ICPP.2013.21)
+is push-relabel for maximum bipartite matching, written for GPUs without
+atomics in the push.  Columns are the active side: an unmatched column pushes
+to the neighbour row of minimum label ψ, taking it from the column that held
+it, which becomes active in turn.  Labels estimate the alternating distance
+from a row to a free row; a *global relabel* (BFS from the free rows) makes
+them exact every ``k · maxLevel`` push iterations.
+
+The loop (kernel names in parentheses; each has a CUDA twin in ``gpr.cu``
+and a NumPy twin in ``_kernels_numpy.py``):
+
+1. initial matching: greedy (``greedy_round``), Karp–Sipser, a warm start,
+   or nothing;
+2. ``fix_matching`` then ``global_relabel``; the active list is every free
+   column the BFS reached.  Empty list: the matching is maximum (no free
+   column is joined to a free row by an alternating path), stop;
+3. up to ``ceil(k · maxLevel)`` iterations of ``push`` + ``fixup`` over the
+   active list (Ac → Ap), shrinking the list by a prefix sum
+   (:func:`gpumatch.csr.compact`) when it is longer than the threshold, and
+   looking at its size every few iterations (``CHECK_EVERY``: one host sync);
+   then back to 2;
+4. ``fix_matching`` (FixMatching) and the result.
+
+Correctness does not rest on the race analysis alone: the loop only stops
+after an exact relabel of a consistent matching found no reachable free
+column, which is the augmenting-path criterion (Berge).  A column that a
+rare race drops from the list is found again by the next relabel.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from .. import _backend
+from .. import csr as _csr
+from .._validation import index_dtype_for
+
+__all__ = ["GPRState", "make_state", "kernels_for", "run_gpr", "konig_cover_masks"]
+
+#: Iterations between two looks at the active-list size (one host sync
+#: each), per backend: (list longer than the shrink threshold, shorter).
+CHECK_EVERY = {"numpy": (1, 1), "cupy": (4, 16)}
+#: Rounds of the greedy initial matching at most.
+GREEDY_ROUNDS = 4
+#: Degree-one rounds of Karp–Sipser at most.
+KS_ROUNDS = 30
+
+
+@dataclass
+class GPRState:
+    """Arrays of one G-PR run (all on one backend).  See ``gpr.cu`` for names."""
+
+    m: int
+    n: int
+    idx: Any
+    xp: Any
+    backend: str
+    rptr: Any
+    rind: Any
+    cptr: Any
+    cind: Any
+    mu_row: Any
+    mu_col: Any
+    psi_row: Any
+    psi_col: Any
+    stamp: Any
+    bfs_buf: Any = None
+    bfs_counts: Any = None
+    bfs_max: Any = None
+    bfs_blocks: Any = None
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def inf(self) -> int:
+        return self.m + self.n
+
+
+def kernels_for(backend: str):
+    """The kernel set (module) of a resolved backend name."""
+    if backend == "cupy":
+        from . import _kernels_cuda as k
+    else:
+        from . import _kernels_numpy as k
+    return k
+
+
+def make_state(g) -> GPRState:
+    """Build the G-PR arrays of a :class:`~gpumatch._validation.CSRGraph`."""
+    xp = g.xp
+    m, n = g.m, g.n
+    idx = np.dtype(index_dtype_for(m + n + 2, g.nnz + 1))
+    if np.dtype(g.index_dtype).itemsize == 8:  # keep 64-bit graphs 64-bit
+        idx = np.dtype(np.int64)
+    rptr = g.indptr.astype(idx, copy=False)
+    rind = g.indices.astype(idx, copy=False)
+    if g.backend == "numpy":  # scipy's O(nnz) counting transpose (rows come out sorted)
+        import scipy.sparse as sp
+
+        t = sp.csr_matrix((np.ones(rind.shape[0], dtype=np.int8), rind, rptr), shape=(m, n)).tocsc()
+        cptr, cind = t.indptr, t.indices
+    else:
+        cptr, cind = _csr.transpose(rptr, rind, n)
+    cptr = cptr.astype(idx, copy=False)
+    cind = cind.astype(idx, copy=False)
+    return GPRState(
+        m=m, n=n, idx=idx, xp=xp, backend=g.backend,
+        rptr=rptr, rind=rind, cptr=cptr, cind=cind,
+        mu_row=xp.full(m, -1, dtype=idx), mu_col=xp.full(n, -1, dtype=idx),
+        psi_row=xp.zeros(m, dtype=idx), psi_col=xp.zeros(n, dtype=idx),
+        stamp=xp.zeros(n, dtype=np.int32),
+    )
+
+
+def _size(st) -> int:
+    return int(st.xp.count_nonzero(st.mu_col >= 0))
+
+
+def greedy(st, kern) -> None:
+    """Cheap greedy matching: rounds of ``greedy_round`` until one adds nothing."""
+    before = _size(st)
+    for _ in range(GREEDY_ROUNDS):
+        kern.greedy_round(st)
+        after = _size(st)
+        if after == before or after >= min(st.m, st.n):
+            break
+        before = after
+
+
+def karp_sipser(st, kern) -> None:
+    """Parallel Karp–Sipser: match degree-one vertices (their only free
+    neighbour), both sides, until none is left; then a greedy round; repeat.
+
+    Degrees count free neighbours only.  Written with array operations and
+    :func:`gpumatch.csr.first_min_neighbor`, so it runs on both backends;
+    conflicting choices are settled by ``fix_matching``."""
+    xp = st.xp
+    nnz = st.rind.shape[0]
+    col_owner = _csr.segment_owner(st.cptr, nnz)
+    row_owner = _csr.segment_owner(st.rptr, nnz)
+
+    def side(ptr, ind, owner, mine, other, count):
+        free_other = (other < 0).astype(np.float64)
+        deg = xp.bincount(owner, weights=free_other[ind], minlength=count) if nnz else xp.zeros(count)
+        cand = xp.flatnonzero((mine < 0) & (deg == 1)).astype(st.idx, copy=False)
+        if cand.shape[0] == 0:
+            return 0
+        taken = (other >= 0).astype(np.int32)
+        nb, lab = _csr.first_min_neighbor(ptr, ind, taken, cand, stop_at=xp.zeros(cand.shape[0], dtype=np.int32))
+        ok = lab == 0
+        cand, nb = cand[ok], nb[ok].astype(st.idx, copy=False)
+        other[nb] = cand
+        mine[cand] = nb
+        return int(cand.shape[0])
+
+    for _ in range(KS_ROUNDS):
+        before = _size(st)
+        found = side(st.cptr, st.cind, col_owner, st.mu_col, st.mu_row, st.n)
+        kern.fix_matching(st)
+        found += side(st.rptr, st.rind, row_owner, st.mu_row, st.mu_col, st.m)
+        kern.fix_matching(st)
+        if found == 0:
+            kern.greedy_round(st)
+            kern.fix_matching(st)
+        if _size(st) == before:
+            break
+    greedy(st, kern)
+
+
+def _now(backend):
+    _backend.synchronize(backend)
+    return time.perf_counter()
+
+
+def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_threshold=512,
+            max_relabels=None) -> dict:
+    """Run G-PR on `st` in place; return the statistics.
+
+    Parameters
+    ----------
+    st : GPRState
+    init : {"greedy", "karp_sipser", "none"}
+        Initial-matching heuristic (applied after the warm start, if any).
+    initial_col : array or None
+        Validated warm start: for each column its row or -1.
+    relabel_k : float
+        Global relabel after ``ceil(relabel_k * maxLevel)`` push iterations.
+    shrink_threshold : int
+        Compact the active list when it is longer than this.
+    """
+    kern = kernels_for(st.backend)
+    xp = st.xp
+    bk = st.backend
+    stats = {"backend": bk, "initial_size": 0, "push_iterations": 0, "global_relabels": 0,
+             "max_level": 0, "time_init": 0.0, "time_relabel": 0.0, "time_push": 0.0,
+             "time_fix": 0.0}
+    check_long, check_short = CHECK_EVERY.get(bk, (1, 1))
+    if max_relabels is None:
+        max_relabels = 4 * (st.m + st.n) + 64
+
+    t0 = _now(bk)
+    if initial_col is not None:
+        cols = xp.flatnonzero(initial_col >= 0).astype(st.idx, copy=False)
+        rows = initial_col[cols].astype(st.idx, copy=False)
+        st.mu_col[cols] = rows
+        st.mu_row[rows] = cols
+    if st.m and st.n and st.rind.shape[0]:
+        if init == "greedy":
+            greedy(st, kern)
+        elif init == "karp_sipser":
+            karp_sipser(st, kern)
+    kern.fix_matching(st)
+    stats["initial_size"] = _size(st)
+    t1 = _now(bk)
+    stats["time_init"] = t1 - t0
+
+    it = 0
+    if st.m and st.n and st.rind.shape[0]:
+        while True:
+            t_a = _now(bk)
+            kern.fix_matching(st)
+            max_level = kern.global_relabel(st)
+            stats["global_relabels"] += 1
+            stats["max_level"] = max(stats["max_level"], int(max_level))
+            reached = (st.mu_col < 0) & (st.psi_col < st.inf)
+            active = _csr.compact(xp.arange(st.n, dtype=st.idx), reached)
+            length = int(active.shape[0])
+            t_b = _now(bk)
+            stats["time_relabel"] += t_b - t_a
+            if length == 0:
+                break
+            if stats["global_relabels"] > max_relabels:  # pragma: no cover - safety net
+                raise RuntimeError("G-PR did not converge; please report this input")
+            budget = max(1, math.ceil(relabel_k * max_level))
+            done = 0
+            spare = None  # Ac and Ap swap buffers while the length stays
+            since = 0
+            while done < budget:
+                it += 1
+                nxt = kern.push(st, active, it, spare)
+                kern.fixup(st, active, nxt)
+                spare, active = active, nxt
+                done += 1
+                since += 1
+                if since >= (check_long if length > shrink_threshold else check_short) or done == budget:
+                    since = 0
+                    if length > shrink_threshold:
+                        active = _csr.compact(active, active >= 0)
+                        length = int(active.shape[0])
+                        spare = None
+                        count = length
+                    else:
+                        count = kern.count_active(active)
+                    if count == 0:
+                        break
+            stats["push_iterations"] = it
+            stats["time_push"] += _now(bk) - t_b
+    t_f = _now(bk)
+    kern.fix_matching(st)
+    stats["time_fix"] = _now(bk) - t_f
+    return stats
+
+
+def konig_cover_masks(st):
+    """König cover of the (maximum) matching in `st` by one alternating BFS.
+
+    ``Z`` = vertices reached from the free rows (row → any column, column →
+    its matched row).  Cover = rows not in ``Z`` ∪ columns in ``Z``: an edge
+    with its row in ``Z`` has its column in ``Z``; every covered vertex is
+    matched and each matched pair contributes exactly one endpoint, so the
+    cover has the size of the matching.
+    """
+    kern = kernels_for(st.backend)
+    kern.fix_matching(st)
+    kern.global_relabel(st)
+    cover_rows = st.psi_row >= st.inf
+    cover_cols = st.psi_col < st.inf
+    if bool((cover_cols & (st.mu_col < 0)).any()):  # pragma: no cover - would be a bug
+        raise RuntimeError("matching is not maximum: a free column is reachable")
+    return cover_rows, cover_cols

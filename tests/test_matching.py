@@ -1,0 +1,537 @@
+"""Tests of G-PR maximum bipartite matching (gpumatch.matching).
+
+Every result is checked by gpumatch.testing.check_matching (valid matching +
+König cover of the same size) and, where known, against the reference size.
+"""
+
+from __future__ import annotations
+
+import gzip
+import importlib.util
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
+from scipy.sparse.csgraph import maximum_flow, structural_rank as scipy_srank
+
+from conftest import corpus_manifest, corpus_path
+from gpumatch import _backend, generators
+from gpumatch._validation import CSRGraph, as_csr_graph
+from gpumatch.csr import bipartite_flow_network
+from gpumatch.matching import (MatchingResult, bipartite_matching, maximum_bipartite_matching,
+                               structural_rank)
+from gpumatch.matching import _driver, _kernels_numpy
+from gpumatch.testing import check_matching
+
+
+def host(a):
+    return _backend.to_numpy(a)
+
+
+def scipy_size(A):
+    A = sp.csr_matrix(A)
+    if A.nnz == 0 or 0 in A.shape:
+        return 0
+    return int((scipy_mbm(A, perm_type="row") >= 0).sum())
+
+
+def flow_size(A):
+    """Reference size from scipy's maximum_flow on the unit network (fast on meshes)."""
+    A = sp.csr_matrix(A)
+    if A.nnz == 0:
+        return 0
+    ptr, ind, cap, s, t = bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
+    V = ptr.shape[0] - 1
+    net = sp.csr_matrix((cap.astype(np.int32), ind, ptr), shape=(V, V))
+    return int(maximum_flow(net, s, t).flow_value)
+
+
+def check_both(A, backend, expected=None, **kw):
+    """Run both public entry points and certify each output."""
+    for perm_type in ("row", "column"):
+        perm = maximum_bipartite_matching(A, perm_type, backend=backend, **kw)
+        p = host(perm)
+        assert p.dtype == np.int32
+        assert p.shape == ((A.shape[1],) if perm_type == "row" else (A.shape[0],))
+        check_matching(A, p, perm_type=perm_type, expected_size=expected)
+    res = bipartite_matching(A, backend=backend, certificate=True, **kw)
+    check_matching(A, host(res.col_to_row), expected_size=expected)
+    check_matching(A, host(res.row_to_col), perm_type="column", expected_size=expected)
+    r2c, c2r = host(res.row_to_col), host(res.col_to_row)
+    matched = np.flatnonzero(c2r >= 0)
+    assert np.array_equal(r2c[c2r[matched]], matched)
+    assert res.size == int((c2r >= 0).sum())
+    assert res.stats["backend"] == backend
+    _check_cover(A, res)
+    return res
+
+
+def _check_cover(A, res):
+    cr, cc = host(res.cover_rows), host(res.cover_cols)
+    assert cr.dtype == bool and cc.dtype == bool
+    assert int(cr.sum() + cc.sum()) == res.size
+    C = sp.coo_matrix(A)
+    assert bool(np.all(cr[C.row] | cc[C.col])), "cover misses an edge"
+
+
+# ---------------------------------------------------------------------------
+# small random graphs against scipy
+
+
+@pytest.mark.parametrize("init", ["greedy", "karp_sipser", "none"])
+@pytest.mark.parametrize("shape", [(30, 30), (40, 17), (13, 50), (1, 9), (9, 1)])
+def test_random_small(backend, init, shape):
+    rng = np.random.default_rng(hash(shape) % 1000)
+    for trial in range(6):
+        A = sp.random(*shape, density=rng.uniform(0.02, 0.3), format="csr", random_state=trial)
+        check_both(A, backend, scipy_size(A), init=init)
+
+
+@pytest.mark.parametrize("kw", [dict(shrink_threshold=0), dict(shrink_threshold=10**9),
+                                dict(relabel_k=0.05), dict(relabel_k=5.0), dict(relabel_k=1)])
+def test_options_keep_results_maximum(backend, kw):
+    A = generators.random_bipartite(3000, 2500, 3, seed=7)
+    check_both(A, backend, scipy_size(A), **kw)
+
+
+# ---------------------------------------------------------------------------
+# degenerate inputs
+
+
+def _cases():
+    yield "0xn", sp.csr_matrix((0, 5))
+    yield "mx0", sp.csr_matrix((4, 0))
+    yield "0x0", sp.csr_matrix((0, 0))
+    yield "no_edges", sp.csr_matrix((6, 7))
+    yield "dense_row", sp.csr_matrix(np.vstack([np.ones((1, 8)), np.zeros((5, 8))]))
+    yield "dense_col", sp.csr_matrix(np.hstack([np.ones((8, 1)), np.zeros((8, 5))]))
+    yield "dense_row_col", sp.csr_matrix(np.eye(6) + np.pad(np.ones((1, 6)), ((0, 5), (0, 0))))
+    yield "complete", sp.csr_matrix(np.ones((7, 7)))
+    yield "complete_rect", sp.csr_matrix(np.ones((3, 11)))
+    yield "complete_rect_t", sp.csr_matrix(np.ones((11, 3)))
+    yield "diag", sp.identity(50, format="csr")
+    yield "anti_diag", sp.csr_matrix(np.fliplr(np.eye(9)))
+    yield "duplicates", sp.coo_matrix((np.ones(6), ([0, 0, 1, 1, 2, 2], [1, 1, 0, 0, 1, 1])), shape=(3, 3))
+    yield "explicit_zeros", sp.csr_matrix((np.array([0.0, 0.0, 1.0]), np.array([0, 1, 0]), np.array([0, 2, 3])),
+                                          shape=(2, 2))
+    yield "csc", sp.random(20, 30, density=0.1, format="csc", random_state=3)
+    yield "coo_array", sp.coo_array(sp.random(25, 15, density=0.1, random_state=4))
+    yield "tall_thin", sp.csr_matrix(np.ones((64, 1)))
+    yield "wide_thin", sp.csr_matrix(np.ones((1, 64)))
+    yield "chain", sp.diags([np.ones(30), np.ones(29)], [0, 1], format="csr")
+
+
+@pytest.mark.parametrize("name,A", list(_cases()), ids=[c[0] for c in _cases()])
+def test_degenerate(backend, name, A):
+    expected = scipy_size(A)
+    check_both(A, backend, expected)
+    assert structural_rank(A, backend=backend) == expected
+
+
+def test_explicit_zeros_are_edges(backend):
+    A = sp.csr_matrix((np.array([0.0, 0.0]), np.array([0, 1]), np.array([0, 1, 2])), shape=(2, 2))
+    assert A.nnz == 2
+    perm = host(maximum_bipartite_matching(A, backend=backend))
+    assert perm.tolist() == [0, 1]
+    assert structural_rank(A, backend=backend) == scipy_srank(A) == 2
+    B = A.copy()
+    B.eliminate_zeros()
+    assert structural_rank(B, backend=backend) == 0
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_tuple_input_index_dtypes(backend, dtype):
+    A = sp.random(40, 30, density=0.1, format="csr", random_state=9)
+    t = (A.indptr.astype(dtype), A.indices.astype(dtype), A.shape)
+    perm = host(maximum_bipartite_matching(t, backend=backend))
+    check_matching(A, perm, expected_size=scipy_size(A))
+
+
+def test_int64_kernels(backend):
+    """The kernels also run with 64-bit indices (graphs too big for int32)."""
+    A = generators.random_bipartite(2000, 1500, 3, seed=2)
+    g = as_csr_graph(A, backend)
+    g64 = CSRGraph(g.indptr.astype(np.int64), g.indices.astype(np.int64), g.shape, g.backend, False)
+    st = _driver.make_state(g64)
+    assert st.idx == np.int64
+    _driver.run_gpr(st)
+    check_matching(A, host(st.mu_col).astype(np.int64), expected_size=scipy_size(A))
+
+
+# ---------------------------------------------------------------------------
+# generated families
+
+
+@pytest.mark.parametrize("m,n,deg", [(1000, 1000, 2), (5000, 5000, 5), (20000, 10000, 3), (8000, 16000, 2)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_random_bipartite(backend, m, n, deg, seed):
+    A = generators.random_bipartite(m, n, deg, seed=seed)
+    check_both(A, backend, scipy_size(A))
+
+
+@pytest.mark.parametrize("npoints", [500, 5000, 20000])
+def test_delaunay(backend, npoints):
+    A = generators.delaunay(npoints, seed=npoints)
+    check_both(A, backend, flow_size(A))
+
+
+@pytest.mark.parametrize("nx,drop", [(30, 0.1), (100, 0.1), (120, 0.3), (64, 0.0)])
+def test_grid(backend, nx, drop):
+    A = generators.grid(nx, nx + 3, drop, seed=nx)
+    check_both(A, backend, flow_size(A))
+
+
+@pytest.mark.parametrize("scale", [8, 12, 14])
+def test_rmat(backend, scale):
+    A = generators.rmat(scale, 8, seed=scale)
+    check_both(A, backend, scipy_size(A))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("name", ["random", "delaunay", "grid"])
+def test_larger_generated(backend, name):
+    if name == "random":
+        A = generators.random_bipartite(200000, 200000, 5, seed=3)
+        ref = scipy_size(A)
+    elif name == "delaunay":
+        A = generators.delaunay(100000, seed=3)
+        ref = flow_size(A)
+    else:
+        A = generators.grid(300, 300, 0.1, seed=3)
+        ref = flow_size(A)
+    res = bipartite_matching(A, backend=backend, certificate=True)
+    check_matching(A, host(res.col_to_row), expected_size=ref)
+    _check_cover(A, res)
+
+
+# ---------------------------------------------------------------------------
+# the corpus
+
+
+def _corpus_entries():
+    entries = [e for e in corpus_manifest() if e.get("kind") == "matching"]
+    return entries
+
+
+def _corpus_params(gpu: bool):
+    out = []
+    for e in _corpus_entries():
+        marks = [pytest.mark.gpu] if gpu else []
+        out.append(pytest.param(e, marks=marks, id=e["file"].split("/")[-1].replace(".mtx.gz", "")))
+    return out or [pytest.param(None, marks=pytest.mark.skip(reason="corpus not found"))]
+
+
+def _read(corpus_dir, entry):
+    with gzip.open(corpus_dir / entry["file"], "rb") as fh:
+        return sp.csr_matrix(scipy.io.mmread(fh))
+
+
+def _run_corpus(corpus_dir, entry, backend):
+    A = _read(corpus_dir, entry)
+    assert A.shape == tuple(entry["shape"]) and A.nnz == entry["nnz_stored"]
+    perm = host(maximum_bipartite_matching(A, backend=backend))
+    check_matching(A, perm, expected_size=entry["max_matching_stored"])
+
+
+@pytest.mark.parametrize("entry", _corpus_params(gpu=False))
+def test_corpus_numpy(corpus_dir, entry):
+    _run_corpus(corpus_dir, entry, "numpy")
+
+
+@pytest.mark.parametrize("entry", _corpus_params(gpu=True))
+def test_corpus_cupy(corpus_dir, entry):
+    _run_corpus(corpus_dir, entry, "cupy")
+
+
+def _nonzero_entries():
+    entries = _corpus_entries()
+    differ = [e for e in entries if e["max_matching_stored"] != e["max_matching_nonzero"]]
+    small = sorted((e for e in entries if e["nnz_nonzero"] != e["nnz_stored"]), key=lambda e: e["nnz_stored"])
+    picked = {e["file"]: e for e in differ + small[:3]}
+    return list(picked.values()) or [None]
+
+
+@pytest.mark.parametrize("entry", _nonzero_entries(), ids=lambda e: "none" if e is None else e["file"].split("/")[-1])
+def test_corpus_nonzero_semantics(corpus_dir, backend, entry):
+    if entry is None:
+        pytest.skip("no corpus entry with explicit zeros")
+    A = _read(corpus_dir, entry)
+    assert structural_rank(A, backend=backend) == entry["max_matching_stored"]
+    B = A.copy()
+    B.eliminate_zeros()
+    perm = host(maximum_bipartite_matching(B, backend=backend))
+    check_matching(B, perm, expected_size=entry["max_matching_nonzero"])
+
+
+# ---------------------------------------------------------------------------
+# warm start
+
+
+def test_warm_start_from_result(backend):
+    A = generators.random_bipartite(4000, 4000, 3, seed=5)
+    ref = scipy_size(A)
+    first = bipartite_matching(A, backend=backend)
+    again = bipartite_matching(A, backend=backend, initial=first, init="none")
+    assert again.stats["initial_size"] == ref
+    assert again.stats["push_iterations"] == 0
+    check_matching(A, host(again.col_to_row), expected_size=ref)
+    np.testing.assert_array_equal(host(again.col_to_row), host(first.col_to_row))
+
+
+@pytest.mark.parametrize("perm_type", ["row", "column"])
+def test_warm_start_partial(backend, perm_type):
+    A = generators.random_bipartite(3000, 2000, 3, seed=6)
+    ref = scipy_size(A)
+    full = host(maximum_bipartite_matching(A, perm_type, backend=backend))
+    partial = full.copy()
+    partial[::2] = -1
+    kept = int((partial >= 0).sum())
+    res = bipartite_matching(A, backend=backend, init="none",
+                             initial=partial if perm_type == "row" else _to_col_to_row(partial, A.shape[1]))
+    assert res.stats["initial_size"] == kept
+    check_matching(A, host(res.col_to_row), expected_size=ref)
+    perm = host(maximum_bipartite_matching(A, perm_type, backend=backend, initial=partial, init="none"))
+    check_matching(A, perm, perm_type=perm_type, expected_size=ref)
+
+
+def _to_col_to_row(row_to_col, n):
+    out = np.full(n, -1, dtype=np.int64)
+    r = np.flatnonzero(row_to_col >= 0)
+    out[row_to_col[r]] = r
+    return out
+
+
+def test_warm_start_invalid(backend):
+    A = sp.csr_matrix(np.array([[1, 1, 0], [1, 0, 0]]))  # 2 x 3
+    with pytest.raises(ValueError, match="length 3"):
+        maximum_bipartite_matching(A, backend=backend, initial=np.array([0, 1]))
+    with pytest.raises(ValueError, match="length 2"):
+        maximum_bipartite_matching(A, "column", backend=backend, initial=np.array([0, 1, -1]))
+    with pytest.raises(ValueError, match="not a stored entry"):
+        maximum_bipartite_matching(A, backend=backend, initial=np.array([-1, -1, 0]))
+    with pytest.raises(ValueError, match="more than once"):
+        maximum_bipartite_matching(A, backend=backend, initial=np.array([0, 0, -1]))
+    with pytest.raises(ValueError, match="more than once"):
+        maximum_bipartite_matching(A, "column", backend=backend, initial=np.array([0, 0]))
+    with pytest.raises(ValueError, match="value 5"):
+        maximum_bipartite_matching(A, backend=backend, initial=np.array([5, -1, -1]))
+    with pytest.raises(ValueError, match="value -3"):
+        maximum_bipartite_matching(A, backend=backend, initial=np.array([-3, -1, -1]))
+    with pytest.raises(ValueError, match="integer"):
+        maximum_bipartite_matching(A, backend=backend, initial=np.array([0.0, 1.0, -1.0]))
+    with pytest.raises(ValueError, match="integer"):
+        bipartite_matching(A, backend=backend, initial=np.zeros((3, 1), dtype=int))
+    # A valid one is accepted (list input too).
+    perm = host(maximum_bipartite_matching(A, backend=backend, initial=[1, 0, -1], init="none"))
+    assert perm.tolist() == [1, 0, -1]
+
+
+# ---------------------------------------------------------------------------
+# options, errors, output device
+
+
+def test_option_errors():
+    A = sp.csr_matrix(np.eye(3))
+    with pytest.raises(ValueError, match="perm_type"):
+        maximum_bipartite_matching(A, "rows")
+    with pytest.raises(ValueError, match="method"):
+        maximum_bipartite_matching(A, method="hopcroft")
+    with pytest.raises(ValueError, match="init"):
+        maximum_bipartite_matching(A, init="random")
+    with pytest.raises(ValueError, match="relabel_k"):
+        maximum_bipartite_matching(A, relabel_k=0)
+    with pytest.raises(ValueError, match="relabel_k"):
+        bipartite_matching(A, relabel_k=float("nan"))
+    with pytest.raises(ValueError, match="shrink_threshold"):
+        maximum_bipartite_matching(A, shrink_threshold=-1)
+    with pytest.raises(ValueError, match="backend"):
+        maximum_bipartite_matching(A, backend="gpu")
+    with pytest.raises(ValueError, match="certificate"):
+        bipartite_matching(A, certificate="yes")
+    with pytest.raises(TypeError):
+        maximum_bipartite_matching(np.eye(3))
+    with pytest.raises(TypeError):
+        structural_rank(np.eye(3))
+
+
+def test_method_flow(backend):
+    A = generators.random_bipartite(500, 400, 2, seed=1)
+    have = importlib.util.find_spec("gpumatch.flow") is not None
+    try:
+        perm = maximum_bipartite_matching(A, backend=backend, method="flow")
+    except NotImplementedError:
+        pytest.skip("gpumatch.flow.matching_by_flow not available yet")
+    assert have
+    check_matching(A, host(perm), expected_size=scipy_size(A))
+
+
+def test_numpy_output_for_scipy_input(backend):
+    A = sp.random(20, 20, density=0.2, format="csr", random_state=1)
+    perm = maximum_bipartite_matching(A, backend=backend)
+    assert isinstance(perm, np.ndarray)
+    res = bipartite_matching(A, backend=backend, certificate=True)
+    assert isinstance(res, MatchingResult)
+    assert isinstance(res.row_to_col, np.ndarray) and isinstance(res.cover_rows, np.ndarray)
+    for key in ("initial_size", "push_iterations", "global_relabels", "max_level",
+                "time_init", "time_relabel", "time_push", "time_fix"):
+        assert key in res.stats
+
+
+def test_structural_rank_matches_scipy(backend):
+    for seed in range(5):
+        A = sp.random(60, 45, density=0.04, format="csr", random_state=seed)
+        assert structural_rank(A, backend=backend) == scipy_srank(A)
+        assert structural_rank(A.T.tocsr(), backend=backend) == scipy_srank(A.T.tocsr())
+
+
+# ---------------------------------------------------------------------------
+# GPU only: output device, repeated runs, kernels against their NumPy twins
+
+
+@pytest.mark.gpu
+def test_cupy_input_gives_cupy_output():
+    import cupyx.scipy.sparse as cpx
+
+    cp = _backend.cp
+    A = generators.random_bipartite(3000, 3000, 3, seed=4)
+    G = cpx.csr_matrix(A)
+    perm = maximum_bipartite_matching(G)
+    assert isinstance(perm, cp.ndarray) and perm.dtype == cp.int32
+    check_matching(A, cp.asnumpy(perm), expected_size=scipy_size(A))
+    res = bipartite_matching(G, certificate=True)
+    assert isinstance(res.col_to_row, cp.ndarray) and isinstance(res.cover_cols, cp.ndarray)
+    perm_np = maximum_bipartite_matching(G, backend="numpy")
+    assert isinstance(perm_np, cp.ndarray)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["random", "rmat", "grid", "delaunay"])
+def test_gpu_repeated_runs_valid(name):
+    if name == "random":
+        A = generators.random_bipartite(50000, 50000, 4, seed=11)
+        ref = scipy_size(A)
+    elif name == "rmat":
+        A = generators.rmat(15, 8, seed=11)
+        ref = scipy_size(A)
+    elif name == "grid":
+        A = generators.grid(150, 150, 0.1, seed=11)
+        ref = flow_size(A)
+    else:
+        A = generators.delaunay(30000, seed=11)
+        ref = flow_size(A)
+    for _ in range(20):
+        perm = host(maximum_bipartite_matching(A, backend="cupy"))
+        check_matching(A, perm, expected_size=ref)
+
+
+def _state_pair(A, matching_from=None):
+    """The same G-PR state on both backends (optionally with a matching)."""
+    sts = []
+    for b in ("numpy", "cupy"):
+        st = _driver.make_state(as_csr_graph(A, b))
+        if matching_from is not None:
+            mu_row, mu_col = matching_from
+            st.mu_row[...] = _backend.to_backend(mu_row, b).astype(st.idx)
+            st.mu_col[...] = _backend.to_backend(mu_col, b).astype(st.idx)
+        sts.append(st)
+    return sts
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["random", "grid"])
+def test_gpu_global_relabel_equals_numpy_twin(name):
+    from gpumatch.matching import _kernels_cuda
+
+    A = generators.random_bipartite(20000, 18000, 3, seed=2) if name == "random" else generators.grid(80, 80, 0.2, seed=2)
+    # a non-maximum matching: greedy on the host
+    st0 = _driver.make_state(as_csr_graph(A, "numpy"))
+    _kernels_numpy.greedy_round(st0)
+    _kernels_numpy.fix_matching(st0)
+    npst, cpst = _state_pair(A, (st0.mu_row, st0.mu_col))
+    lv_np = _kernels_numpy.global_relabel(npst)
+    lv_cp = _kernels_cuda.global_relabel(cpst)
+    assert lv_np == lv_cp > 0
+    np.testing.assert_array_equal(npst.psi_row, host(cpst.psi_row))
+    np.testing.assert_array_equal(npst.psi_col, host(cpst.psi_col))
+
+
+@pytest.mark.gpu
+def test_gpu_fix_matching_equals_numpy_twin():
+    from gpumatch.matching import _kernels_cuda
+
+    A = generators.random_bipartite(5000, 5000, 3, seed=3)
+    rng = np.random.default_rng(0)
+    mu_row = rng.integers(-1, 5000, 5000)
+    mu_col = rng.integers(-2, 5000, 5000)
+    mu_col[mu_row[mu_row >= 0][:1000]] = np.flatnonzero(mu_row >= 0)[:1000]
+    npst, cpst = _state_pair(A, (mu_row, mu_col))
+    _kernels_numpy.fix_matching(npst)
+    _kernels_cuda.fix_matching(cpst)
+    np.testing.assert_array_equal(npst.mu_row, host(cpst.mu_row))
+    np.testing.assert_array_equal(npst.mu_col, host(cpst.mu_col))
+
+
+@pytest.mark.gpu
+def test_gpu_push_equals_numpy_twin_without_conflicts():
+    """With disjoint column neighbourhoods the push kernel is deterministic."""
+    from gpumatch.matching import _kernels_cuda
+
+    blocks = [sp.csr_matrix(np.triu(np.ones((4, 4)))) for _ in range(500)]
+    A = sp.block_diag(blocks, format="csr")
+    m, n = A.shape
+    mu_row = np.full(m, -1)
+    mu_col = np.full(n, -1)
+    for b in range(500):  # match the diagonal of each block except its last column
+        for j in range(3):
+            mu_row[4 * b + j] = 4 * b + j
+            mu_col[4 * b + j] = 4 * b + j
+    npst, cpst = _state_pair(A, (mu_row, mu_col))
+    _kernels_numpy.global_relabel(npst)
+    _kernels_cuda.global_relabel(cpst)
+    active = np.arange(3, n, 4)
+    nxt_np = _kernels_numpy.push(npst, active.astype(npst.idx), 1)
+    _kernels_numpy.fixup(npst, active.astype(npst.idx), nxt_np)
+    act_cp = _backend.cp.asarray(active.astype(cpst.idx))
+    nxt_cp = _kernels_cuda.push(cpst, act_cp, 1)
+    _kernels_cuda.fixup(cpst, act_cp, nxt_cp)
+    np.testing.assert_array_equal(nxt_np, host(nxt_cp))
+    for name in ("mu_row", "mu_col", "psi_row", "psi_col"):
+        np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
+
+
+# ---------------------------------------------------------------------------
+# the NumPy twin of the push scan against a literal transcription of the CUDA loop
+
+
+def _cuda_loop_scan(ptr, ind, lab, verts, stop, inf):
+    nb, bs = [], []
+    for i, v in enumerate(verts):
+        best, arg = inf, -1
+        for p in range(ptr[v], ptr[v + 1]):
+            lv = lab[ind[p]]
+            if lv < best:
+                best, arg = lv, ind[p]
+            if lv <= stop[i]:
+                break
+        nb.append(arg)
+        bs.append(best)
+    return np.array(nb, dtype=np.int64), np.array(bs, dtype=np.int64)
+
+
+def test_first_min_stop_matches_kernel_loop():
+    rng = np.random.default_rng(0)
+    for _ in range(200):
+        m, n = int(rng.integers(1, 30)), int(rng.integers(1, 30))
+        deg = rng.integers(0, 70, size=n)
+        ptr = np.r_[0, np.cumsum(deg)]
+        ind = rng.integers(0, m, ptr[-1])
+        inf = m + n
+        lab = rng.integers(0, inf + 2, m)
+        verts = rng.integers(0, n, int(rng.integers(0, 20)))
+        stop = rng.integers(-1, inf, verts.shape[0])
+        got = _kernels_numpy.first_min_stop(ptr, ind, lab, verts, stop, inf)
+        want = _cuda_loop_scan(ptr, ind, lab, verts, stop, inf)
+        np.testing.assert_array_equal(got[0], want[0])
+        np.testing.assert_array_equal(got[1], want[1])
