@@ -1,3 +1,39 @@
-"""gpumatch: maximum bipartite matching and maximum flow on GPUs (CuPy) and CPUs (NumPy)."""
+"""gpumatch: maximum bipartite matching and maximum flow on GPUs (CuPy) and CPUs (NumPy).
+
+Drop-in replacements for ``scipy.sparse.csgraph.maximum_bipartite_matching``,
+``structural_rank`` and ``maximum_flow``, with richer results (statistics,
+minimum cut, König cover) and certificates in :mod:`gpumatch.testing`.
+
+Public functions
+----------------
+maximum_bipartite_matching
+    G-PR push-relabel matching (scipy's return format).
+structural_rank
+    Size of a maximum matching of the sparsity pattern.
+bipartite_matching
+    Both directions, statistics and, on request, a König cover.
+maximum_flow
+    Push-relabel maximum flow with a valid per-arc flow and the minimum cut.
+minimum_cut
+    Capacity, source side and arcs of a minimum s-t cut.
+
+Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.io`,
+:mod:`gpumatch.generators`, :mod:`gpumatch.testing`.
+"""
 
 __version__ = "0.1.0"
+
+from .flow import MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
+from .matching import MatchingResult, bipartite_matching, maximum_bipartite_matching, structural_rank
+
+__all__ = [
+    "maximum_bipartite_matching",
+    "structural_rank",
+    "bipartite_matching",
+    "MatchingResult",
+    "maximum_flow",
+    "minimum_cut",
+    "MaximumFlowResult",
+    "MinimumCutResult",
+    "__version__",
+]

@@ -1,0 +1,17 @@
+"""Maximum flow and minimum cut by push-relabel (GPU through CuPy, or NumPy).
+
+Public functions
+----------------
+maximum_flow
+    Drop-in for :func:`scipy.sparse.csgraph.maximum_flow`, plus a minimum cut
+    and statistics.
+minimum_cut
+    Capacity, source side and arcs of a minimum s-t cut.
+matching_by_flow
+    Maximum bipartite matching through the unit flow network (used by
+    ``maximum_bipartite_matching(..., method="flow")``).
+"""
+
+from ._maxflow import MaximumFlowResult, MinimumCutResult, matching_by_flow, maximum_flow, minimum_cut
+
+__all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]

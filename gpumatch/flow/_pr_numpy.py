@@ -1,0 +1,144 @@
+"""NumPy twins of the push-relabel kernels in ``pr.cu``.
+
+Each function is one legal schedule of its racy CUDA twin: every active
+vertex reads heights, residual capacities and its excess first, then all
+writes happen together (synchronous push-relabel).  A vertex pushes only
+along an arc to a strictly lower neighbour, so the two ends of one arc never
+push on it in the same step, and the writes commute.
+
+Both layouts are seen here through one *slot* view: vertex ``u`` owns slots
+``slot_ptr[u]:slot_ptr[u+1]``, each with a neighbour, a residual capacity
+and the slot of the reverse direction.  For the reverse CSR the slots of
+``u`` are its out-arcs then its in-arcs (the CUDA kernel's order, so ties go
+the same way); for the bidirectional CSR they are its merged entries.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import csr
+
+_KEY_INF = np.iinfo(np.int64).max
+_LOW = np.int64(0xFFFFFFFF)
+
+
+class _RCSRSlots:
+    """Slot view of the reverse-CSR layout (flow stored per forward arc)."""
+
+    def __init__(self, L):
+        indptr, in_indptr = L["indptr"], L["in_indptr"]
+        E = L["indices"].shape[0]
+        V = indptr.shape[0] - 1
+        self.L = L
+        self.slot_ptr = (indptr + in_indptr).astype(np.int64)
+        owner_out = csr.segment_owner(indptr.astype(np.int64), E)
+        owner_in = csr.segment_owner(in_indptr.astype(np.int64), E)
+        out_slot = np.arange(E, dtype=np.int64) + in_indptr[owner_out]
+        in_slot = np.arange(E, dtype=np.int64) + indptr[owner_in + 1]
+        n_slots = 2 * E
+        self.nbr = np.empty(n_slots, dtype=np.int64)
+        self.arc = np.empty(n_slots, dtype=np.int64)
+        self.fwd = np.empty(n_slots, dtype=bool)
+        self.nbr[out_slot] = L["indices"]
+        self.nbr[in_slot] = L["in_indices"]
+        self.arc[out_slot] = np.arange(E)
+        self.arc[in_slot] = L["in_to_out"]
+        self.fwd[out_slot] = True
+        self.fwd[in_slot] = False
+        self.V = V
+
+    def resid(self, pos):
+        k = self.arc[pos]
+        f = self.L["flow"][k]
+        return np.where(self.fwd[pos], self.L["cap"][k] - f, f)
+
+    def rev_resid(self, pos):
+        """Residual capacity of the reverse direction (neighbour -> owner)."""
+        k = self.arc[pos]
+        f = self.L["flow"][k]
+        return np.where(self.fwd[pos], f, self.L["cap"][k] - f)
+
+    def push(self, pos, d):
+        k = self.arc[pos]
+        np.add.at(self.L["flow"], k, np.where(self.fwd[pos], d, -d))
+
+
+class _BCSRSlots:
+    """Slot view of the bidirectional CSR (residual per entry, partner index)."""
+
+    def __init__(self, L):
+        self.L = L
+        self.slot_ptr = L["bptr"].astype(np.int64)
+        self.nbr = L["bnbr"]
+        self.V = self.slot_ptr.shape[0] - 1
+
+    def resid(self, pos):
+        return self.L["resid"][pos]
+
+    def rev_resid(self, pos):
+        return self.L["resid"][self.L["partner"][pos]]
+
+    def push(self, pos, d):
+        np.add.at(self.L["resid"], pos, -d)
+        np.add.at(self.L["resid"], self.L["partner"][pos], d)
+
+
+def prepare(L, layout):
+    """Per-solve context of the NumPy kernels."""
+    return _RCSRSlots(L) if layout == "rcsr" else _BCSRSlots(L)
+
+
+def discharge(ctx, st, work, it, target, other, hlimit):
+    """One synchronous push-or-relabel step of every vertex of `work`.
+
+    Returns the next worklist (sorted, distinct): vertices of `work` that
+    still hold excess below `hlimit`, and non-terminal vertices that received
+    flow.
+    """
+    height, excess = st["height"], st["excess"]
+    u = work.astype(np.int64)
+    ex = excess[u]
+    hu = height[u].astype(np.int64)
+    live = (ex > 0) & (hu < hlimit)
+    u, ex, hu = u[live], ex[live], hu[live]
+    if u.shape[0] == 0:
+        return work[:0]
+    owner, pos = csr.expand_segments(ctx.slot_ptr, u)
+    r = ctx.resid(pos)
+    hv = height[ctx.nbr[pos]].astype(np.int64)
+    local = pos - ctx.slot_ptr[u][owner]
+    key = np.where(r > 0, (hv << 32) | local, _KEY_INF)
+    best = np.full(u.shape[0], _KEY_INF, dtype=np.int64)
+    np.minimum.at(best, owner, key)
+    none = best == _KEY_INF
+    hmin = best >> 32
+    do_push = ~none & (hmin < hu)
+    # relabel (all reads above are done; writes follow)
+    rel = ~do_push
+    new_h = np.where(none, hlimit, np.minimum(hmin + 1, hlimit))
+    # push
+    pu = u[do_push]
+    ppos = ctx.slot_ptr[pu] + (best[do_push] & _LOW)
+    d = np.minimum(ex[do_push], ctx.resid(ppos))
+    v = ctx.nbr[ppos]
+    ctx.push(ppos, d)
+    excess[pu] -= d
+    np.add.at(excess, v, d)
+    height[u[rel]] = new_h[rel].astype(height.dtype)
+    cand = np.concatenate([u, v])
+    keep = (excess[cand] > 0) & (height[cand] < hlimit) & (cand != target) & (cand != other)
+    return np.unique(cand[keep]).astype(work.dtype, copy=False)
+
+
+def bfs_level(ctx, st, frontier, level):
+    """Label (height ``level + 1``) the unreached vertices with a residual arc into `frontier`."""
+    height = st["height"]
+    if frontier.shape[0] == 0:
+        return frontier
+    _, pos = csr.expand_segments(ctx.slot_ptr, frontier.astype(np.int64))
+    ok = ctx.rev_resid(pos) > 0
+    v = ctx.nbr[pos][ok]
+    v = np.unique(v[height[v] == -1])
+    height[v] = level + 1
+    return v.astype(frontier.dtype, copy=False)

@@ -1,0 +1,331 @@
+"""Tests of gpumatch.flow: every flow is certified by gpumatch.testing.check_flow.
+
+Values are compared with scipy's Dinic where scipy is exact (int32
+capacities); flows are never compared (they are not unique).  On the GPU each
+input is solved several times, since the kernels are racy by design.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching
+from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
+
+from gpumatch import _backend
+from gpumatch._validation import as_csr_graph
+from gpumatch.flow import matching_by_flow, maximum_flow, minimum_cut
+from gpumatch.testing import check_flow
+
+from conftest import corpus_manifest
+
+LAYOUTS = ["reverse_csr", "bcsr"]
+
+
+@pytest.fixture(autouse=True)
+def _iteration_guard():
+    """Turn a livelock into a failure instead of a hang."""
+    from gpumatch.flow import _maxflow
+
+    old = _maxflow.TUNING.get("max_iterations")
+    _maxflow.TUNING["max_iterations"] = 200_000
+    yield
+    _maxflow.TUNING["max_iterations"] = old
+CPU_CORPUS_NNZ = 20_000  # the NumPy backend runs the corpus instances up to this size
+
+
+def repeats(backend):
+    return 5 if backend == "cupy" else 1
+
+
+def solve_checked(C, s, t, backend, layout="reverse_csr", expected=None):
+    """Solve `repeats` times; certify every flow and its cut; return the value."""
+    values = set()
+    for _ in range(repeats(backend)):
+        res = maximum_flow(C, s, t, backend=backend, layout=layout)
+        cert = check_flow(C, s, t, res.flow, res.flow_value)
+        assert isinstance(res.flow_value, np.int64)
+        side = _backend.to_numpy(res.source_side)
+        assert side.dtype == bool and side[s] and not side[t]
+        # the returned source side is a minimum cut: its capacity is the value
+        Cc = sp.csr_matrix(C).astype(np.int64)
+        coo = Cc.tocoo()
+        cut = side[coo.row] & ~side[coo.col] & (coo.row != coo.col)
+        assert int(coo.data[cut].sum()) == int(res.flow_value) == cert.value
+        values.add(int(res.flow_value))
+    assert len(values) == 1
+    value = values.pop()
+    if expected is not None:
+        assert value == expected
+    return value
+
+
+def scipy_value(C, s, t):
+    return int(sp_maximum_flow(sp.csr_matrix(C).astype(np.int32), s, t, method="dinic").flow_value)
+
+
+def random_graph(seed, n, density, hi, lo=0):
+    rng = np.random.default_rng(seed)
+    m = int(density * n)
+    r = rng.integers(0, n, m)
+    c = rng.integers(0, n, m)
+    w = rng.integers(lo, hi, m, endpoint=True)
+    s, t = (int(x) for x in rng.choice(n, 2, replace=False))
+    return sp.coo_matrix((w, (r, c)), shape=(n, n)).tocsr(), s, t
+
+
+# ---------------------------------------------------------------------------
+# small and random graphs
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_small_example(backend, layout):
+    C = sp.csr_array(np.array([[0, 3, 2], [0, 0, 2], [0, 0, 0]]))
+    res = maximum_flow(C, 0, 2, backend=backend, layout=layout)
+    assert int(res.flow_value) == 4
+    assert isinstance(res.flow, sp.csr_array)
+    assert res.flow.toarray().tolist() == [[0, 2, 2], [-2, 0, 2], [-2, -2, 0]]
+    assert repr(res) == "MaximumFlowResult with value of 4"
+    assert set(res.stats) >= {"iterations", "global_relabels", "time"}
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("hi", [1, 10, 1000])
+def test_random_matches_scipy(backend, layout, seed, hi):
+    n = [5, 20, 60, 200, 500, 1000][seed]
+    C, s, t = random_graph(seed, n, 4.0, hi, lo=1 if hi == 1 else 0)
+    solve_checked(C, s, t, backend, layout, expected=scipy_value(C, s, t))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", range(3))
+def test_capacities_near_2_31(backend, layout, seed):
+    C, s, t = random_graph(100 + seed, 300, 5.0, 2**31 - 1, lo=2**31 - 1000)
+    value = solve_checked(C, s, t, backend, layout)
+    assert value > np.iinfo(np.int32).max  # beyond int32: scipy would wrap
+    # int64 arithmetic: the same graph with capacities halved has half the value
+    # only approximately; compare with scipy on a scaled copy instead
+    small = C.copy()
+    small.data = small.data // 2**16
+    solve_checked(small, s, t, backend, layout, expected=scipy_value(small, s, t))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_sink_unreachable(backend, layout):
+    C = sp.csr_matrix(np.array([[0, 5, 0, 0], [0, 0, 3, 0], [4, 0, 0, 0], [0, 0, 7, 0]]))
+    assert solve_checked(C, 0, 3, backend, layout, expected=0) == 0
+    res = maximum_flow(C, 0, 3, backend=backend, layout=layout)
+    assert abs(res.flow).sum() == 0 if not sp.issparse(res.flow) else abs(res.flow).sum() == 0
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_parallel_antiparallel_selfloops(backend, layout):
+    r = [0, 0, 0, 1, 2, 1, 1, 2, 3, 2, 1]
+    c = [1, 1, 2, 2, 1, 3, 1, 3, 3, 2, 0]
+    w = [2, 3, 4, 6, 1, 2, 9, 5, 8, 3, 7]
+    C = sp.coo_matrix((w, (r, c)), shape=(4, 4))
+    expected = scipy_value(C.tocsr(), 0, 3)
+    assert solve_checked(C, 0, 3, backend, layout, expected=expected) == 7
+    res = maximum_flow(C, 0, 3, backend=backend, layout=layout)
+    F = res.flow
+    assert (F + F.T).count_nonzero() == 0
+    # pattern = input pattern plus transpose (diagonal entries kept as zeros), as scipy
+    ref = sp_maximum_flow(C.tocsr().astype(np.int32), 0, 3)
+    assert F.indptr.tolist() == ref.flow.indptr.tolist()
+    assert F.indices.tolist() == ref.flow.indices.tolist()
+
+
+@pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
+@pytest.mark.parametrize("kind", ["matrix", "array"])
+def test_formats_and_output_kind(backend, fmt, kind):
+    C, s, t = random_graph(7, 50, 4.0, 20)
+    A = (sp.csr_matrix(C) if kind == "matrix" else sp.csr_array(C)).asformat(fmt)
+    res = maximum_flow(A, s, t, backend=backend)
+    assert isinstance(res.flow, sp.csr_matrix if kind == "matrix" else sp.csr_array)
+    assert res.flow.dtype == np.int64
+    assert isinstance(res.source_side, np.ndarray)
+    check_flow(C, s, t, res.flow, res.flow_value)
+    assert int(res.flow_value) == scipy_value(C, s, t)
+
+
+@pytest.mark.gpu
+def test_cupyx_input_gives_cupyx_output():
+    import cupy as cp
+    import cupyx.scipy.sparse as cpx
+
+    C, s, t = random_graph(8, 100, 4.0, 20)
+    with pytest.raises(ValueError, match="integers"):
+        maximum_flow(cpx.csr_matrix(C.astype(np.float64) * 0.5), s, t)
+    for backend in ("cupy", "numpy"):
+        res = maximum_flow(cpx.csr_matrix(C.astype(np.float64)), s, t, backend=backend)
+        assert cpx.isspmatrix_csr(res.flow)
+        assert isinstance(res.source_side, cp.ndarray)
+        check_flow(C, s, t, res.flow, res.flow_value)
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int32, np.uint32, np.uint64, np.bool_])
+def test_integer_dtypes(dtype):
+    C, s, t = random_graph(9, 40, 4.0, 1 if dtype == np.bool_ else 100, lo=0)
+    C.data = np.minimum(C.data, 1 if dtype == np.bool_ else 100)  # duplicates were summed
+    res = maximum_flow(C.astype(dtype), s, t, backend="numpy")
+    assert int(res.flow_value) == scipy_value(C.astype(dtype).astype(np.int64), s, t)
+
+
+@pytest.mark.parametrize("method", ["dinic", "edmonds_karp"])
+def test_host_methods(method):
+    C, s, t = random_graph(10, 80, 4.0, 50)
+    res = maximum_flow(C, s, t, method=method)
+    check_flow(C, s, t, res.flow, res.flow_value)
+    assert int(res.flow_value) == scipy_value(C, s, t)
+    assert res.stats["method"] == method
+    side = res.source_side
+    coo = C.tocoo()
+    assert int(coo.data[side[coo.row] & ~side[coo.col]].sum()) == int(res.flow_value)
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_minimum_cut(backend, layout):
+    C, s, t = random_graph(11, 200, 4.0, 30)
+    value, side, (rows, cols) = minimum_cut(C, s, t, backend=backend, layout=layout)
+    rows, cols, side = (_backend.to_numpy(a) for a in (rows, cols, side))
+    assert int(value) == scipy_value(C, s, t)
+    assert side[rows].all() and not side[cols].any()
+    assert int(np.asarray(C[rows, cols]).sum()) == int(value)
+
+
+# ---------------------------------------------------------------------------
+# errors (scipy's messages where scipy has them)
+# ---------------------------------------------------------------------------
+
+
+def test_errors():
+    C = sp.csr_array(np.array([[0, 1, 0], [0, 0, 1], [0, 0, 0]]))
+    with pytest.raises(ValueError, match="source and sink vertices must differ"):
+        maximum_flow(C, 1, 1, backend="numpy")
+    with pytest.raises(ValueError, match=r"source value \(-1\) must be between 0 and 2"):
+        maximum_flow(C, -1, 2, backend="numpy")
+    with pytest.raises(ValueError, match=r"sink value \(3\) must be between 0 and 2"):
+        maximum_flow(C, 0, 3, backend="numpy")
+    with pytest.raises(ValueError, match="graph capacities must be integers"):
+        maximum_flow(C.astype(float), 0, 2, backend="numpy")
+    with pytest.raises(ValueError, match="graph capacities must be integers"):
+        maximum_flow(sp.csr_array(np.array([[0, np.nan], [0, 0]])), 0, 1, backend="numpy")
+    with pytest.raises(ValueError, match="non-negative"):
+        maximum_flow(sp.csr_array(np.array([[0, -1], [0, 0]])), 0, 1, backend="numpy")
+    with pytest.raises(ValueError, match="square matrix"):
+        maximum_flow(sp.csr_array(np.ones((2, 3), dtype=int)), 0, 1, backend="numpy")
+    with pytest.raises(ValueError, match="method is not supported"):
+        maximum_flow(C, 0, 2, method="foo")
+    with pytest.raises(ValueError, match="layout"):
+        maximum_flow(C, 0, 2, layout="foo")
+    with pytest.raises(ValueError, match="backend"):
+        maximum_flow(C, 0, 2, backend="foo")
+    with pytest.raises(TypeError):
+        maximum_flow(np.ones((2, 2), dtype=int), 0, 1)
+    with pytest.raises(TypeError):
+        maximum_flow(C, 0.0, 2, backend="numpy")
+    big = sp.csr_array((np.array([2**62, 2**62, 2**62], dtype=np.int64), np.array([1, 2, 3]), np.array([0, 3, 3, 3, 3])),
+                       shape=(4, 4))
+    with pytest.raises(OverflowError):
+        maximum_flow(big, 0, 3, backend="numpy")
+    huge = sp.csr_array((np.array([2**63], dtype=np.uint64), np.array([1]), np.array([0, 1, 1])), shape=(2, 2))
+    with pytest.raises(OverflowError):
+        maximum_flow(huge, 0, 1, backend="numpy")
+
+
+# ---------------------------------------------------------------------------
+# corpus and generated families
+# ---------------------------------------------------------------------------
+
+
+def _entries(kind):
+    return [e for e in corpus_manifest() if e["kind"] == kind]
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("entry", _entries("maxflow"), ids=lambda e: e["file"])
+def test_corpus_maxflow(backend, corpus_dir, entry, layout):
+    from gpumatch.io import read_dimacs_max
+
+    C, s, t = read_dimacs_max(corpus_dir / entry["file"])
+    assert [s, t] == entry["source_sink"]
+    solve_checked(C, s, t, backend, layout, expected=entry["max_flow"])
+
+
+def _unit_network(A):
+    """Capacity matrix of the s -> rows -> cols -> t unit network of pattern A."""
+    from gpumatch import csr
+
+    g = as_csr_graph(A, "numpy")
+    ip, ix, cap, s, t = csr.bipartite_flow_network(g.indptr, g.indices, g.shape)
+    V = ip.shape[0] - 1
+    return sp.csr_matrix((cap, ix, ip), shape=(V, V)), s, t, g
+
+
+@pytest.mark.parametrize("entry", _entries("matching"), ids=lambda e: e["file"])
+def test_corpus_matching_as_flow(backend, corpus_dir, entry):
+    if backend == "numpy" and entry["nnz_stored"] > CPU_CORPUS_NNZ:
+        pytest.skip("CPU subset: large corpus instances run on the GPU")
+    A = scipy.io.mmread(corpus_dir / entry["file"])
+    C, s, t, g = _unit_network(A)
+    solve_checked(C, s, t, backend, expected=entry["max_matching_stored"])
+    gb = as_csr_graph(A, backend)
+    for _ in range(2 if backend == "cupy" else 1):
+        r2c, c2r = matching_by_flow(gb)
+        r2c, c2r = _backend.to_numpy(r2c), _backend.to_numpy(c2r)
+        _check_matching_arrays(g, r2c, c2r, entry["max_matching_stored"])
+
+
+def _check_matching_arrays(g, r2c, c2r, size):
+    rows = np.nonzero(r2c >= 0)[0]
+    assert rows.shape[0] == size
+    assert (c2r[r2c[rows]] == rows).all()
+    assert int((c2r >= 0).sum()) == size
+    # every matched pair is an edge
+    A = sp.csr_matrix((np.ones(g.nnz), g.indices, g.indptr), shape=g.shape)
+    assert (np.asarray(A[rows, r2c[rows]]).ravel() > 0).all()
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("args", [(4, 4, 1, 100, 0), (6, 3, 10, 1000, 1), (3, 12, 1, 10000, 2)])
+def test_genrmf(backend, layout, args):
+    from gpumatch.generators import genrmf
+
+    C, s, t = genrmf(*args)
+    solve_checked(C, s, t, backend, layout, expected=scipy_value(C, s, t))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("args", [(8, 8, 100, 0), (16, 32, 10000, 1), (32, 16, 1, 2)])
+def test_washington_rlg(backend, layout, args):
+    from gpumatch.generators import washington_rlg
+
+    C, s, t = washington_rlg(*args)
+    solve_checked(C, s, t, backend, layout, expected=scipy_value(C, s, t))
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", range(4))
+def test_matching_by_flow_random(backend, layout, seed):
+    rng = np.random.default_rng(seed)
+    m, n = [(30, 40), (200, 150), (500, 500), (1, 7)][seed]
+    k = 3 * max(m, n)
+    A = sp.coo_matrix((np.ones(k), (rng.integers(0, m, k), rng.integers(0, n, k))), shape=(m, n)).tocsr()
+    size = int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum())
+    g = as_csr_graph(A, backend)
+    gn = as_csr_graph(A, "numpy")
+    for _ in range(repeats(backend)):
+        r2c, c2r = matching_by_flow(g, layout=layout)
+        assert r2c.dtype == g.indices.dtype and r2c.shape == (m,) and c2r.shape == (n,)
+        _check_matching_arrays(gn, _backend.to_numpy(r2c), _backend.to_numpy(c2r), size)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_larger_random(backend, layout):
+    C, s, t = random_graph(12, 20000, 6.0, 100)
+    solve_checked(C, s, t, backend, layout, expected=scipy_value(C, s, t))
