@@ -86,6 +86,7 @@ def main(argv=None):
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--tile", type=int, default=None)
     ap.add_argument("--cycles", type=int, default=None)
+    ap.add_argument("--tuning", default="", help="extra TUNING entries, e.g. batch=32,freq=2000,adaptive=0")
     args = ap.parse_args(argv)
     names = [c for c in args.cases.split(",") if c]
     layouts = [x for x in args.layouts.split(",") if x]
@@ -112,6 +113,9 @@ def main(argv=None):
         _maxflow.TUNING["tile"] = args.tile
     if args.cycles:
         _maxflow.TUNING["cycles"] = args.cycles
+    for item in filter(None, args.tuning.split(",")):
+        key, val = item.split("=")
+        _maxflow.TUNING[key] = None if val == "none" else int(val)
     gpu = _backend.cupy_available()
     rows = []
     for name in names:

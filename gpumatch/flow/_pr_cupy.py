@@ -28,16 +28,21 @@ class _Ctx:
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)
         V = (L["indptr"] if layout == "rcsr" else L["bptr"]).shape[0] - 1
         self.V = V
-        # Ping-pong output buffers: a call reads the previous call's output
-        # and writes the other buffer, so no copy is needed.
+        # Ping-pong list buffers (launch j reads bufs[j % 2], writes
+        # bufs[(j + 1) % 2]) and three rotating device counters (launch j
+        # reads cnt[j % 3], writes cnt[(j + 1) % 3], zeroes cnt[(j + 2) % 3]).
         self.bufs = [cp.empty(max(V, 1), dtype=self.idt), cp.empty(max(V, 1), dtype=self.idt)]
-        self.flip = 0
-        self.count = cp.zeros(1, dtype=cp.uint64)
+        self.cnt = cp.zeros(3, dtype=cp.uint64)
+        self.cnt_ptrs = [self.cnt[i:i + 1] for i in range(3)]
         self.stamp = cp.full(max(V, 1), -1, dtype=cp.int32)
+        dev = cp.cuda.Device()
+        sms = int(dev.attributes["MultiProcessorCount"])
+        # a persistent grid: the kernels stride over lists of any length
+        self.max_blocks = max(1, sms * (2048 // _BLOCK))
+        self.per_block = _BLOCK // self.tile
 
     def grid(self, n):
-        per_block = _BLOCK // self.tile
-        return (max(1, (int(n) + per_block - 1) // per_block),)
+        return (max(1, min(self.max_blocks, (int(n) + self.per_block - 1) // self.per_block)),)
 
     def arrays(self):
         L = self.L
@@ -46,13 +51,27 @@ class _Ctx:
                     L["in_indptr"], L["in_indices"], L["in_to_out"])
         return (L["bptr"], L["bnbr"], L["resid"], L["partner"])
 
-    def out_buffer(self):
-        self.flip ^= 1
-        return self.bufs[self.flip]
+    def load(self, work):
+        """Put `work` in bufs[0] with its length in cnt[0]; zero cnt[1]."""
+        cp = _backend.cp
+        n = int(work.shape[0])
+        b0, b1 = self.bufs
+        if n and work.data.ptr == b1.data.ptr:
+            self.bufs = [b1, b0]
+        elif n and work.data.ptr != b0.data.ptr:
+            b0[:n] = work
+        self.cnt.set(np.array([n, 0, 0], dtype=np.uint64))
+        return n
 
-    def take(self, buf):
-        n = int(self.count.get()[0])
-        return buf[:n]
+    def run(self, kernel, n, k, args_of):
+        """Queue `k` launches (launch j gets args_of(j, in, in_count, out, out_count, zero)); return the list."""
+        # sized for the list seen now (it may grow: the kernels grid-stride)
+        g = self.grid(max(4 * int(n), self.per_block * self.max_blocks // 4))
+        for j in range(k):
+            kernel(g, (_BLOCK,), args_of(j, self.bufs[j % 2], self.cnt_ptrs[j % 3], self.bufs[(j + 1) % 2],
+                                         self.cnt_ptrs[(j + 1) % 3], self.cnt_ptrs[(j + 2) % 3]))
+        m = int(self.cnt_ptrs[k % 3].get()[0])
+        return self.bufs[k % 2][:m]
 
 
 def prepare(L, layout, tile=32, cycles=8):
@@ -60,33 +79,31 @@ def prepare(L, layout, tile=32, cycles=8):
     return _Ctx(L, layout, tile, cycles)
 
 
-def discharge(ctx, st, work, it, target, other, hlimit):
-    """One launch of the discharge kernel over `work`; returns the next worklist."""
+def discharge(ctx, st, work, it, target, other, hlimit, k=1):
+    """Up to `k` launches of the discharge kernel, the first over `work`.
+
+    Returns ``(next worklist, launches counted)``; launches after the list
+    ran empty do nothing.  Launch ``j`` uses the stamp ``it + j``.
+    """
     n = work.shape[0]
     if n == 0:
-        return work
-    ctx.count.fill(0)
-    out = ctx.out_buffer()
-    ctx.k_discharge(ctx.grid(n), (_BLOCK,),
-                    ctx.arrays() + (st["height"], st["excess"], work.astype(ctx.idt, copy=False), np.int64(n),
-                                    out, ctx.count, ctx.stamp, np.int32(it),
-                                    np.int64(target), np.int64(other), np.int32(hlimit)))
-    return ctx.take(out)
+        return work, 0
+    ctx.load(work)
+    head = ctx.arrays()
+    tail = (np.int64(target), np.int64(other), np.int32(hlimit))
+    h, ex = st["height"], st["excess"]
+    out = ctx.run(ctx.k_discharge, n, k,
+                  lambda j, a, ac, b, bc, z: head + (h, ex, a, ac, b, bc, z, ctx.stamp, np.int32(it + j)) + tail)
+    return out, k
 
 
-def bfs_level(ctx, st, frontier, level):
-    """One BFS level of the global relabel; returns the next frontier."""
+def bfs_level(ctx, st, frontier, level, k=1):
+    """Up to `k` BFS levels of the global relabel; returns ``(next frontier, levels counted)``."""
     n = frontier.shape[0]
     if n == 0:
-        return frontier
-    ctx.count.fill(0)
-    out = ctx.out_buffer()
-    L = ctx.L
-    if ctx.layout == "rcsr":
-        arrs = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"])
-    else:
-        arrs = (L["bptr"], L["bnbr"], L["resid"], L["partner"])
-    ctx.k_bfs(ctx.grid(n), (_BLOCK,),
-              arrs + (st["height"], frontier.astype(ctx.idt, copy=False), np.int64(n),
-                      out, ctx.count, np.int32(level)))
-    return ctx.take(out)
+        return frontier, 0
+    ctx.load(frontier)
+    head = ctx.arrays()
+    h = st["height"]
+    out = ctx.run(ctx.k_bfs, n, k, lambda j, a, ac, b, bc, z: head + (h, a, ac, b, bc, z, np.int32(level + j)))
+    return out, k

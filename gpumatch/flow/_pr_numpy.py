@@ -89,12 +89,39 @@ def prepare(L, layout):
     return _RCSRSlots(L) if layout == "rcsr" else _BCSRSlots(L)
 
 
-def discharge(ctx, st, work, it, target, other, hlimit):
-    """One synchronous push-or-relabel step of every vertex of `work`.
+def discharge(ctx, st, work, it, target, other, hlimit, k=1):
+    """Up to `k` synchronous discharge steps, the first over `work`.
 
-    Returns the next worklist (sorted, distinct): vertices of `work` that
-    still hold excess below `hlimit`, and non-terminal vertices that received
-    flow.
+    Returns ``(next worklist, steps run)``; the worklist is sorted and
+    distinct: vertices that still hold excess below `hlimit` and
+    non-terminal vertices that received flow.
+    """
+    ran = 0
+    while ran < k and work.shape[0]:
+        work = _discharge_step(ctx, st, work, target, other, hlimit)
+        ran += 1
+    return work, ran
+
+
+def _segmented_exclusive_cumsum(x, owner, n_owner):
+    """Exclusive prefix sums of `x` within each run of equal `owner` (owners sorted)."""
+    cs = np.cumsum(x)
+    excl = cs - x
+    starts = np.zeros(n_owner, dtype=x.dtype)
+    first = np.ones(owner.shape[0], dtype=bool)
+    first[1:] = owner[1:] != owner[:-1]
+    starts[owner[first]] = excl[first]
+    return excl - starts[owner]
+
+
+def _discharge_step(ctx, st, work, target, other, hlimit):
+    """One synchronous discharge operation of every vertex of `work` (CYCLES = 1).
+
+    Each live vertex pushes its excess down its residual arcs to lower
+    neighbours in slot order (multi-push: every such arc gets
+    ``min(r, excess left)``), and relabels to one above its lowest residual
+    neighbour if excess is left (to `hlimit` without residual arcs), as one
+    tile of the CUDA kernel does with the same reads.
     """
     height, excess = st["height"], st["excess"]
     u = work.astype(np.int64)
@@ -106,36 +133,51 @@ def discharge(ctx, st, work, it, target, other, hlimit):
         return work[:0]
     owner, pos = csr.expand_segments(ctx.slot_ptr, u)
     r = ctx.resid(pos)
-    hv = height[ctx.nbr[pos]].astype(np.int64)
+    nbr = ctx.nbr[pos]
+    hv = height[nbr].astype(np.int64)
+    want = np.where((r > 0) & (hv < hu[owner]), np.minimum(r, ex[owner]), 0)
+    if want.shape[0] and float(want.astype(np.float64).sum()) >= 2.0 ** 62:
+        want = want.astype(object)  # exact (slow) sums for huge capacities
+    excl = _segmented_exclusive_cumsum(want, owner, u.shape[0])
+    d = np.clip(ex[owner] - excl, 0, want).astype(np.int64)
+    want = want.astype(np.int64)
+    pushed = np.zeros(u.shape[0], dtype=np.int64)
+    np.add.at(pushed, owner, d)
+    rem = ex - pushed
     local = pos - ctx.slot_ptr[u][owner]
-    key = np.where(r > 0, (hv << 32) | local, _KEY_INF)
+    key = np.where(r - d > 0, (hv << 32) | local, _KEY_INF)
     best = np.full(u.shape[0], _KEY_INF, dtype=np.int64)
     np.minimum.at(best, owner, key)
     none = best == _KEY_INF
     hmin = best >> 32
-    do_push = ~none & (hmin < hu)
-    # relabel (all reads above are done; writes follow)
-    rel = ~do_push
+    # writes (all reads are done)
+    on = d > 0
+    ctx.push(pos[on], d[on])
+    np.add.at(excess, nbr[on], d[on])
+    excess[u] -= pushed
+    rel = rem > 0
     new_h = np.where(none, hlimit, np.minimum(hmin + 1, hlimit))
-    # push
-    pu = u[do_push]
-    ppos = ctx.slot_ptr[pu] + (best[do_push] & _LOW)
-    d = np.minimum(ex[do_push], ctx.resid(ppos))
-    v = ctx.nbr[ppos]
-    ctx.push(ppos, d)
-    excess[pu] -= d
-    np.add.at(excess, v, d)
     height[u[rel]] = new_h[rel].astype(height.dtype)
-    cand = np.concatenate([u, v])
+    cand = np.concatenate([u, nbr[on]])
     keep = (excess[cand] > 0) & (height[cand] < hlimit) & (cand != target) & (cand != other)
     return np.unique(cand[keep]).astype(work.dtype, copy=False)
 
 
-def bfs_level(ctx, st, frontier, level):
+def bfs_level(ctx, st, frontier, level, k=1):
+    """Up to `k` BFS levels of the global relabel from `frontier` (height `level`).
+
+    Returns ``(next frontier, levels run)``.
+    """
+    ran = 0
+    while ran < k and frontier.shape[0]:
+        frontier = _bfs_step(ctx, st, frontier, level + ran)
+        ran += 1
+    return frontier, ran
+
+
+def _bfs_step(ctx, st, frontier, level):
     """Label (height ``level + 1``) the unreached vertices with a residual arc into `frontier`."""
     height = st["height"]
-    if frontier.shape[0] == 0:
-        return frontier
     _, pos = csr.expand_segments(ctx.slot_ptr, frontier.astype(np.int64))
     ok = ctx.rev_resid(pos) > 0
     v = ctx.nbr[pos][ok]

@@ -5,8 +5,10 @@
 //
 // Design after ECL-MaxFlow (VanAusdal & Burtscher 2025) and WBPR (Hsieh et
 // al. 2024): a TILE of lanes (a warp or a part of one) works on one active
-// vertex, finds its minimum-height residual neighbour with a tile reduction,
-// and one lane pushes or relabels.  Races follow Hong's lock-free
+// vertex, pushes its excess down all arcs to lower neighbours at once
+// (multi-push, shares by a tile prefix sum) and relabels from a tile minimum
+// when excess is left; hub vertices of R-MAT graphs would otherwise push one
+// unit per full neighbour scan and never finish.  Races follow Hong's lock-free
 // push-relabel (Hong 2008): a residual capacity is only decreased by the
 // arc's tail thread and only increased by the other endpoint, and an excess
 // is only decreased by its own vertex, so every value a thread reads is a
@@ -61,7 +63,7 @@ __device__ __forceinline__ i64 atomic_add_i64(i64* p, i64 v)
 }
 
 // Append v to the next worklist unless it is already there in this
-// iteration (stamp[v] == iter), a terminal, or at/above the height limit.
+// iteration (stamp[v] == iter).  The caller checks terminals and heights.
 __device__ __forceinline__ void enqueue(idx_t v, int* stamp, int iter, idx_t* next,
                                         unsigned long long* next_count)
 {
@@ -70,6 +72,41 @@ __device__ __forceinline__ void enqueue(idx_t v, int* stamp, int iter, idx_t* ne
         next[at] = v;
     }
 }
+
+__device__ __forceinline__ i64 sat_add(i64 a, i64 b)
+{
+    // both non-negative: saturate at INT64_MAX instead of wrapping
+    return a > 0x7fffffffffffffffll - b ? 0x7fffffffffffffffll : a + b;
+}
+
+// Multi-push claim of one chunk of TILE arcs: lane i wants to push `want`
+// (>= 0) units; the tile hands out the excess `rem` (uniform) in lane order
+// (an exclusive prefix sum) and returns this lane's share; `rem` is reduced
+// by the total handed out.  The NumPy twin hands out in the same slot order.
+__device__ __forceinline__ i64 tile_claim(i64 want, i64& rem, int lane, unsigned mask)
+{
+    if (!__any_sync(mask, want > 0)) return 0;
+    want = want < rem ? want : rem;
+    i64 incl = want;
+#pragma unroll
+    for (int off = 1; off < TILE; off <<= 1) {
+        i64 o = __shfl_up_sync(mask, incl, off, TILE);
+        if (lane >= off) incl = sat_add(incl, o);
+    }
+    i64 excl = __shfl_up_sync(mask, incl, 1, TILE);
+    if (lane == 0) excl = 0;
+    i64 d = rem - excl;
+    d = d < 0 ? 0 : (d < want ? d : want);
+    const i64 tot = __shfl_sync(mask, incl, TILE - 1, TILE);
+    rem = tot >= rem ? 0 : rem - tot;
+    return d;
+}
+
+// Worklist bookkeeping shared by the kernels: the list length is read from
+// the device (`work_count`), so the host can queue many launches and read a
+// count back only now and then; a launch on an empty list does nothing.
+// Block 0 zeroes `zero_count`, the counter the *next* launch writes (three
+// counters rotate: read, written, zeroed for the next launch).
 
 // gpumatch_pr_discharge_rcsr: one discharge step of push-relabel (reverse CSR).
 //   indptr     : V + 1, out-arc pointers
@@ -81,83 +118,109 @@ __device__ __forceinline__ void enqueue(idx_t v, int* stamp, int iter, idx_t* ne
 //   in_to_out  : E, out-position of each in-arc
 //   height     : V, labels; the tile of u writes height[u]
 //   excess     : V, excess (int64); u subtracts, any pusher adds
-//   work       : nwork, active vertices of this iteration (distinct)
+//   work       : *work_count, active vertices of this iteration (distinct)
+//   work_count : 1, length of work
 //   next       : V, out: active vertices of the next iteration
-//   next_count : 1, out: length of next (zeroed by the host)
+//   next_count : 1, out: length of next (zero on entry)
+//   zero_count : 1, set to zero (the next launch's next_count)
 //   stamp      : V, iteration stamp of the last enqueue of each vertex
 //   iter       : this iteration's stamp (unique per launch)
 //   target     : the vertex flow is sent to (sink in phase 1, source in 2)
 //   other      : the other terminal (never active, never enqueued)
 //   hlimit     : heights >= hlimit are inactive (V)
-// Thread mapping: TILE consecutive lanes per worklist entry; each tile runs
-// up to CYCLES push/relabel operations on its vertex.  Benign races: the
-// heights and residuals of neighbours are read while other tiles change them
-// (Hong's lock-free argument); atomics keep flow and excess exact.
+// Thread mapping: TILE consecutive lanes per worklist entry, grid-stride
+// over the list; each tile runs up to CYCLES discharge operations on its
+// vertex.  One operation scans the residual arcs in slot order (out-arcs,
+// then in-arcs) TILE at a time, pushes the excess down every arc to a lower
+// neighbour (multi-push, shares by tile_claim) and stops once the excess is
+// gone; if excess is left after the whole scan it relabels u to one above
+// its lowest residual neighbour.  Benign races: the heights and residuals of
+// neighbours are read while other tiles change them (Hong's lock-free
+// argument); atomics keep flow and excess exact.
 extern "C" __global__ void gpumatch_pr_discharge_rcsr(
     const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
     const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
     const idx_t* __restrict__ in_to_out,
     int* height, i64* excess,
-    const idx_t* __restrict__ work, long long nwork,
-    idx_t* next, unsigned long long* next_count, int* stamp, int iter,
+    const idx_t* __restrict__ work, const unsigned long long* work_count,
+    idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int* stamp, int iter,
     long long target, long long other, int hlimit)
 {
-    long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE;
-    if (w >= nwork) return;  // uniform within a tile
+    if (blockIdx.x == 0 && threadIdx.x == 0) *zero_count = 0ull;
+    const long long nwork = (long long)*work_count;
+    const long long ntiles = ((long long)gridDim.x * blockDim.x) / TILE;
     const int lane = threadIdx.x & (TILE - 1);
     const unsigned mask = tile_mask();
-    const idx_t u = work[w];
-    const idx_t ob = indptr[u], oe = indptr[u + 1];
-    const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
-    const idx_t odeg = oe - ob;
-    for (int c = 0; c < CYCLES; ++c) {
-        i64 e = 0;
-        int hu = 0;
-        if (lane == 0) { e = __ldcg(excess + u); hu = height[u]; }
-        e = __shfl_sync(mask, e, 0, TILE);
-        hu = __shfl_sync(mask, hu, 0, TILE);
-        if (e <= 0 || hu >= hlimit) break;
-        u64 best = KEY_INF;
-        for (idx_t p = ob + lane; p < oe; p += TILE) {
-            if (cap[p] - __ldcg(flow + p) > 0) {
-                u64 key = ((u64)(unsigned)__ldcg(height + indices[p]) << 32) | (u64)(p - ob);
-                best = key < best ? key : best;
+    for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nwork; w += ntiles) {
+        const idx_t u = work[w];
+        const idx_t ob = indptr[u], oe = indptr[u + 1];
+        const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+        const idx_t odeg = oe - ob;
+        for (int c = 0; c < CYCLES; ++c) {
+            i64 e = 0;
+            int hu = 0;
+            if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
+            e = __shfl_sync(mask, e, 0, TILE);
+            hu = __shfl_sync(mask, hu, 0, TILE);
+            if (e <= 0 || hu >= hlimit) break;
+            i64 rem = e;
+            u64 best = KEY_INF;
+            for (idx_t base = ob; base < oe && rem > 0; base += TILE) {
+                const idx_t p = base + lane;
+                i64 r = 0;
+                int hv = 0;
+                idx_t v = 0;
+                if (p < oe) {
+                    r = cap[p] - __ldcg(flow + p);
+                    if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
+                }
+                const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
+                if (d > 0) {
+                    atomic_add_i64(flow + p, d);
+                    atomic_add_i64(excess + v, d);
+                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+                }
+                if (r - d > 0) {
+                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
+                    best = key < best ? key : best;
+                }
             }
-        }
-        for (idx_t j = ib + lane; j < ie; j += TILE) {
-            if (__ldcg(flow + in_to_out[j]) > 0) {
-                u64 key = ((u64)(unsigned)__ldcg(height + in_indices[j]) << 32) | (u64)(odeg + (j - ib));
-                best = key < best ? key : best;
+            for (idx_t base = ib; base < ie && rem > 0; base += TILE) {
+                const idx_t j = base + lane;
+                i64 r = 0;
+                int hv = 0;
+                idx_t v = 0, k = 0;
+                if (j < ie) {
+                    k = in_to_out[j];
+                    r = __ldcg(flow + k);
+                    if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
+                }
+                const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
+                if (d > 0) {
+                    atomic_add_i64(flow + k, -d);
+                    atomic_add_i64(excess + v, d);
+                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+                }
+                if (r - d > 0) {
+                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
+                    best = key < best ? key : best;
+                }
             }
-        }
-        best = tile_min(best, mask);
-        if (best == KEY_INF) {  // no residual arc: u can never send its excess on
-            if (lane == 0) height[u] = hlimit;
-            break;
-        }
-        const int hmin = (int)(best >> 32);
-        if (hmin < hu) {  // push
+            if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+            if (rem == 0) { __syncwarp(mask); continue; }
+            best = tile_min(best, mask);
             if (lane == 0) {
-                const idx_t slot = (idx_t)(best & 0xffffffffull);
-                idx_t v, k;
-                i64 r, sign;
-                if (slot < odeg) { k = ob + slot; v = indices[k]; r = cap[k] - __ldcg(flow + k); sign = 1; }
-                else { idx_t j = ib + (slot - odeg); k = in_to_out[j]; v = in_indices[j]; r = __ldcg(flow + k); sign = -1; }
-                i64 d = e < r ? e : r;
-                atomic_add_i64(flow + k, sign * d);
-                atomic_add_i64(excess + u, -d);
-                atomic_add_i64(excess + v, d);
-                if (v != target && v != other && __ldcg(height + v) < hlimit)
-                    enqueue(v, stamp, iter, next, next_count);
+                // no residual arc left: u can never send its excess on
+                const int hmin = (int)(best >> 32);
+                height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
             }
-        } else if (lane == 0) {  // relabel
-            height[u] = hmin + 1 < hlimit ? hmin + 1 : hlimit;
+            __syncwarp(mask);
+            if (best == KEY_INF) break;
         }
-        __syncwarp(mask);
+        if (lane == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
+            enqueue(u, stamp, iter, next, next_count);
     }
-    if (lane == 0 && __ldcg(excess + u) > 0 && height[u] < hlimit)
-        enqueue(u, stamp, iter, next, next_count);
 }
 
 // gpumatch_pr_discharge_bcsr: one discharge step (bidirectional CSR).
@@ -165,64 +228,69 @@ extern "C" __global__ void gpumatch_pr_discharge_rcsr(
 //   bnbr       : B, neighbour of each entry (sorted within a vertex)
 //   resid      : B, residual capacity of entry (u -> bnbr) (int64), updated
 //   partner    : B, index of the entry (bnbr -> u)
-//   height, excess, work, next, next_count, stamp, iter, target, other,
-//   hlimit     : as in gpumatch_pr_discharge_rcsr
+//   height, excess, work, work_count, next, next_count, zero_count, stamp,
+//   iter, target, other, hlimit : as in gpumatch_pr_discharge_rcsr
 // Thread mapping and races: as in gpumatch_pr_discharge_rcsr; resid[e] is
 // decreased only by the tile of u and increased only by the tile of bnbr[e].
 extern "C" __global__ void gpumatch_pr_discharge_bcsr(
     const idx_t* __restrict__ bptr, const idx_t* __restrict__ bnbr,
     i64* resid, const idx_t* __restrict__ partner,
     int* height, i64* excess,
-    const idx_t* __restrict__ work, long long nwork,
-    idx_t* next, unsigned long long* next_count, int* stamp, int iter,
+    const idx_t* __restrict__ work, const unsigned long long* work_count,
+    idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int* stamp, int iter,
     long long target, long long other, int hlimit)
 {
-    long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE;
-    if (w >= nwork) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *zero_count = 0ull;
+    const long long nwork = (long long)*work_count;
+    const long long ntiles = ((long long)gridDim.x * blockDim.x) / TILE;
     const int lane = threadIdx.x & (TILE - 1);
     const unsigned mask = tile_mask();
-    const idx_t u = work[w];
-    const idx_t b = bptr[u], be = bptr[u + 1];
-    for (int c = 0; c < CYCLES; ++c) {
-        i64 e = 0;
-        int hu = 0;
-        if (lane == 0) { e = __ldcg(excess + u); hu = height[u]; }
-        e = __shfl_sync(mask, e, 0, TILE);
-        hu = __shfl_sync(mask, hu, 0, TILE);
-        if (e <= 0 || hu >= hlimit) break;
-        u64 best = KEY_INF;
-        for (idx_t p = b + lane; p < be; p += TILE) {
-            if (__ldcg(resid + p) > 0) {
-                u64 key = ((u64)(unsigned)__ldcg(height + bnbr[p]) << 32) | (u64)(p - b);
-                best = key < best ? key : best;
+    for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nwork; w += ntiles) {
+        const idx_t u = work[w];
+        const idx_t b = bptr[u], be = bptr[u + 1];
+        for (int c = 0; c < CYCLES; ++c) {
+            i64 e = 0;
+            int hu = 0;
+            if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
+            e = __shfl_sync(mask, e, 0, TILE);
+            hu = __shfl_sync(mask, hu, 0, TILE);
+            if (e <= 0 || hu >= hlimit) break;
+            i64 rem = e;
+            u64 best = KEY_INF;
+            for (idx_t base = b; base < be && rem > 0; base += TILE) {
+                const idx_t p = base + lane;
+                i64 r = 0;
+                int hv = 0;
+                idx_t v = 0;
+                if (p < be) {
+                    r = __ldcg(resid + p);
+                    if (r > 0) { v = bnbr[p]; hv = __ldcg(height + v); }
+                }
+                const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
+                if (d > 0) {
+                    atomic_add_i64(resid + p, -d);
+                    atomic_add_i64(resid + partner[p], d);
+                    atomic_add_i64(excess + v, d);
+                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+                }
+                if (r - d > 0) {
+                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - b);
+                    best = key < best ? key : best;
+                }
             }
-        }
-        best = tile_min(best, mask);
-        if (best == KEY_INF) {
-            if (lane == 0) height[u] = hlimit;
-            break;
-        }
-        const int hmin = (int)(best >> 32);
-        if (hmin < hu) {
+            if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+            if (rem == 0) { __syncwarp(mask); continue; }
+            best = tile_min(best, mask);
             if (lane == 0) {
-                const idx_t p = b + (idx_t)(best & 0xffffffffull);
-                const idx_t v = bnbr[p];
-                i64 r = __ldcg(resid + p);
-                i64 d = e < r ? e : r;
-                atomic_add_i64(resid + p, -d);
-                atomic_add_i64(resid + partner[p], d);
-                atomic_add_i64(excess + u, -d);
-                atomic_add_i64(excess + v, d);
-                if (v != target && v != other && __ldcg(height + v) < hlimit)
-                    enqueue(v, stamp, iter, next, next_count);
+                const int hmin = (int)(best >> 32);
+                height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
             }
-        } else if (lane == 0) {
-            height[u] = hmin + 1 < hlimit ? hmin + 1 : hlimit;
+            __syncwarp(mask);
+            if (best == KEY_INF) break;
         }
-        __syncwarp(mask);
+        if (lane == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
+            enqueue(u, stamp, iter, next, next_count);
     }
-    if (lane == 0 && __ldcg(excess + u) > 0 && height[u] < hlimit)
-        enqueue(u, stamp, iter, next, next_count);
 }
 
 // gpumatch_pr_bfs_rcsr: one level of the global relabel, a worklist BFS from
@@ -230,23 +298,27 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
 // has residual capacity).
 //   indptr, indices, cap, flow, in_indptr, in_indices, in_to_out : as above
 //   height     : V, -1 = not reached yet; reached vertices get level + 1
-//   frontier   : nf, vertices of height `level`
+//   frontier   : *frontier_count, vertices of height `level`
+//   frontier_count : 1, length of frontier
 //   next       : V, out: vertices labelled level + 1
-//   next_count : 1, out: length of next (zeroed by the host)
-// Thread mapping: TILE lanes per frontier vertex, lanes stride over its in-
-// then out-arcs.  Race: several tiles may reach one vertex; atomicCAS lets
+//   next_count : 1, out: length of next (zero on entry)
+//   zero_count : 1, set to zero (the next level's next_count)
+// Thread mapping: TILE lanes per frontier vertex (grid-stride over the
+// frontier), lanes stride over its in- then out-arcs.  Race: several tiles may reach one vertex; atomicCAS lets
 // exactly one label and enqueue it.  No flow changes during a relabel.
 extern "C" __global__ void gpumatch_pr_bfs_rcsr(
     const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
     const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
     const idx_t* __restrict__ in_to_out,
-    int* height, const idx_t* __restrict__ frontier, long long nf,
-    idx_t* next, unsigned long long* next_count, int level)
+    int* height, const idx_t* __restrict__ frontier, const unsigned long long* frontier_count,
+    idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int level)
 {
-    long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE;
-    if (w >= nf) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *zero_count = 0ull;
+    const long long nf = (long long)*frontier_count;
+    const long long ntiles = ((long long)gridDim.x * blockDim.x) / TILE;
     const int lane = threadIdx.x & (TILE - 1);
+    for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nf; w += ntiles) {
     const idx_t x = frontier[w];
     for (idx_t j = in_indptr[x] + lane; j < in_indptr[x + 1]; j += TILE) {
         idx_t k = in_to_out[j];
@@ -261,26 +333,31 @@ extern "C" __global__ void gpumatch_pr_bfs_rcsr(
             if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
         }
     }
+    }
 }
 
 // gpumatch_pr_bfs_bcsr: one level of the global relabel (bidirectional CSR).
 //   bptr, bnbr, resid, partner : as in gpumatch_pr_discharge_bcsr
-//   height, frontier, nf, next, next_count, level : as in gpumatch_pr_bfs_rcsr
+//   height, frontier, frontier_count, next, next_count, zero_count, level :
+//                as in gpumatch_pr_bfs_rcsr
 // Thread mapping and race: as in gpumatch_pr_bfs_rcsr.
 extern "C" __global__ void gpumatch_pr_bfs_bcsr(
     const idx_t* __restrict__ bptr, const idx_t* __restrict__ bnbr,
     const i64* __restrict__ resid, const idx_t* __restrict__ partner,
-    int* height, const idx_t* __restrict__ frontier, long long nf,
-    idx_t* next, unsigned long long* next_count, int level)
+    int* height, const idx_t* __restrict__ frontier, const unsigned long long* frontier_count,
+    idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int level)
 {
-    long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE;
-    if (w >= nf) return;
+    if (blockIdx.x == 0 && threadIdx.x == 0) *zero_count = 0ull;
+    const long long nf = (long long)*frontier_count;
+    const long long ntiles = ((long long)gridDim.x * blockDim.x) / TILE;
     const int lane = threadIdx.x & (TILE - 1);
+    for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nf; w += ntiles) {
     const idx_t x = frontier[w];
     for (idx_t p = bptr[x] + lane; p < bptr[x + 1]; p += TILE) {
         if (resid[partner[p]] > 0) {  // bnbr[p] -> x is residual
             idx_t v = bnbr[p];
             if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
         }
+    }
     }
 }
