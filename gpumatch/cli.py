@@ -1,0 +1,392 @@
+"""The ``gpumatch`` command line (``python -m gpumatch ...``).
+
+Commands::
+
+    gpumatch match FILE [--backend B] [--perm-type row|column] [-o OUT]
+    gpumatch rank  FILE [--backend B] [--nonzero]
+    gpumatch flow  FILE [--source S --sink T] [--backend B] [-o OUT] [--cut OUT]
+    gpumatch demo  [--size N] [--degree D] [--backend B]
+    gpumatch bench [runner options]          (same as benchmarks/run.py)
+
+FILE is a Matrix Market file (``.mtx``, ``.mtx.gz``) for ``match`` and
+``rank``, and a DIMACS max-flow file (``.max``, ``.max.gz``) or a square
+Matrix Market capacity matrix for ``flow``.  Errors (a missing or malformed
+file, a bad option) print one line on stderr and exit non-zero.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import time
+
+import numpy as np
+
+__all__ = ["build_parser", "main"]
+
+_BACKENDS = ("auto", "numpy", "cupy")
+
+
+class CLIError(Exception):
+    """An error reported to the user as one line, without a traceback."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse with one-line errors (``prog: error: message``) and exit code 2."""
+
+    def error(self, message):
+        self.exit(2, f"{self.prog}: error: {message}\n")
+
+
+def _add_backend(p):
+    p.add_argument("--backend", choices=_BACKENDS, default="auto",
+                   help="'auto' uses the GPU when CuPy finds one, else NumPy (default: auto)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from . import __version__
+
+    parser = _Parser(prog="gpumatch", description="Maximum bipartite matching and maximum flow on GPUs "
+                     "(CuPy) and CPUs (NumPy).", epilog="Run 'gpumatch COMMAND --help' for a command's options.")
+    parser.add_argument("--version", action="version", version=f"gpumatch {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
+
+    p = sub.add_parser("match", help="maximum bipartite matching of a Matrix Market file",
+                       description="Maximum bipartite matching of the rows and columns of a sparse matrix "
+                                   "(every stored entry is an edge, explicit zeros included, as in scipy).")
+    p.add_argument("file", metavar="FILE", help=".mtx or .mtx.gz file")
+    _add_backend(p)
+    p.add_argument("--perm-type", choices=("row", "column"), default="row",
+                   help="'row': for each column its matched row; 'column': for each row its matched "
+                        "column (scipy's convention; default: row)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the matching array: one line per entry, the 0-based matched index or -1")
+    p.add_argument("--check", action="store_true", help="prove the result maximum (König cover)")
+    p.set_defaults(func=_cmd_match)
+
+    p = sub.add_parser("rank", help="structural rank of a Matrix Market file",
+                       description="Structural rank (maximum matching size) of a sparse matrix.")
+    p.add_argument("file", metavar="FILE", help=".mtx or .mtx.gz file")
+    _add_backend(p)
+    p.add_argument("--nonzero", action="store_true",
+                   help="drop explicitly stored zeros first (MATLAB sprank semantics)")
+    p.set_defaults(func=_cmd_rank)
+
+    p = sub.add_parser("flow", help="maximum flow of a DIMACS max-flow file",
+                       description="Maximum s-t flow (push-relabel). Vertex ids on the command line and in "
+                                   "the outputs are 1-based, as in DIMACS and Matrix Market files.")
+    p.add_argument("file", metavar="FILE", help=".max/.max.gz DIMACS file, or a square .mtx capacity matrix")
+    p.add_argument("--source", type=int, metavar="S", help="source vertex (1-based; default: the file's)")
+    p.add_argument("--sink", type=int, metavar="T", help="sink vertex (1-based; default: the file's)")
+    _add_backend(p)
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the flow in DIMACS solution format ('s VALUE', then 'f u v x' per arc)")
+    p.add_argument("--cut", metavar="OUT", help="write the source side of a minimum cut, one vertex per line")
+    p.add_argument("--check", action="store_true", help="verify the flow and prove it maximum (min cut)")
+    p.set_defaults(func=_cmd_flow)
+
+    p = sub.add_parser("demo", help="generate, solve and check a matching and a max flow; compare with scipy",
+                       description="Generate a random bipartite graph, match it with gpumatch, check the "
+                                   "result with gpumatch.testing.check_matching and compare with scipy; then "
+                                   "the same for a small GENRMF max-flow network against scipy's Dinic.")
+    p.add_argument("--size", type=int, default=200_000, metavar="N",
+                   help="rows = columns of the random bipartite graph (default: 200000)")
+    p.add_argument("--degree", type=float, default=5.0, metavar="D", help="mean row degree (default: 5)")
+    p.add_argument("--flow-frame", type=int, default=16, metavar="A",
+                   help="GENRMF frame side a (a x a x a vertices; default: 16)")
+    p.add_argument("--seed", type=int, default=0)
+    _add_backend(p)
+    p.set_defaults(func=_cmd_demo)
+
+    from . import bench
+
+    p = sub.add_parser("bench", help="benchmark gpumatch against scipy (JSON lines + Markdown table)",
+                       description=bench.__doc__.split("\n\n")[0],
+                       epilog="Example: gpumatch bench --suite standard --repeats 5 --out bench_out")
+    bench.add_arguments(p)
+    p.set_defaults(func=_cmd_bench)
+    return parser
+
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def _resolve(backend: str) -> str:
+    from ._backend import resolve_backend
+
+    return resolve_backend(backend)
+
+
+def _read_matrix(path):
+    if not os.path.exists(path):
+        raise CLIError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise CLIError(f"{path}: is a directory, not a file")
+    from .io import read_matrix_market
+
+    try:
+        return read_matrix_market(path)
+    except Exception as exc:
+        raise CLIError(f"{path}: cannot read as Matrix Market: {_short(exc)}") from None
+
+
+def _read_flow(path, source, sink):
+    if not os.path.exists(path):
+        raise CLIError(f"{path}: no such file")
+    if os.path.isdir(path):
+        raise CLIError(f"{path}: is a directory, not a file")
+    low = path.lower()
+    if low.endswith((".mtx", ".mtx.gz")):
+        C = _read_matrix(path)
+        if source is None or sink is None:
+            raise CLIError("a Matrix Market capacity matrix needs --source and --sink")
+        s = t = None
+    else:
+        from .io import read_dimacs_max
+
+        try:
+            C, s, t = read_dimacs_max(path)
+        except Exception as exc:
+            raise CLIError(f"{path}: cannot read as DIMACS max-flow: {_short(exc)}") from None
+    nv = C.shape[0]
+    if C.shape[0] != C.shape[1]:
+        raise CLIError(f"{path}: a capacity matrix must be square, got {C.shape[0]}x{C.shape[1]}")
+    if source is not None:
+        if not 1 <= source <= nv:
+            raise CLIError(f"--source {source} is out of range 1..{nv}")
+        s = source - 1
+    if sink is not None:
+        if not 1 <= sink <= nv:
+            raise CLIError(f"--sink {sink} is out of range 1..{nv}")
+        t = sink - 1
+    if s == t:
+        raise CLIError(f"source and sink must differ, both are {s + 1}")
+    return C, int(s), int(t)
+
+
+def _short(exc) -> str:
+    text = " ".join(str(exc).split()) or type(exc).__name__
+    return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _now():
+    return time.perf_counter()
+
+
+def _sync(backend):
+    from ._backend import synchronize
+
+    synchronize(backend)
+
+
+# ---------------------------------------------------------------------------
+# commands
+# ---------------------------------------------------------------------------
+
+
+def _cmd_match(args) -> int:
+    from ._backend import to_numpy
+    from .matching import maximum_bipartite_matching
+
+    A = _read_matrix(args.file)
+    backend = _resolve(args.backend)
+    t0 = _now()
+    match = maximum_bipartite_matching(A, args.perm_type, backend=backend)
+    _sync(backend)
+    dt = _now() - t0
+    match = to_numpy(match)
+    size = int((match >= 0).sum())
+    m, n = A.shape
+    print(f"{args.file}: {m} x {n}, {A.nnz} stored entries")
+    print(f"matching size: {size} of min(m, n) = {min(m, n)}  ({dt:.3f} s, backend {backend})")
+    if args.check:
+        from .testing import check_matching
+
+        cert = check_matching(A, match, args.perm_type)
+        print(f"check: valid and maximum (König cover of size {cert.size})")
+    if args.output:
+        what = ("for each column j (line j+1) its matched row" if args.perm_type == "row"
+                else "for each row i (line i+1) its matched column")
+        header = f"gpumatch matching, perm_type={args.perm_type}: {what}, 0-based, -1 = unmatched"
+        np.savetxt(args.output, match.astype(np.int64), fmt="%d", header=header)
+        print(f"wrote {args.output}")
+    return 0
+
+
+def _cmd_rank(args) -> int:
+    from .matching import structural_rank
+
+    A = _read_matrix(args.file)
+    if args.nonzero:
+        A = A.copy()
+        A.eliminate_zeros()
+    backend = _resolve(args.backend)
+    t0 = _now()
+    r = int(structural_rank(A, backend=backend))
+    _sync(backend)
+    dt = _now() - t0
+    m, n = A.shape
+    print(f"{args.file}: {m} x {n}, {A.nnz} stored entries")
+    print(f"structural rank: {r}  ({dt:.3f} s, backend {backend})")
+    if r < min(m, n):
+        print(f"structurally singular: {m - r} rows and {n - r} columns are unmatched")
+    else:
+        print("structurally full rank" + (" (structurally nonsingular)" if m == n else ""))
+    return 0
+
+
+def _cmd_flow(args) -> int:
+    from ._backend import to_numpy
+    from .flow import maximum_flow
+
+    C, s, t = _read_flow(args.file, args.source, args.sink)
+    backend = _resolve(args.backend)
+    t0 = _now()
+    res = maximum_flow(C, s, t, backend=backend)
+    _sync(backend)
+    dt = _now() - t0
+    print(f"{args.file}: {C.shape[0]} vertices, {C.nnz} arcs, source {s + 1}, sink {t + 1}")
+    print(f"maximum flow value: {int(res.flow_value)}  ({dt:.3f} s, backend {backend})")
+    if args.check:
+        from .testing import check_flow
+
+        cert = check_flow(C, s, t, res.flow, int(res.flow_value))
+        print(f"check: valid and maximum (cut of capacity {int(cert.cut_capacity)})")
+    if args.output:
+        import scipy.sparse as sp
+
+        F = res.flow
+        if not sp.issparse(F):
+            F = F.get() if hasattr(F, "get") else sp.csr_matrix(np.asarray(F))
+        F = sp.coo_matrix(F)
+        pos = F.data > 0
+        u, v, x = F.row[pos] + 1, F.col[pos] + 1, F.data[pos].astype(np.int64)
+        order = np.lexsort((v, u))
+        with open(args.output, "w") as fh:
+            fh.write(f"c gpumatch maximum flow of {os.path.basename(args.file)}, source {s + 1}, sink {t + 1}\n")
+            fh.write("c f u v x: net flow x > 0 from u to v (1-based)\n")
+            fh.write(f"s {int(res.flow_value)}\n")
+            for a, b, c in zip(u[order], v[order], x[order]):
+                fh.write(f"f {a} {b} {c}\n")
+        print(f"wrote {args.output}")
+    if args.cut:
+        side = getattr(res, "source_side", None)
+        if side is None:
+            from .testing import check_flow
+
+            side = check_flow(C, s, t, res.flow, int(res.flow_value)).source_side
+        side = np.flatnonzero(to_numpy(side)) + 1
+        with open(args.cut, "w") as fh:
+            fh.write(f"c source side of a minimum cut of {os.path.basename(args.file)} "
+                     f"(capacity {int(res.flow_value)}), 1-based vertex ids\n")
+            fh.write("".join(f"{v}\n" for v in side))
+        print(f"wrote {args.cut} ({side.size} source-side vertices)")
+    return 0
+
+
+def _cmd_demo(args) -> int:
+    import scipy.sparse.csgraph as csgraph
+
+    from ._backend import to_numpy
+    from .flow import maximum_flow
+    from .generators import genrmf, random_bipartite
+    from .matching import maximum_bipartite_matching
+    from .testing import check_flow, check_matching
+
+    if args.size < 1:
+        raise CLIError(f"--size must be positive, got {args.size}")
+    if args.degree <= 0:
+        raise CLIError(f"--degree must be positive, got {args.degree}")
+    if args.flow_frame < 2:
+        raise CLIError(f"--flow-frame must be at least 2, got {args.flow_frame}")
+    backend = _resolve(args.backend)
+    ok = True
+    n = args.size
+    print(f"== matching: random bipartite graph, {n} x {n}, mean degree {args.degree:g} (seed {args.seed})")
+    t0 = _now()
+    A = random_bipartite(n, n, args.degree, seed=args.seed)
+    print(f"generated {A.nnz} edges in {_now() - t0:.2f} s")
+    if backend == "cupy":  # first call compiles the kernels: keep that out of the timing
+        maximum_bipartite_matching(random_bipartite(64, 64, 3, seed=1), backend=backend)
+    t0 = _now()
+    match = maximum_bipartite_matching(A, backend=backend)
+    _sync(backend)
+    t_ours = _now() - t0
+    match = to_numpy(match)
+    t0 = _now()
+    ref = csgraph.maximum_bipartite_matching(A, perm_type="row")
+    t_scipy = _now() - t0
+    size_ref = int((ref >= 0).sum())
+    t0 = _now()
+    try:
+        cert = check_matching(A, match, expected_size=size_ref)
+        verdict = f"valid and maximum (König cover of size {cert.size}, equal to scipy's)"
+    except AssertionError as exc:
+        ok, verdict = False, f"WRONG: {_short(exc)}"
+    t_check = _now() - t0
+    size = int((match >= 0).sum())
+    print(f"gpumatch ({backend}): size {size} in {t_ours:.3f} s")
+    print(f"scipy (Hopcroft-Karp): size {size_ref} in {t_scipy:.3f} s  -> speedup {t_scipy / max(t_ours, 1e-9):.1f}x")
+    print(f"check_matching: {verdict} ({t_check:.2f} s)")
+
+    a = args.flow_frame
+    print(f"\n== max flow: GENRMF a={a}, b={a} ({a * a * a} vertices), capacities 1..1000")
+    C, s, t = genrmf(a, a, 1, 1000, seed=args.seed)
+    if backend == "cupy":
+        Cw, sw, tw = genrmf(2, 2, 1, 10, seed=1)
+        maximum_flow(Cw, sw, tw, backend=backend)
+    t0 = _now()
+    res = maximum_flow(C, s, t, backend=backend)
+    _sync(backend)
+    t_ours = _now() - t0
+    t0 = _now()
+    ref = csgraph.maximum_flow(C.astype(np.int32), s, t, method="dinic")
+    t_scipy = _now() - t0
+    try:
+        cert = check_flow(C, s, t, res.flow, int(res.flow_value))
+        if int(cert.value) != int(ref.flow_value):
+            raise AssertionError(f"value {cert.value} differs from scipy's {ref.flow_value}")
+        verdict = "valid and maximum (cut of equal capacity), value equal to scipy's"
+    except AssertionError as exc:
+        ok, verdict = False, f"WRONG: {_short(exc)}"
+    print(f"gpumatch ({backend}): value {int(res.flow_value)} in {t_ours:.3f} s")
+    print(f"scipy (Dinic): value {int(ref.flow_value)} in {t_scipy:.3f} s  -> speedup {t_scipy / max(t_ours, 1e-9):.1f}x")
+    print(f"check_flow: {verdict}")
+    print("\nall checks passed" if ok else "\nSOME CHECKS FAILED")
+    return 0 if ok else 1
+
+
+def _cmd_bench(args) -> int:
+    from . import bench
+
+    return bench.run(args)
+
+
+# ---------------------------------------------------------------------------
+# entry point
+# ---------------------------------------------------------------------------
+
+
+def main(argv=None) -> int:
+    """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "command", None):
+        parser.print_help(sys.stderr)
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except CLIError as exc:
+        print(f"gpumatch {args.command}: error: {exc}", file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print(f"gpumatch {args.command}: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 1
+    except Exception as exc:  # never a traceback for the user; the message names the problem
+        print(f"gpumatch {args.command}: error: {type(exc).__name__}: {_short(exc)}", file=sys.stderr)
+        return 1

@@ -1,0 +1,128 @@
+"""The examples run on a small input and give checked answers."""
+
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+
+import numpy as np
+import pytest
+import scipy.io
+import scipy.sparse as sp
+from scipy.sparse.csgraph import (
+    maximum_bipartite_matching,
+    maximum_flow,
+    structural_rank,
+)
+
+from gpumatch.testing import check_flow, check_matching
+
+EXAMPLES = pathlib.Path(__file__).resolve().parent.parent / "examples"
+
+
+def _load(name):
+    spec = importlib.util.spec_from_file_location(f"gpumatch_example_{name}", EXAMPLES / f"{name}.py")
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.mark.parametrize("name", ["structural_rank", "assignment", "min_cut_segmentation"])
+def test_example_has_docstring_and_main(name):
+    mod = _load(name)
+    assert mod.__doc__ and len(mod.__doc__.strip().splitlines()) > 3
+    assert callable(mod.main)
+
+
+def test_structural_rank_generated(backend, capsys):
+    out = _load("structural_rank").main(["--size", "3000", "--degree", "2", "--backend", backend])
+    assert out["rank"] == out["scipy_rank"]
+    m, n = out["shape"]
+    assert out["singular"] == (out["rank"] < min(m, n))
+    assert out["singular"]  # mean degree 2 leaves empty rows and columns
+    assert out["unmatched_rows"] == m - out["rank"]
+    assert out["unmatched_cols"] == n - out["rank"]
+    assert "structurally singular" in capsys.readouterr().out
+
+
+def test_structural_rank_file(tmp_path, capsys):
+    A = sp.random(80, 60, density=0.03, format="coo", random_state=4)
+    A.data[:] = 1.0
+    path = tmp_path / "m.mtx"
+    scipy.io.mmwrite(str(path), A)
+    out = _load("structural_rank").main([str(path), "--backend", "numpy"])
+    assert out["rank"] == out["scipy_rank"] == int(structural_rank(sp.csr_matrix(A)))
+    assert out["shape"] == (80, 60)
+    assert out["unmatched_rows"] == 80 - out["rank"]
+
+
+def test_structural_rank_explicit_zeros(tmp_path):
+    # 2x2 with a stored zero on the diagonal: rank 2 with stored entries, 1 with --nonzero
+    A = sp.coo_matrix((np.array([1.0, 0.0, 1.0]), (np.array([0, 1, 1]), np.array([0, 1, 0]))), shape=(2, 2))
+    path = tmp_path / "z.mtx"
+    scipy.io.mmwrite(str(path), A)
+    mod = _load("structural_rank")
+    assert mod.main([str(path), "--backend", "numpy"])["rank"] == 2
+    assert mod.main([str(path), "--backend", "numpy", "--nonzero"])["rank"] == 1
+
+
+def test_assignment_default_table(backend, capsys):
+    out = _load("assignment").main(["--backend", backend])
+    A = out["matrix"]
+    ref = int((maximum_bipartite_matching(A, perm_type="column") >= 0).sum())
+    check_matching(A, out["job_of_worker"], "column", expected_size=ref)
+    assert out["size"] == ref == len(out["jobs"]) - len(out["unfilled_jobs"])
+    w_index = {w: i for i, w in enumerate(out["workers"])}
+    j_index = {j: i for i, j in enumerate(out["jobs"])}
+    for w, j in out["assignment"].items():
+        assert A[w_index[w], j_index[j]] != 0
+    assert len(set(out["assignment"].values())) == out["size"]
+    text = capsys.readouterr().out
+    assert "->" in text and "maximum assignment" in text
+
+
+def test_assignment_custom_csv_with_unfillable_job(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("worker,job\nann,a\nbob,a\ncid,a\ncid,b\ndan,c\ndan,d\neve,c\n")
+    out = _load("assignment").main(["--csv", str(table), "--backend", "numpy"])
+    assert out["size"] == 4
+    assert len(out["idle_workers"]) == 1
+    assert out["unfilled_jobs"] == []
+    check_matching(out["matrix"], out["job_of_worker"], "column", expected_size=4)
+
+
+def test_assignment_bad_csv(tmp_path):
+    table = tmp_path / "t.csv"
+    table.write_text("worker,job\nann\n")
+    with pytest.raises(ValueError, match="expected 'worker,job'"):
+        _load("assignment").main(["--csv", str(table), "--backend", "numpy"])
+
+
+def test_min_cut_segmentation(backend, tmp_path, capsys):
+    out = _load("min_cut_segmentation").main(["--size", "48", "--backend", backend,
+                                               "--out", str(tmp_path / "seg.png")])
+    assert out["cut_value"] == out["scipy_value"]
+    C, s, t = out["capacity"], out["source"], out["sink"]
+    check_flow(C, s, t, out["flow"].flow, out["cut_value"])
+    assert out["error_rate"] < 0.03
+    assert out["error_rate"] < out["threshold_error_rate"] / 5
+    assert pathlib.Path(out["output"]).is_file()
+    assert pathlib.Path(out["output"]).stat().st_size > 48 * 48
+    # the returned mask is a minimum cut: the arcs leaving it sum to the flow value
+    side = np.zeros(C.shape[0], dtype=bool)
+    side[: 48 * 48] = out["mask"].ravel()
+    side[s] = True
+    Ccoo = sp.coo_matrix(C)
+    crossing = side[Ccoo.row] & ~side[Ccoo.col]
+    assert int(Ccoo.data[crossing].sum()) == out["cut_value"]
+    assert "pixels differing from the ground truth" in capsys.readouterr().out
+
+
+def test_min_cut_segmentation_pgm_fallback(tmp_path):
+    out = _load("min_cut_segmentation").main(["--size", "24", "--backend", "numpy", "--no-scipy",
+                                               "--out", str(tmp_path / "seg.pgm")])
+    data = pathlib.Path(out["output"]).read_bytes()
+    assert data.startswith(b"P5\n")
+    assert out["scipy_value"] is None
+    ref = int(maximum_flow(out["capacity"].astype(np.int32), out["source"], out["sink"]).flow_value)
+    assert out["cut_value"] == ref
