@@ -95,6 +95,21 @@ def _f(name, family, fn, **kw):
     return BenchInput(name, family, "flow", _gen(fn, **kw), params={"generator": fn, **kw})
 
 
+def _unit(name, family, fn, **kw):
+    """Flow input: the unit-capacity network (s -> rows -> columns -> t) of a matching input."""
+    make = _gen(fn, **kw)
+
+    def build():
+        from . import csr
+
+        A = sp.csr_matrix(make())
+        indptr, indices, capacity, s, t = csr.bipartite_flow_network(A.indptr, A.indices, A.shape)
+        V = indptr.shape[0] - 1
+        return sp.csr_matrix((capacity, indices, indptr), shape=(V, V)), s, t
+
+    return BenchInput(name, family, "flow", build, params={"generator": fn, "network": "unit", **kw})
+
+
 def _suite_small():
     return [
         _m("random_2k_d5", "random", "random_bipartite", m=2000, n=2000, degree=5),
@@ -105,6 +120,7 @@ def _suite_small():
         _m("grid_40x40_drop0.1", "grid", "grid", nx=40, ny=40, drop=0.1),
         _f("genrmf_4_8", "genrmf", "genrmf", a=4, b=8, c1=100, c2=10000),
         _f("washington_16x32_C100", "washington", "washington_rlg", rows=16, cols=32, max_cap=100),
+        _unit("unit_random_2k_d5", "random", "random_bipartite", m=2000, n=2000, degree=5),
     ]
 
 
@@ -133,6 +149,13 @@ def _suite_standard():
         _f("genrmf_32_256", "genrmf", "genrmf", a=32, b=256, c1=100, c2=10000),
         _f("washington_512x1024_C10000", "washington", "washington_rlg", rows=512, cols=1024, max_cap=10000),
         _f("washington_1024x1024_C10000", "washington", "washington_rlg", rows=1024, cols=1024, max_cap=10000),
+        # unit-capacity networks of the matching inputs (the flow issue's first six inputs)
+        _unit("unit_random_1M_d5", "random", "random_bipartite", m=1_000_000, n=1_000_000, degree=5),
+        _unit("unit_delaunay_1M", "delaunay", "delaunay", npoints=1_000_000),
+        _unit("unit_rmat_20_8", "rmat", "rmat", scale=20, edge_factor=8),
+        _unit("unit_rect_1M_500k_d3", "rect", "random_bipartite", m=1_000_000, n=500_000, degree=3),
+        _unit("unit_grid_1000x1000_drop0.1", "grid", "grid", nx=1000, ny=1000, drop=0.1),
+        _unit("unit_random_200k_d5", "random", "random_bipartite", m=200_000, n=200_000, degree=5),
     ]
 
 

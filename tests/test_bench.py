@@ -200,9 +200,12 @@ def test_markdown_table_formats_records():
 
 def test_standard_suite_is_the_issue_inputs():
     names = [i.name for i in bench.SUITES["standard"]()]
-    assert [i for i in names if not i.startswith(("genrmf", "washington"))] == [
-        "random_1M_d5", "delaunay_1M", "rmat_20_8", "rect_1M_500k_d3", "grid_1000x1000_drop0.1", "random_200k_d5"]
-    assert len(names) == 10
+    matching = ["random_1M_d5", "delaunay_1M", "rmat_20_8", "rect_1M_500k_d3", "grid_1000x1000_drop0.1",
+                "random_200k_d5"]
+    assert [i for i in names if not i.startswith(("genrmf", "washington", "unit_"))] == matching
+    # the flow issue's inputs: the unit networks of the matching inputs, and the DIMACS families
+    assert [i for i in names if i.startswith("unit_")] == ["unit_" + n for n in matching]
+    assert len(names) == 16
 
 
 def test_benchmarks_run_py_help():
@@ -259,7 +262,8 @@ def test_gpu_runner_plumbing_with_a_fake_device(tmp_path, monkeypatch):
     monkeypatch.setattr(_backend, "cp", fake_cp)
     monkeypatch.setattr(bench, "solver_available", lambda s: (True, ""))
     monkeypatch.setitem(bench._SOLVER_CLASSES, "gpumatch-cupy", _FakeCupySolve)
-    rc = _run(tmp_path, "--suite", "small", "--filter", "_d5", "--solvers", "gpumatch-cupy,scipy")
+    rc = _run(tmp_path, "--suite", "small", "--problem", "matching", "--filter", "_d5",
+              "--solvers", "gpumatch-cupy,scipy")
     rc2 = _run(tmp_path / "flow", "--suite", "small", "--filter", "genrmf", "--solvers", "gpumatch-cupy,scipy")
     assert rc == rc2 == 0
     rec = {r["solver"]: r for r in _records(tmp_path)}["gpumatch-cupy"]
