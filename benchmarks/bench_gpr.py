@@ -4,6 +4,15 @@
     python benchmarks/bench_gpr.py                  # all inputs, GPU if present
     python benchmarks/bench_gpr.py --only random200k --numpy
     python benchmarks/bench_gpr.py --scipy-all      # also run scipy on meshes/grids (minutes)
+    python benchmarks/bench_gpr.py --no-scipy --config old:loop=0 new:loop=4096 ks:init=karp_sipser
+
+A config is ``label:key=value,...`` with keys ``loop`` (LOOP_MAX of the
+driver: active lists up to this length run in the persistent one-block
+kernel; 0 turns it off), ``bfs`` (BFS_LOOP_MAX of the CUDA kernels: the
+same for BFS frontiers of the global relabel), ``init``, ``k`` (relabel_k) and ``shrink``; each
+config runs on the same generated graph.  After the timed runs, one extra
+run per config with the driver's PROFILE switch on (a device sync at every
+phase boundary) gives the per-phase breakdown.
 
 For each seeded generated input: scipy's maximum_bipartite_matching time
 (skipped on Delaunay/grid unless --scipy-all: scipy issue #26147), the GPU
@@ -27,7 +36,7 @@ import numpy as np  # noqa: E402
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm  # noqa: E402
 
 from gpumatch import _backend, generators  # noqa: E402
-from gpumatch.matching import bipartite_matching  # noqa: E402
+from gpumatch.matching import _driver, bipartite_matching  # noqa: E402
 from gpumatch.testing import check_matching  # noqa: E402
 
 INPUTS = {
@@ -38,6 +47,22 @@ INPUTS = {
     "grid1000": (lambda: generators.grid(1000, 1000, 0.1, seed=1), False),
     "random200k": (lambda: generators.random_bipartite(200_000, 200_000, 5, seed=1), True),
 }
+
+
+#: Solve times to beat on the H100 (ms; issue "G-PR speed").
+TARGET_MS = {"random1M": 14, "delaunay1M": 59, "rmat20": 3.9, "rect1Mx500k": 2.3, "grid1000": 480,
+             "random200k": 8.9}
+
+
+def parse_config(text, args):
+    label, _, rest = text.partition(":")
+    cfg = {"label": label, "loop": None, "bfs": None, "init": "greedy", "k": args.relabel_k, "shrink": args.shrink}
+    for item in filter(None, rest.split(",")):
+        key, _, val = item.partition("=")
+        if key not in cfg or key == "label":
+            raise SystemExit(f"unknown config key {key!r} in {text!r}")
+        cfg[key] = val if key == "init" else (float(val) if key == "k" else int(val))
+    return cfg
 
 
 def timed(fn):
@@ -56,7 +81,10 @@ def main(argv=None):
     ap.add_argument("--no-check", action="store_true")
     ap.add_argument("--relabel-k", type=float, default=0.7)
     ap.add_argument("--shrink", type=int, default=512)
+    ap.add_argument("--no-scipy", action="store_true", help="skip scipy everywhere")
+    ap.add_argument("--config", nargs="*", default=None, help="label:key=value,... (see above)")
     args = ap.parse_args(argv)
+    configs = [parse_config(c, args) for c in (args.config or ["default:"])]
     gpu = _backend.cupy_available()
     print(f"device: {_backend.device_name() or 'none (NumPy only)'}")
     rows = []
@@ -65,7 +93,7 @@ def main(argv=None):
         t_gen, A = timed(make)
         line = {"input": name, "shape": A.shape, "nnz": A.nnz, "gen_s": t_gen}
         ref = None
-        if scipy_ok or args.scipy_all:
+        if (scipy_ok or args.scipy_all) and not args.no_scipy:
             t_sc, perm = timed(lambda: scipy_mbm(A, perm_type="row"))
             ref = int((perm >= 0).sum())
             line["scipy_s"] = t_sc
@@ -78,21 +106,8 @@ def main(argv=None):
             G = cpx.csr_matrix(A)
             cp.cuda.get_current_stream().synchronize()
             line["h2d_s"] = time.perf_counter() - t0
-            res = bipartite_matching(G, backend="cupy", **kw)  # warm-up (compiles kernels)
-            times = []
-            for _ in range(args.repeats):
-                cp.cuda.get_current_stream().synchronize()
-                start, stop = cp.cuda.Event(), cp.cuda.Event()
-                start.record()
-                res = bipartite_matching(G, backend="cupy", **kw)
-                stop.record()
-                stop.synchronize()
-                times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
-                if not args.no_check:
-                    check_matching(A, cp.asnumpy(res.col_to_row), expected_size=ref)
-            line["gpu_s"] = statistics.median(times)
-            line["gpu_size"] = res.size
-            line["gpu_stats"] = res.stats
+            for cfg in configs:
+                _gpu_config(line, A, G, cfg, args, ref)
         if args.numpy and A.nnz <= args.numpy_max_nnz:
             t_np, res_np = timed(lambda: bipartite_matching(A, backend="numpy", **kw))
             line["numpy_s"] = t_np
@@ -101,6 +116,18 @@ def main(argv=None):
                 check_matching(A, res_np.col_to_row, expected_size=ref)
         rows.append(line)
         _print_line(line)
+    if gpu:
+        print()
+        print(f"{'input':<13}{'config':<10}{'gpu ms':>9}{'target':>8}{'iters':>7}{'loop it':>8}{'relab':>6}"
+              f"{'init':>8}{'relabel':>8}{'push':>8}{'fix':>7}  (phases: ms, profiled run)")
+        for r in rows:
+            for c in r.get("configs", []):
+                st = c["stats"]
+                print(f"{r['input']:<13}{c['label']:<10}{c['gpu_s'] * 1e3:>9.2f}"
+                      f"{_f(TARGET_MS.get(r['input']), 1, '.1f'):>8}{st['push_iterations']:>7}"
+                      f"{st.get('loop_iterations', 0):>8}{st['global_relabels']:>6}"
+                      + "".join(f"{st['time_' + p] * 1e3:>{w}.2f}" for p, w in
+                                (("init", 8), ("relabel", 8), ("push", 8), ("fix", 7))))
     print()
     print(f"{'input':<13}{'m x n':>20}{'nnz':>10}{'scipy s':>10}{'gpu ms':>10}{'x scipy':>9}"
           f"{'h2d ms':>9}{'numpy s':>9}{'np/scipy':>9}")
@@ -113,13 +140,55 @@ def main(argv=None):
     return 0
 
 
+def _gpu_config(line, A, G, cfg, args, ref):
+    """Time one config on the device graph `G`; record it in `line`."""
+    cp = _backend.cp
+    kw = dict(relabel_k=cfg["k"], shrink_threshold=cfg["shrink"], init=cfg["init"])
+    from gpumatch.matching import _kernels_cuda
+
+    saved = dict(_driver.LOOP_MAX)
+    saved_bfs = _kernels_cuda.BFS_LOOP_MAX
+    if cfg["loop"] is not None:
+        _driver.LOOP_MAX["cupy"] = cfg["loop"]
+    if cfg["bfs"] is not None:
+        _kernels_cuda.BFS_LOOP_MAX = cfg["bfs"]
+    try:
+        res = bipartite_matching(G, backend="cupy", **kw)  # warm-up (compiles kernels)
+        times = []
+        for _ in range(args.repeats):
+            cp.cuda.get_current_stream().synchronize()
+            start, stop = cp.cuda.Event(), cp.cuda.Event()
+            start.record()
+            res = bipartite_matching(G, backend="cupy", **kw)
+            stop.record()
+            stop.synchronize()
+            times.append(cp.cuda.get_elapsed_time(start, stop) / 1e3)
+        if not args.no_check:
+            check_matching(A, cp.asnumpy(res.col_to_row), expected_size=ref)
+        _driver.PROFILE = True
+        try:
+            prof = bipartite_matching(G, backend="cupy", **kw)
+        finally:
+            _driver.PROFILE = False
+    finally:
+        _driver.LOOP_MAX.clear()
+        _driver.LOOP_MAX.update(saved)
+        _kernels_cuda.BFS_LOOP_MAX = saved_bfs
+    gpu_s = statistics.median(times)
+    line.setdefault("configs", []).append({"label": cfg["label"], "gpu_s": gpu_s, "stats": prof.stats})
+    if "gpu_s" not in line:  # the first config fills the summary table
+        line["gpu_s"], line["gpu_size"], line["gpu_stats"] = gpu_s, res.size, prof.stats
+    print(f"    [{cfg['label']}] {gpu_s * 1e3:.2f} ms (runs: {', '.join('%.2f' % (t * 1e3) for t in times)})",
+          flush=True)
+
+
 def _f(x, scale, fmt):
     return "-" if x is None else format(x * scale, fmt)
 
 
 def _print_line(line):
     short = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in line.items()
-             if not k.endswith("stats")}
+             if not k.endswith("stats") and k != "configs"}
     print(short, flush=True)
     for k in ("gpu_stats", "numpy_stats"):
         if k in line:

@@ -440,11 +440,18 @@ def _state_pair(A, matching_from=None):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["random", "grid"])
-def test_gpu_global_relabel_equals_numpy_twin(name):
+@pytest.mark.parametrize("bfs_loop_max", [0, 2048, 10**9], ids=["steps", "mixed", "loop"])
+@pytest.mark.parametrize("name", ["random", "grid", "rmat"])
+def test_gpu_global_relabel_equals_numpy_twin(name, bfs_loop_max, monkeypatch):
     from gpumatch.matching import _kernels_cuda
 
-    A = generators.random_bipartite(20000, 18000, 3, seed=2) if name == "random" else generators.grid(80, 80, 0.2, seed=2)
+    monkeypatch.setattr(_kernels_cuda, "BFS_LOOP_MAX", bfs_loop_max)
+    if name == "random":
+        A = generators.random_bipartite(20000, 18000, 3, seed=2)
+    elif name == "grid":
+        A = generators.grid(80, 80, 0.2, seed=2)
+    else:  # skewed degrees: rows scanned by a whole warp
+        A = generators.rmat(14, 8, seed=2)
     # a non-maximum matching: greedy on the host
     st0 = _driver.make_state(as_csr_graph(A, "numpy"))
     _kernels_numpy.greedy_round(st0)
@@ -499,6 +506,76 @@ def test_gpu_push_equals_numpy_twin_without_conflicts():
     np.testing.assert_array_equal(nxt_np, host(nxt_cp))
     for name in ("mu_row", "mu_col", "psi_row", "psi_col"):
         np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("size", [6, 45], ids=["light", "heavy"])
+@pytest.mark.parametrize("iters", [1, 3, 50])
+def test_gpu_push_loop_equals_numpy_twin_without_conflicts(iters, size):
+    """The persistent one-block loop against its twin (the per-iteration
+    loop): each slot's chain stays inside its own block, so no races.
+    Blocks of 45 make the columns long enough for the warp scan."""
+    from gpumatch.matching import _kernels_cuda
+
+    rng = np.random.default_rng(5)
+    nb = 700 if size == 6 else 90
+    blocks = [sp.csr_matrix(np.triu(np.ones((size, size))) * (rng.random((size, size)) < (0.7 if size == 6 else 0.95)) + np.eye(size))
+              for _ in range(nb)]
+    A = sp.block_diag(blocks, format="csr")
+    m, n = A.shape
+    mu_row = np.full(m, -1)
+    mu_col = np.full(n, -1)
+    for b in range(nb):  # match the diagonal except the last two columns
+        for j in range(size - 2):
+            mu_row[size * b + j] = size * b + j
+            mu_col[size * b + j] = size * b + j
+    npst, cpst = _state_pair(A, (mu_row, mu_col))
+    _kernels_numpy.global_relabel(npst)
+    _kernels_cuda.global_relabel(cpst)
+    active = np.arange(size - 1, n, size)  # one free column of each block
+    ran_np = _kernels_numpy.push_loop(npst, active.astype(npst.idx), 1, iters)
+    ran_cp = _kernels_cuda.push_loop(cpst, _backend.cp.asarray(active.astype(cpst.idx)), 1, iters)
+    assert ran_np == ran_cp
+    for name in ("mu_row", "mu_col", "psi_row", "psi_col", "stamp"):
+        np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["random", "rmat", "empty_cols"])
+def test_gpu_transpose_equals_sorting_transpose(name):
+    """make_state's cuSPARSE transpose gives the CSC of the sorting one."""
+    from gpumatch import csr as _csr
+
+    if name == "random":
+        A = generators.random_bipartite(3000, 2000, 4, seed=6)
+    elif name == "rmat":
+        A = generators.rmat(12, 8, seed=6)
+    else:
+        A = sp.random(300, 500, density=0.01, format="csr", random_state=6)
+    g = as_csr_graph(A, "cupy")
+    st = _driver.make_state(g)
+    want_ptr, want_ind = _csr.transpose(st.rptr, st.rind, st.n)
+    np.testing.assert_array_equal(host(st.cptr), host(want_ptr))
+    np.testing.assert_array_equal(host(st.cind), host(want_ind))
+
+
+@pytest.mark.parametrize("loop_max", [0, 10**9])
+@pytest.mark.parametrize("name", ["random", "grid", "rmat"])
+def test_push_loop_threshold_keeps_results_maximum(backend, monkeypatch, loop_max, name):
+    """Short lists in push_loop (one launch) or never: same maximum size."""
+    monkeypatch.setattr(_driver, "LOOP_MAX", {"numpy": loop_max, "cupy": loop_max})
+    if name == "random":
+        A, ref = generators.random_bipartite(3000, 2500, 3, seed=4), None
+    elif name == "grid":
+        A = generators.grid(60, 60, 0.15, seed=4)
+        ref = flow_size(A)
+    else:
+        A, ref = generators.rmat(11, 8, seed=4), None
+    ref = scipy_size(A) if ref is None else ref
+    res = bipartite_matching(A, backend=backend, shrink_threshold=64)
+    check_matching(A, host(res.col_to_row), expected_size=ref)
+    if loop_max == 0:
+        assert res.stats["loop_launches"] == 0
 
 
 # ---------------------------------------------------------------------------

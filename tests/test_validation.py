@@ -135,3 +135,18 @@ def test_cupyx_inputs_follow_the_device():
     B = sp.csr_matrix(A)
     B.sum_duplicates()
     np.testing.assert_allclose(_backend.to_numpy(g.data), B.data)
+
+
+@pytest.mark.parametrize(
+    "indptr, indices, expect_indices",
+    [
+        ([0, 2, 4], [1, 3, 0, 2], [1, 3, 0, 2]),      # canonical: kept as is
+        ([0, 2, 4], [1, 1, 0, 2], [1, 0, 2]),         # duplicate inside a row
+        ([0, 2, 4], [3, 1, 0, 2], [1, 3, 0, 2]),      # unsorted row
+        ([0, 0, 3], [0, 2, 2], [0, 2]),               # empty first row, duplicate
+    ],
+)
+def test_canonical_check_only_skips_canonical_rows(indptr, indices, expect_indices, backend):
+    g = as_csr_graph((np.asarray(indptr), np.asarray(indices), (2, 4)), backend)
+    assert _backend.to_numpy(g.indices).tolist() == expect_indices
+    assert int(_backend.to_numpy(g.indptr)[-1]) == len(expect_indices)

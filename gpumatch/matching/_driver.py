@@ -13,14 +13,16 @@ and a NumPy twin in ``_kernels_numpy.py``):
 
 1. initial matching: greedy (``greedy_round``), Karp–Sipser, a warm start,
    or nothing;
-2. ``fix_matching`` then ``global_relabel``; the active list is every free
-   column the BFS reached.  Empty list: the matching is maximum (no free
+2. ``fix_matching`` then ``global_relabel``; the active list
+   (``collect_active``) is every free column the BFS reached.  Empty list: the matching is maximum (no free
    column is joined to a free row by an alternating path), stop;
 3. up to ``ceil(k · maxLevel)`` iterations of ``push`` + ``fixup`` over the
    active list (Ac → Ap), shrinking the list by a prefix sum
    (:func:`gpumatch.csr.compact`) when it is longer than the threshold, and
    looking at its size every few iterations (``CHECK_EVERY``: one host sync);
-   then back to 2;
+   once the list is at most ``LOOP_MAX`` slots long, the rest of the
+   iterations run in ``push_loop`` (on the GPU: one launch of one block that
+   loops push + fixup on the device); then back to 2;
 4. ``fix_matching`` (FixMatching) and the result.
 
 Correctness does not rest on the race analysis alone: the loop only stops
@@ -47,6 +49,14 @@ __all__ = ["GPRState", "make_state", "kernels_for", "run_gpr", "konig_cover_mask
 #: Iterations between two looks at the active-list size (one host sync
 #: each), per backend: (list longer than the shrink threshold, shorter).
 CHECK_EVERY = {"numpy": (1, 1), "cupy": (4, 16)}
+#: Active lists of at most this many slots run their remaining push
+#: iterations in ``push_loop`` (persistent one-block kernel on the GPU,
+#: where a launch costs more than an iteration of a short list).
+LOOP_MAX = {"numpy": 4096, "cupy": 4096}
+#: When true, the driver synchronises the device at every phase boundary so
+#: that the ``time_*`` statistics are exact; otherwise they are host times
+#: taken without extra syncs (the relabel syncs anyway, so they are close).
+PROFILE = False
 #: Rounds of the greedy initial matching at most.
 GREEDY_ROUNDS = 4
 #: Degree-one rounds of Karp–Sipser at most.
@@ -106,7 +116,7 @@ def make_state(g) -> GPRState:
         t = sp.csr_matrix((np.ones(rind.shape[0], dtype=np.int8), rind, rptr), shape=(m, n)).tocsc()
         cptr, cind = t.indptr, t.indices
     else:
-        cptr, cind = _csr.transpose(rptr, rind, n)
+        cptr, cind = _transpose_cupy(rptr, rind, m, n)
     cptr = cptr.astype(idx, copy=False)
     cind = cind.astype(idx, copy=False)
     return GPRState(
@@ -116,6 +126,25 @@ def make_state(g) -> GPRState:
         psi_row=xp.zeros(m, dtype=idx), psi_col=xp.zeros(n, dtype=idx),
         stamp=xp.zeros(n, dtype=np.int32),
     )
+
+
+def _transpose_cupy(rptr, rind, m, n):
+    """CSC of a device CSR pattern: cuSPARSE's csr2csc (a stable counting
+    transpose, rows come out sorted) for 32-bit indices, which costs far
+    less than the sort in :func:`gpumatch.csr.transpose`; that function
+    otherwise, and whenever cuSPARSE is not usable."""
+    nnz = rind.shape[0]
+    if nnz and m and n and rind.dtype == np.int32 and rptr.dtype == np.int32:
+        try:
+            cp = _backend.cp
+            import cupyx.scipy.sparse as cpx
+
+            t = cpx.csr_matrix((cp.ones(nnz, dtype=np.float32), rind, rptr), shape=(m, n)).tocsc()
+            if t.indptr.shape[0] == n + 1 and t.indices.shape[0] == nnz:
+                return t.indptr, t.indices
+        except Exception:  # pragma: no cover - no cuSPARSE: the portable path
+            pass
+    return _csr.transpose(rptr, rind, n)
 
 
 def _size(st) -> int:
@@ -174,7 +203,8 @@ def karp_sipser(st, kern) -> None:
 
 
 def _now(backend):
-    _backend.synchronize(backend)
+    if PROFILE:
+        _backend.synchronize(backend)
     return time.perf_counter()
 
 
@@ -199,8 +229,9 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     bk = st.backend
     stats = {"backend": bk, "initial_size": 0, "push_iterations": 0, "global_relabels": 0,
              "max_level": 0, "time_init": 0.0, "time_relabel": 0.0, "time_push": 0.0,
-             "time_fix": 0.0}
+             "time_fix": 0.0, "loop_launches": 0, "loop_iterations": 0}
     check_long, check_short = CHECK_EVERY.get(bk, (1, 1))
+    loop_max = LOOP_MAX.get(bk, 0)
     if max_relabels is None:
         max_relabels = 4 * (st.m + st.n) + 64
 
@@ -228,8 +259,7 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             max_level = kern.global_relabel(st)
             stats["global_relabels"] += 1
             stats["max_level"] = max(stats["max_level"], int(max_level))
-            reached = (st.mu_col < 0) & (st.psi_col < st.inf)
-            active = _csr.compact(xp.arange(st.n, dtype=st.idx), reached)
+            active = kern.collect_active(st)  # free columns the BFS reached
             length = int(active.shape[0])
             t_b = _now(bk)
             stats["time_relabel"] += t_b - t_a
@@ -242,6 +272,13 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             spare = None  # Ac and Ap swap buffers while the length stays
             since = 0
             while done < budget:
+                if length <= loop_max:  # short list: the rest in one push_loop
+                    ran = kern.push_loop(st, active, it + 1, budget - done)
+                    it += ran
+                    done += ran
+                    stats["loop_launches"] += 1
+                    stats["loop_iterations"] += ran
+                    break
                 it += 1
                 nxt = kern.push(st, active, it, spare)
                 kern.fixup(st, active, nxt)

@@ -11,7 +11,8 @@ import numpy as np
 
 from .. import _backend, _cuda
 
-__all__ = ["greedy_round", "fix_matching", "global_relabel", "push", "fixup", "count_active"]
+__all__ = ["greedy_round", "fix_matching", "global_relabel", "push", "fixup", "count_active", "push_loop",
+           "collect_active"]
 
 _SRC = "matching/gpr.cu"
 _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -19,10 +20,22 @@ _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: first value and doubles up to the second (steps on an empty frontier are
 #: no-ops, so overshooting costs only launches).
 BFS_STEPS_PER_CHECK = (8, 64)
+#: Frontiers of at most this many rows run their BFS levels in the
+#: persistent one-block kernel ``gpumatch_gpr_bfs_loop`` (0: never), which
+#: hands back to multi-block steps when a frontier grows past it.
+BFS_LOOP_MAX = 2048
+#: Threads of that one block.
+BFS_LOOP_BLOCK = 1024
 
 
 def _k(st, name):
-    return _cuda.get_kernel(_SRC, name, (("IDX", _CTYPE[np.dtype(st.idx)]),))
+    cache = st.extra.get("kernels")
+    if cache is None:
+        cache = st.extra["kernels"] = {}
+    kern = cache.get(name)
+    if kern is None:  # one lookup per state: launches in the push loop are hot
+        kern = cache[name] = _cuda.get_kernel(_SRC, name, (("IDX", _CTYPE[np.dtype(st.idx)]),))
+    return kern
 
 
 def _scalar(st, x):
@@ -53,55 +66,124 @@ def _bfs_grid(st):
     return (st.bfs_blocks,)
 
 
+def _stride_grid(st, count):
+    """Grid of a grid-stride kernel over `count` items (capped)."""
+    if "sms" not in st.extra:
+        st.extra["sms"] = _backend.cp.cuda.Device().attributes["MultiProcessorCount"]
+    return (max(1, min(st.extra["sms"] * 16, (int(count) + _cuda.BLOCK - 1) // _cuda.BLOCK)),)
+
+
 def global_relabel(st):
     cp = _backend.cp
     inf = st.inf
-    free = st.mu_row < 0
-    cp.copyto(st.psi_row, cp.where(free, 0, inf).astype(st.idx, copy=False))
-    st.psi_col.fill(inf)
     if st.bfs_buf is None:
         st.bfs_buf = (cp.empty(max(st.m, 1), dtype=st.idx), cp.empty(max(st.m, 1), dtype=st.idx))
         st.bfs_counts = cp.zeros(3, dtype=np.uint64)
         st.bfs_max = cp.zeros(1, dtype=st.idx)
-    from ..csr import compact
-
-    roots = compact(cp.arange(st.m, dtype=st.idx), free)
-    r0 = int(roots.shape[0])
+    st.bfs_counts.fill(0)
+    # labels, roots (the free rows, in bfs_buf[0]) and counts[0] in one launch
+    _k(st, "gpumatch_gpr_relabel_init")(
+        _stride_grid(st, max(st.m, st.n)), (_cuda.BLOCK,),
+        (st.mu_row, st.psi_row, st.psi_col, st.bfs_buf[0], st.bfs_counts, st.bfs_max,
+         np.int64(st.m), np.int64(st.n), _scalar(st, inf)))
+    r0 = int(st.bfs_counts[0])
     if r0 == 0 or st.n == 0:
         return 0
-    st.bfs_buf[0][:r0] = roots
-    st.bfs_counts.fill(0)
-    st.bfs_counts[0] = r0
-    st.bfs_max.fill(0)
     kern = _k(st, "gpumatch_gpr_bfs_step")
     grid = _bfs_grid(st)
     step = 0
+    size = r0
     chunk = BFS_STEPS_PER_CHECK[0]
     while True:
+        if size <= BFS_LOOP_MAX:  # small frontier: levels in one block
+            if "bfs_state" not in st.extra:
+                st.extra["bfs_state"] = cp.zeros(2, dtype=np.int64)
+            state = st.extra["bfs_state"]
+            _k(st, "gpumatch_gpr_bfs_loop")(
+                (1,), (BFS_LOOP_BLOCK,),
+                (st.rptr, st.rind, st.mu_col, st.psi_row, st.psi_col,
+                 st.bfs_buf[0], st.bfs_buf[1], st.bfs_counts, st.bfs_max,
+                 np.int64(step), np.int64(BFS_LOOP_MAX), np.int64(st.m + st.n + 2),
+                 _scalar(st, inf), state))
+            step, size = (int(x) for x in state.get())
+            if size == 0:
+                break
+            chunk = BFS_STEPS_PER_CHECK[0]
+            continue
         for _ in range(chunk):
             kern(grid, (_cuda.BLOCK,),
                  (st.rptr, st.rind, st.mu_col, st.psi_row, st.psi_col,
                   st.bfs_buf[step % 2], st.bfs_buf[(step + 1) % 2], st.bfs_counts, st.bfs_max,
                   np.int64(step), _scalar(st, inf)))
             step += 1
-        if int(st.bfs_counts[step % 3]) == 0:
+        size = int(st.bfs_counts[step % 3])
+        if size == 0:
             break
         chunk = min(2 * chunk, BFS_STEPS_PER_CHECK[1])
     return int(st.bfs_max[0])
 
 
+def collect_active(st):
+    """The free columns that the last global relabel reached (order
+    unspecified), in a buffer kept on the state."""
+    cp = _backend.cp
+    buf = st.extra.get("active_buf")
+    if buf is None:
+        buf = st.extra["active_buf"] = cp.empty(max(st.n, 1), dtype=st.idx)
+        st.extra["active_count"] = cp.zeros(1, dtype=np.uint64)
+    count = st.extra["active_count"]
+    count.fill(0)
+    _k(st, "gpumatch_gpr_collect_active")(
+        _stride_grid(st, st.n), (_cuda.BLOCK,),
+        (st.mu_col, st.psi_col, buf, count, np.int64(st.n), _scalar(st, st.inf)))
+    return buf[:int(count.get()[0])]
+
+
 def push(st, active, it, out=None):
     cp = _backend.cp
     nxt = cp.empty_like(active) if out is None else out
-    _launch(st, "gpumatch_gpr_push", active.shape[0],
+    length = active.shape[0]
+    if length:
+        _k(st, "gpumatch_gpr_push")(
+            ((length + _cuda.BLOCK - 1) // _cuda.BLOCK,), (_cuda.BLOCK,),
             (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col,
-             active, nxt, st.stamp, np.int32(it), np.int64(active.shape[0]), _scalar(st, st.inf)))
+             active, nxt, st.stamp, np.int32(it), np.int64(length), _scalar(st, st.inf)))
     return nxt
 
 
 def fixup(st, active, nxt):
-    _launch(st, "gpumatch_gpr_fixup", active.shape[0],
-            (st.mu_row, st.mu_col, active, nxt, np.int64(active.shape[0])))
+    length = active.shape[0]
+    if length:
+        _k(st, "gpumatch_gpr_fixup")(
+            ((length + _cuda.BLOCK - 1) // _cuda.BLOCK,), (_cuda.BLOCK,),
+            (st.mu_row, st.mu_col, active, nxt, np.int64(length)))
+
+
+#: Most threads of the one block of ``push_loop``.
+LOOP_BLOCK = 1024
+
+
+def push_loop(st, active, it, iters):
+    """Up to `iters` iterations of push + fixup over `active` (stamps `it`,
+    `it` + 1, ...) in ONE launch of one block, stopping early when the list
+    empties; returns the number of iterations run (one host sync).  `active`
+    is used as a work buffer (its content afterwards is unspecified)."""
+    cp = _backend.cp
+    length = int(active.shape[0])
+    if length == 0 or iters <= 0:
+        return 0
+    buf = st.extra.get("loop_buf")
+    if buf is None or buf.shape[0] < length or buf.dtype != active.dtype:
+        buf = st.extra["loop_buf"] = cp.empty(max(length, 4096), dtype=active.dtype)
+        st.extra["loop_done"] = cp.zeros(1, dtype=np.int32)
+    done = st.extra["loop_done"]
+    threads = min(LOOP_BLOCK, max(32, (length + 31) // 32 * 32))
+    _k(st, "gpumatch_gpr_push_loop")(
+        (1,), (threads,),
+        (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col,
+         active, buf, st.stamp, np.int32(it), np.int32(min(iters, 2**31 - 1 - it)),
+         np.int64(length), _scalar(st, st.inf), done))
+    return int(done.get()[0])
 
 
 def count_active(active):

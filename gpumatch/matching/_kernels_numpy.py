@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["greedy_round", "fix_matching", "global_relabel", "push", "fixup", "count_active"]
+__all__ = ["greedy_round", "fix_matching", "global_relabel", "push", "fixup", "count_active", "push_loop",
+           "collect_active"]
 
 
 def _expand(ptr, verts):
@@ -168,6 +169,11 @@ def global_relabel(st):
     return max_level
 
 
+def collect_active(st):
+    """The free columns that the last global relabel reached, in order."""
+    return np.flatnonzero((st.mu_col < 0) & (st.psi_col < st.inf)).astype(st.idx, copy=False)
+
+
 def push(st, active, it, out=None):
     """One push iteration over `active` (Ac); returns the next list (Ap),
     written into `out` when given (a buffer of the same length).
@@ -222,3 +228,20 @@ def fixup(st, active, nxt):
 def count_active(active):
     """Number of non-empty slots (a host value)."""
     return int(np.count_nonzero(active >= 0))
+
+
+def push_loop(st, active, it, iters):
+    """Up to `iters` iterations of :func:`push` + :func:`fixup` (stamps `it`,
+    `it` + 1, ...), stopping after the first that leaves the list empty;
+    returns the number of iterations run.  The CUDA twin runs them in one
+    launch of one block; this is the same per-iteration loop."""
+    spare = None
+    done = 0
+    while done < iters:
+        nxt = push(st, active, it + done, spare)
+        fixup(st, active, nxt)
+        spare, active = active, nxt
+        done += 1
+        if count_active(active) == 0:
+            break
+    return done

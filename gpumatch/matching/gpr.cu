@@ -15,6 +15,13 @@
 // Only the row side of the matching is authoritative while pushes run:
 // column v is matched iff mu_col[v] = u >= 0 and mu_row[u] = v.
 
+// Columns/rows of more than GPR_HEAVY entries are scanned by a whole warp
+// in the push and in the relabel BFS (skewed graphs such as R-MAT have rows
+// of 10^4..10^5 entries that would serialise an iteration).
+#ifndef GPR_HEAVY
+#define GPR_HEAVY 32
+#endif
+
 // ---------------------------------------------------------------------------
 // small helpers (overloaded for 32- and 64-bit indices)
 
@@ -82,6 +89,127 @@ extern "C" __global__ void gpumatch_gpr_fix_cols(
     if (u < 0 ? u != -1 : mu_row[u] != (idx_t)v) mu_col[v] = -1;
 }
 
+// gpumatch_gpr_relabel_init: set up a global relabel in one launch.
+//   mu_row     : m, a consistent matching
+//   psi_row    : m, out: 0 for a free row, INF otherwise
+//   psi_col    : n, out: INF
+//   roots      : out, the free rows (order unspecified), count in counts[0]
+//   counts     : 3, the BFS ring; zero on entry
+//   max_level  : 1, out: 0
+// Thread mapping: grid-stride over max(m, n); warp-aggregated append.
+extern "C" __global__ void gpumatch_gpr_relabel_init(
+    const idx_t* __restrict__ mu_row, idx_t* __restrict__ psi_row, idx_t* __restrict__ psi_col,
+    idx_t* __restrict__ roots, unsigned long long* counts, idx_t* max_level,
+    long long m, long long n, idx_t inf)
+{
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    long long top = m > n ? m : n;
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    if (tid == 0) max_level[0] = 0;
+    for (long long base = tid - lane; base < top; base += stride) {
+        long long i = base + lane;
+        bool is_free = false;
+        if (i < m) {
+            is_free = mu_row[i] < 0;
+            psi_row[i] = is_free ? (idx_t)0 : inf;
+        }
+        if (i < n) psi_col[i] = inf;
+        unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, is_free);
+        if (mask) {
+            unsigned long long first = 0;
+            int leader = __ffs(mask) - 1;
+            if (lane == leader) first = atomicAdd(&counts[0], (unsigned long long)__popc(mask));
+            first = __shfl_sync(GPUMATCH_FULL_MASK, first, leader);
+            if (is_free) roots[first + __popc(mask & ((1u << lane) - 1u))] = (idx_t)i;
+        }
+    }
+}
+
+// gpumatch_gpr_collect_active: the active list after a global relabel.
+//   mu_col  : n, a consistent matching
+//   psi_col : n, exact labels
+//   active  : out, the free columns with psi < INF (order unspecified)
+//   count   : 1, out: their number (zero on entry)
+// Thread mapping: grid-stride over n; warp-aggregated append.
+extern "C" __global__ void gpumatch_gpr_collect_active(
+    const idx_t* __restrict__ mu_col, const idx_t* __restrict__ psi_col,
+    idx_t* __restrict__ active, unsigned long long* count, long long n, idx_t inf)
+{
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    for (long long base = tid - lane; base < n; base += stride) {
+        long long v = base + lane;
+        bool take = v < n && mu_col[v] < 0 && psi_col[v] < inf;
+        unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, take);
+        if (mask) {
+            unsigned long long first = 0;
+            int leader = __ffs(mask) - 1;
+            if (lane == leader) first = atomicAdd(count, (unsigned long long)__popc(mask));
+            first = __shfl_sync(GPUMATCH_FULL_MASK, first, leader);
+            if (take) active[first + __popc(mask & ((1u << lane) - 1u))] = (idx_t)v;
+        }
+    }
+}
+
+// BFS helpers shared by gpumatch_gpr_bfs_step and gpumatch_gpr_bfs_loop.
+// Rows of more than GPR_HEAVY entries are scanned by a whole warp (lanes
+// stride over the row); the others by their own thread.  Skewed graphs
+// (R-MAT) have rows of 10^4..10^5 entries that would serialise a level.
+
+// Visit column c from a row of level 2*step: claim it (once, by CAS) with
+// the column label, label its matched row and append that row to `next`.
+__device__ __forceinline__ void gpr_bfs_edge(
+    idx_t c, const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
+    idx_t* next, unsigned long long* next_count, idx_t col_label, idx_t inf, idx_t& best)
+{
+    if (psi_col[c] != inf) return;
+    if (gm_cas(&psi_col[c], inf, col_label) != inf) return;
+    if (best < col_label) best = col_label;
+    idx_t r2 = mu_col[c];
+    if (r2 >= 0) {
+        psi_row[r2] = col_label + 1;
+        best = col_label + 1;
+        unsigned long long slot = atomicAdd(next_count, 1ULL);
+        next[slot] = r2;
+    }
+}
+
+// One BFS level over frontier[0, size): warp-aligned `start` (the first
+// slot of this warp) and `stride` (a multiple of 32), so that every lane of
+// a warp runs the same loop trips (the ballot needs the whole warp).
+__device__ __forceinline__ void gpr_bfs_level(
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
+    const idx_t* frontier, idx_t* next, unsigned long long* next_count,
+    long long start, long long stride, long long size, idx_t col_label, idx_t inf, idx_t& best)
+{
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    for (long long base = start; base < size; base += stride) {
+        long long i = base + lane;
+        idx_t beg = 0, end = 0;
+        if (i < size) {
+            idx_t r = frontier[i];
+            beg = rptr[r];
+            end = rptr[r + 1];
+        }
+        bool heavy = (end - beg) > GPR_HEAVY;
+        unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, heavy);
+        while (mask) {
+            int leader = __ffs(mask) - 1;
+            mask &= mask - 1;
+            idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
+            idx_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
+            for (idx_t p = b + lane; p < e; p += GPUMATCH_WARP)
+                gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
+        }
+        if (!heavy)
+            for (idx_t p = beg; p < end; ++p)
+                gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
+    }
+}
+
 // gpumatch_gpr_bfs_step: one level of the global-relabel BFS, worklist form.
 //   rptr, rind : CSR (see above)
 //   mu_col     : n, a consistent matching (after FixMatching)
@@ -91,7 +219,8 @@ extern "C" __global__ void gpumatch_gpr_fix_cols(
 //   next       : out, rows of label 2*step + 2 (count in counts[(step+1) % 3])
 //   counts     : 3, ring of frontier sizes; this step zeroes counts[(step+2) % 3]
 //   max_level  : 1, atomic max of every label set
-// Thread mapping: grid-stride loop, one frontier row per thread; a step on
+// Thread mapping: grid-stride loop, one frontier row per thread (a warp
+// per row above GPR_HEAVY entries, see gpr_bfs_level); a step on
 // an empty frontier does nothing, so the host can launch several steps
 // before it looks at the count.  Each column is claimed once by atomicCAS,
 // so the labels are the exact BFS levels whatever the schedule; the order
@@ -106,25 +235,46 @@ extern "C" __global__ void gpumatch_gpr_bfs_step(
     long long stride = (long long)gridDim.x * blockDim.x;
     if (tid == 0) counts[(step + 2) % 3] = 0ULL;
     long long size = (long long)counts[step % 3];
-    idx_t col_label = (idx_t)(2 * step + 1);
     idx_t best = -1;
-    for (long long i = tid; i < size; i += stride) {
-        idx_t r = frontier[i];
-        for (idx_t p = rptr[r]; p < rptr[r + 1]; ++p) {
-            idx_t c = rind[p];
-            if (psi_col[c] != inf) continue;
-            if (gm_cas(&psi_col[c], inf, col_label) != inf) continue;
-            best = col_label;
-            idx_t r2 = mu_col[c];
-            if (r2 >= 0) {
-                psi_row[r2] = col_label + 1;
-                best = col_label + 1;
-                unsigned long long slot = atomicAdd(&counts[(step + 1) % 3], 1ULL);
-                next[slot] = r2;
-            }
-        }
+    gpr_bfs_level(rptr, rind, mu_col, psi_row, psi_col, frontier, next, &counts[(step + 1) % 3],
+                  tid & ~(long long)(GPUMATCH_WARP - 1), stride, size, (idx_t)(2 * step + 1), inf, best);
+    if (best >= 0) gm_max(max_level, best);
+}
+
+// gpumatch_gpr_bfs_loop: persistent mode of gpumatch_gpr_bfs_step for
+// small frontiers.  ONE block runs BFS levels step0, step0 + 1, ... with
+// __syncthreads() between levels, until a frontier is empty or longer than
+// `limit` (the host then goes on with multi-block steps), or `max_steps`.
+//   rptr .. inf : as gpumatch_gpr_bfs_step
+//   buf0, buf1  : the two frontier buffers (level s reads buf[s % 2])
+//   state       : 2, out: the next step to run, and its frontier size
+// Thread mapping: one block, block-stride loop over the frontier.  Each
+// level is exactly one gpumatch_gpr_bfs_step (same claims, same labels).
+// Ring slot (s + 2) % 3, zeroed by thread 0 at level s, was last read at
+// the start of level s - 1, before that level's barrier.
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_bfs_loop(
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
+    idx_t* buf0, idx_t* buf1, unsigned long long* counts, idx_t* max_level,
+    long long step0, long long limit, long long max_steps, idx_t inf, long long* state)
+{
+    long long step = step0;
+    idx_t best = -1;
+    unsigned long long size = counts[step % 3];
+    while (step - step0 < max_steps) {
+        if (threadIdx.x == 0) counts[(step + 2) % 3] = 0ULL;
+        const idx_t* frontier = (step % 2) ? buf1 : buf0;
+        idx_t* next = (step % 2) ? buf0 : buf1;
+        idx_t col_label = (idx_t)(2 * step + 1);
+        gpr_bfs_level(rptr, rind, mu_col, psi_row, psi_col, frontier, next, &counts[(step + 1) % 3],
+                      threadIdx.x & ~(GPUMATCH_WARP - 1), blockDim.x, (long long)size, col_label, inf, best);
+        __syncthreads();
+        ++step;
+        size = *((volatile unsigned long long*)&counts[step % 3]);
+        if (size == 0ULL || (long long)size > limit) break;
     }
     if (best >= 0) gm_max(max_level, best);
+    if (threadIdx.x == 0) { state[0] = step; state[1] = (long long)size; }
 }
 
 // gpumatch_gpr_push: one push iteration over the active-column list.
@@ -136,7 +286,8 @@ extern "C" __global__ void gpumatch_gpr_bfs_step(
 //                    iteration (the displaced column, or -1)
 //   stamp          : n, iA: iteration in which a column was last processed
 //   it             : this iteration's stamp (> 0)
-// Thread mapping: one thread per slot.  A column v finds its neighbour row
+// Thread mapping: one thread per slot (a warp for a column of more than
+// GPR_HEAVY entries, see gpr_push_slot).  A column v finds its neighbour row
 // u of minimum label, scanning in order and stopping at psi(v) - 1 (no row
 // can be lower while labels are valid).  If psi(u) < INF it performs the
 // double push: w = mu(u); mu(u) = v; mu(v) = u; psi(v) = psi(u) + 1;
@@ -145,6 +296,106 @@ extern "C" __global__ void gpumatch_gpr_bfs_step(
 // Benign races: several columns may push to one row in the same iteration;
 // the row keeps one and gpumatch_gpr_fixup rolls the others back.  Labels
 // read while another thread writes them are either value (both legal).
+// The body of one push slot and one fix-up slot, shared by the per-launch
+// kernels below and by the persistent loop gpumatch_gpr_push_loop.
+// gpr_push_slot must be called by all 32 lanes of a warp (v = -1 for a lane
+// without a slot): a column of more than GPR_HEAVY entries is scanned by
+// the whole warp, 32 entries per step; a ballot finds the first entry at or
+// below the stop level and, without one, a warp reduction finds the first
+// minimum (lowest label, then lowest position): the result of the serial
+// scan, which the other columns run on their own lane.
+__device__ __forceinline__ idx_t gpr_push_slot(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
+    idx_t v, int* stamp, int it, idx_t inf)
+{
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    bool scan = false;
+    idx_t beg = 0, end = 0, stop = 0;
+    if (v >= 0 && stamp[v] != it) {
+        stamp[v] = it;
+        idx_t u0 = mu_col[v];
+        if (!(u0 >= 0 && mu_row[u0] == v)) {  // not already matched
+            scan = true;
+            stop = psi_col[v] - 1;
+            beg = cptr[v];
+            end = cptr[v + 1];
+        }
+    }
+    bool heavy = scan && (end - beg) > GPR_HEAVY;
+    idx_t best = inf;
+    idx_t arg = -1;
+    unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, heavy);
+    while (mask) {  // the warp scans each heavy column of its lanes in turn
+        int leader = __ffs(mask) - 1;
+        mask &= mask - 1;
+        idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
+        idx_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
+        idx_t st = __shfl_sync(GPUMATCH_FULL_MASK, stop, leader);
+        idx_t wbest = inf, wpos = -1, hb = inf, ha = -1;
+        bool hit = false;
+        for (idx_t c0 = b; c0 < e; c0 += GPUMATCH_WARP) {
+            idx_t p = c0 + lane;
+            idx_t l = inf, u = -1;
+            if (p < e) { u = cind[p]; l = psi_row[u]; }
+            unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, p < e && l <= st);
+            if (h) {
+                int f = __ffs(h) - 1;
+                hb = __shfl_sync(GPUMATCH_FULL_MASK, l, f);
+                ha = __shfl_sync(GPUMATCH_FULL_MASK, u, f);
+                hit = true;
+                break;
+            }
+            if (l < wbest) { wbest = l; wpos = p; }
+        }
+        if (!hit) {
+            for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
+                idx_t ob = __shfl_xor_sync(GPUMATCH_FULL_MASK, wbest, off);
+                idx_t op = __shfl_xor_sync(GPUMATCH_FULL_MASK, wpos, off);
+                if (ob < wbest || (ob == wbest && op < wpos)) { wbest = ob; wpos = op; }
+            }
+            hb = wbest;
+            ha = (wpos >= 0 && wbest < inf) ? cind[wpos] : (idx_t)-1;
+        }
+        if (lane == leader) { best = hb; arg = ha; }
+    }
+    if (scan && !heavy) {
+        for (idx_t p = beg; p < end; ++p) {
+            idx_t u = cind[p];
+            idx_t l = psi_row[u];
+            if (l < best) { best = l; arg = u; }
+            if (l <= stop) break;
+        }
+    }
+    idx_t out = -1;
+    if (scan) {
+        if (arg >= 0) {
+            idx_t w = mu_row[arg];
+            mu_row[arg] = v;
+            mu_col[v] = arg;
+            psi_col[v] = best + 1;
+            psi_row[arg] = best + 2;
+            if (w != v) out = w;
+        } else {
+            mu_col[v] = -2;
+        }
+    }
+    return out;
+}
+
+// Returns the column the slot hands on after the roll-back (out if v won).
+__device__ __forceinline__ idx_t gpr_fixup_slot(
+    const idx_t* mu_row, idx_t* mu_col, idx_t v, idx_t out)
+{
+    if (v < 0) return out;
+    idx_t u = mu_col[v];
+    if (u >= 0 && mu_row[u] != v) {
+        mu_col[v] = -1;
+        return v;
+    }
+    return out;
+}
+
 extern "C" __global__ void gpumatch_gpr_push(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
     idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
@@ -152,35 +403,10 @@ extern "C" __global__ void gpumatch_gpr_push(
     int* stamp, int it, long long len, idx_t inf)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= len) return;
-    idx_t v = active[i];
-    idx_t out = -1;
-    if (v >= 0 && stamp[v] != it) {
-        stamp[v] = it;
-        idx_t u0 = mu_col[v];
-        if (!(u0 >= 0 && mu_row[u0] == v)) {  // not already matched
-            idx_t stop = psi_col[v] - 1;
-            idx_t best = inf;
-            idx_t arg = -1;
-            for (idx_t p = cptr[v]; p < cptr[v + 1]; ++p) {
-                idx_t u = cind[p];
-                idx_t l = psi_row[u];
-                if (l < best) { best = l; arg = u; }
-                if (l <= stop) break;
-            }
-            if (arg >= 0) {
-                idx_t w = mu_row[arg];
-                mu_row[arg] = v;
-                mu_col[v] = arg;
-                psi_col[v] = best + 1;
-                psi_row[arg] = best + 2;
-                if (w != v) out = w;
-            } else {
-                mu_col[v] = -2;
-            }
-        }
-    }
-    next[i] = out;
+    if (i - (threadIdx.x & (GPUMATCH_WARP - 1)) >= len) return;  // whole warps only
+    idx_t v = i < len ? active[i] : (idx_t)-1;
+    idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
+    if (i < len) next[i] = out;
 }
 
 // gpumatch_gpr_fixup: roll back the pushes that lost a race.
@@ -203,4 +429,52 @@ extern "C" __global__ void gpumatch_gpr_fixup(
         mu_col[v] = -1;
         next[i] = v;
     }
+}
+
+// gpumatch_gpr_push_loop: persistent mode for short active lists.  ONE
+// block runs up to `iters` push + fix-up iterations on the device, with
+// __syncthreads() as the barrier between the phases (it also makes every
+// global write of the block visible to the whole block), and stops early
+// when an iteration leaves the list empty.
+//   cptr .. psi_col : as gpumatch_gpr_push
+//   bufa           : len, the active list Ac on entry; then a work buffer
+//   bufb           : len, work buffer (Ap)
+//   stamp          : n, iA (see gpumatch_gpr_push)
+//   it0            : stamp of the first iteration (then it0 + 1, ...)
+//   iters          : most iterations to run (the relabel schedule's rest)
+//   done           : 1, out: iterations run
+// Thread mapping: one block; thread t owns slots t, t + blockDim, ... in
+// every phase, so the list buffers need no barrier of their own.  Each
+// iteration is exactly gpumatch_gpr_push then gpumatch_gpr_fixup over the
+// whole list (its NumPy twin is the per-iteration loop); races between the
+// pushes of one iteration are those of gpumatch_gpr_push.
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_push_loop(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
+    idx_t* bufa, idx_t* bufb, int* stamp, int it0, int iters, long long len,
+    idx_t inf, int* done)
+{
+    idx_t* active = bufa;
+    idx_t* next = bufb;
+    int j = 0;
+    while (j < iters) {
+        int it = it0 + j;
+        for (long long base = threadIdx.x & ~(GPUMATCH_WARP - 1); base < len; base += blockDim.x) {
+            long long i = base + (threadIdx.x & (GPUMATCH_WARP - 1));
+            idx_t v = i < len ? active[i] : (idx_t)-1;
+            idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
+            if (i < len) next[i] = out;
+        }
+        __syncthreads();
+        int live = 0;
+        for (long long i = threadIdx.x; i < len; i += blockDim.x) {
+            idx_t out = gpr_fixup_slot(mu_row, mu_col, active[i], next[i]);
+            next[i] = out;
+            live |= (out >= 0);
+        }
+        ++j;
+        idx_t* t = active; active = next; next = t;
+        if (!__syncthreads_or(live)) break;
+    }
+    if (threadIdx.x == 0) done[0] = j;
 }
