@@ -297,7 +297,6 @@ def bfs_expand(indptr, indices, frontier, visited):
         neighbour of some vertex of `frontier`.  `visited` is not changed:
         the caller marks (it may also want to set levels or parents).
     """
-    xp = array_module(indptr, indices, frontier)
     if frontier.shape[0] == 0:
         return indices[:0].copy()
     _, pos = expand_segments(indptr, frontier)

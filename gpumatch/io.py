@@ -63,6 +63,14 @@ def _index_dtype(n, nnz):
 # ---------------------------------------------------------------------------
 
 
+def _mmread(source):
+    """scipy.io.mmread returning a sparse array where scipy can (no spmatrix deprecation warning)."""
+    try:
+        return scipy.io.mmread(source, spmatrix=False)
+    except TypeError:  # scipy without the spmatrix keyword
+        return scipy.io.mmread(source)
+
+
 def read_matrix_market(path):
     """Read a Matrix Market file into a CSR matrix.
 
@@ -97,9 +105,9 @@ def read_matrix_market(path):
     """
     if _is_path(path):
         with _open_binary(path, "rb") as fh:
-            M = scipy.io.mmread(fh)
+            M = _mmread(fh)
     else:
-        M = scipy.io.mmread(path)
+        M = _mmread(path)
     if sp.issparse(M):
         A = sp.csr_matrix(M)  # COO -> CSR keeps explicit zeros and sums duplicates
     else:

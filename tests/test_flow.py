@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-import scipy.io
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching
 from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
 
 from gpumatch import _backend
 from gpumatch._validation import as_csr_graph
+from gpumatch.io import read_matrix_market
 from gpumatch.flow import matching_by_flow, maximum_flow, minimum_cut
 from gpumatch.testing import check_flow
 
@@ -270,7 +270,7 @@ def _unit_network(A):
 def test_corpus_matching_as_flow(backend, corpus_dir, entry):
     if backend == "numpy" and entry["nnz_stored"] > CPU_CORPUS_NNZ:
         pytest.skip("CPU subset: large corpus instances run on the GPU")
-    A = scipy.io.mmread(corpus_dir / entry["file"])
+    A = read_matrix_market(corpus_dir / entry["file"])
     C, s, t, g = _unit_network(A)
     solve_checked(C, s, t, backend, expected=entry["max_matching_stored"])
     gb = as_csr_graph(A, backend)

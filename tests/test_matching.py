@@ -6,19 +6,18 @@ König cover of the same size) and, where known, against the reference size.
 
 from __future__ import annotations
 
-import gzip
 import importlib.util
 
 import numpy as np
 import pytest
-import scipy.io
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 from scipy.sparse.csgraph import maximum_flow, structural_rank as scipy_srank
 
-from conftest import corpus_manifest, corpus_path
+from conftest import corpus_manifest
 from gpumatch import _backend, generators
 from gpumatch._validation import CSRGraph, as_csr_graph
+from gpumatch.io import read_matrix_market
 from gpumatch.csr import bipartite_flow_network
 from gpumatch.matching import (MatchingResult, bipartite_matching, maximum_bipartite_matching,
                                structural_rank)
@@ -224,8 +223,7 @@ def _corpus_params(gpu: bool):
 
 
 def _read(corpus_dir, entry):
-    with gzip.open(corpus_dir / entry["file"], "rb") as fh:
-        return sp.csr_matrix(scipy.io.mmread(fh))
+    return read_matrix_market(corpus_dir / entry["file"])
 
 
 def _run_corpus(corpus_dir, entry, backend):

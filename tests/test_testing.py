@@ -8,6 +8,7 @@ import pytest
 import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
 
+from gpumatch.io import read_matrix_market
 from gpumatch import generators
 from gpumatch.testing import (
     FlowCertificate,
@@ -154,9 +155,7 @@ def test_corpus_explicit_zero_trap():
     root = corpus_dir()
     if root is None:
         pytest.skip("test corpus not found (set GPUMATCH_CORPUS)")
-    import scipy.io
-
-    A = sp.csr_matrix(scipy.io.mmread(root / "matching" / "lagraph__test_FW_1000.mtx.gz"))
+    A = read_matrix_market(root / "matching" / "lagraph__test_FW_1000.mtx.gz")
     mt = maximum_bipartite_matching(A, perm_type="row")
     assert check_matching(A, mt, expected_size=1000).size == 1000
     B = A.copy()

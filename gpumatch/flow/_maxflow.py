@@ -623,7 +623,6 @@ def minimum_cut(csgraph, source, sink, *, backend="auto", layout="reverse_csr"):
     g = _capacity_graph(csgraph, backend_r)
     source, sink = _check_terminals(source, sink, g.n)
     value, _, side, _ = _solve(g.indptr, g.indices, g.data, source, sink, g.backend, layout)
-    xp = g.xp
     rows = csr.segment_owner(g.indptr, g.nnz)
     cols = g.indices
     cut = side[rows] & ~side[cols] & (g.data > 0)

@@ -53,7 +53,6 @@ class _Ctx:
 
     def load(self, work):
         """Put `work` in bufs[0] with its length in cnt[0]; zero cnt[1]."""
-        cp = _backend.cp
         n = int(work.shape[0])
         b0, b1 = self.bufs
         if n and work.data.ptr == b1.data.ptr:
