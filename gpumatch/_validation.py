@@ -27,6 +27,7 @@ __all__ = [
     "as_csr_graph",
     "check_option",
     "index_dtype_for",
+    "square_capacity_graph",
     "INT32_MAX",
 ]
 
@@ -348,3 +349,32 @@ def _canonical_cupyx(graph, shape, name, with_data):
         indptr, indices = graph.indptr, graph.indices
         data = graph.data if with_data else None
     return _canonical_generic(cp, indptr, indices, (m, n), data, with_data)
+
+
+def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
+    """Canonical NumPy CSR of a square capacity matrix with int64 values.
+
+    Integer dtypes (and floats that hold whole numbers) are accepted;
+    anything else, a non-square shape or a negative capacity raises
+    ``ValueError``.  Used by the DIMACS writer and the flow certificate,
+    which both need exact non-negative integer capacities on the host.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch._validation import square_capacity_graph
+    >>> square_capacity_graph(sp.csr_matrix([[0, 2.0], [0, 0]])).data.tolist()
+    [2]
+    """
+    g = as_csr_graph(capacity, "numpy", name=name, with_data=True)
+    if g.m != g.n:
+        raise ValueError(f"{name} must be a square matrix, got shape {g.shape}")
+    data = g.data
+    if data.dtype.kind not in "iub":
+        if data.dtype.kind != "f" or not np.all(data == np.round(data)):
+            raise ValueError(f"{name} must hold integers, got dtype {data.dtype}")
+    data = data.astype(np.int64)
+    if data.size and int(data.min()) < 0:
+        raise ValueError(f"{name} must be non-negative, found {int(data.min())}")
+    g.data = data
+    return g

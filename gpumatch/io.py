@@ -26,7 +26,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from ._validation import as_csr_graph
+from ._validation import square_capacity_graph
 
 __all__ = [
     "read_matrix_market",
@@ -372,17 +372,9 @@ def write_dimacs_max(path, capacity, source, sink, comment=None):
     a 1 2 4
     a 2 3 2
     """
-    g = as_csr_graph(capacity, "numpy", name="capacity", with_data=True)
-    if g.m != g.n:
-        raise ValueError(f"capacity must be a square matrix, got shape {g.shape}")
+    g = square_capacity_graph(capacity)
     nv = g.m
     data = g.data
-    if data.dtype.kind not in "iub":
-        if data.dtype.kind != "f" or not np.all(data == np.round(data)):
-            raise ValueError(f"capacity must hold integers, got dtype {data.dtype}")
-    data = data.astype(np.int64)
-    if data.size and int(data.min()) < 0:
-        raise ValueError(f"capacity must be non-negative, found {int(data.min())}")
     for what, x in (("source", source), ("sink", sink)):
         if isinstance(x, (bool, np.bool_)) or not isinstance(x, (int, np.integer)):
             raise TypeError(f"{what} must be an integer, got {x!r}")

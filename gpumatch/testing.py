@@ -30,7 +30,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
 from . import _backend
-from ._validation import as_csr_graph, check_option
+from ._validation import as_csr_graph, check_option, square_capacity_graph
 
 __all__ = [
     "MatchingCertificate",
@@ -395,16 +395,8 @@ def _flow_matrix(flow, nv):
 
 
 def _capacity_matrix(capacity):
-    g = as_csr_graph(capacity, "numpy", name="capacity", with_data=True)
-    if g.m != g.n:
-        raise ValueError(f"capacity must be a square matrix, got shape {g.shape}")
+    g = square_capacity_graph(capacity)
     data = g.data
-    if data.dtype.kind not in "iub":
-        if data.dtype.kind != "f" or not np.all(data == np.round(data)):
-            raise ValueError(f"capacity must hold integers, got dtype {data.dtype}")
-    data = data.astype(np.int64)
-    if data.size and int(data.min()) < 0:
-        raise ValueError(f"capacity must be non-negative, found {int(data.min())}")
     rows = np.repeat(np.arange(g.m, dtype=np.int64), np.diff(g.indptr.astype(np.int64)))
     cols = g.indices.astype(np.int64)
     keep = (rows != cols) & (data != 0)  # self-loops carry no flow

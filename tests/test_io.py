@@ -20,10 +20,7 @@ from gpumatch.io import (
 )
 from gpumatch.testing import check_flow
 
-try:
-    from ._corpus import corpus_dir, manifest_entry
-except ImportError:  # tests/ is not a package
-    from _corpus import corpus_dir, manifest_entry
+from _corpus import manifest_entry  # tests/ is on sys.path (rootdir conftest)
 
 
 def same_matrix(A, B):
@@ -32,14 +29,6 @@ def same_matrix(A, B):
     B.sort_indices()
     return (A.shape == B.shape and np.array_equal(A.indptr, B.indptr)
             and np.array_equal(A.indices, B.indices) and np.array_equal(A.data, B.data))
-
-
-@pytest.fixture
-def corpus():
-    root = corpus_dir()
-    if root is None:
-        pytest.skip("test corpus not found (set GPUMATCH_CORPUS)")
-    return root
 
 
 # ---------------------------------------------------------------------------
@@ -257,11 +246,11 @@ def test_read_graph_mtx(tmp_path):
 # ---------------------------------------------------------------------------
 
 
-def test_corpus_dimacs_gl1(corpus):
+def test_corpus_dimacs_gl1(corpus_dir):
     rel = "maxflow/networkx__gl1.max.gz"
     entry = manifest_entry(rel)
     assert entry is not None
-    C, s, t = read_graph(corpus / rel)
+    C, s, t = read_graph(corpus_dir / rel)
     assert C.shape == (entry["shape"], entry["shape"])
     assert [s, t] == entry["source_sink"]
     assert C.count_nonzero() == entry["nnz_nonzero"]
@@ -270,17 +259,17 @@ def test_corpus_dimacs_gl1(corpus):
     assert check_flow(C, s, t, res.flow, entry["max_flow"]).value == entry["max_flow"]
 
 
-def test_corpus_dimacs_round_trip(corpus, tmp_path):
-    C, s, t = read_dimacs_max(corpus / "maxflow" / "networkx__gl1.max.gz")
+def test_corpus_dimacs_round_trip(corpus_dir, tmp_path):
+    C, s, t = read_dimacs_max(corpus_dir / "maxflow" / "networkx__gl1.max.gz")
     write_dimacs_max(tmp_path / "gl1.max", C, s, t)
     C2, s2, t2 = read_dimacs_max(tmp_path / "gl1.max")
     assert same_matrix(C, C2) and (s, t) == (s2, t2)
 
 
-def test_corpus_matrix_market_explicit_zeros(corpus):
+def test_corpus_matrix_market_explicit_zeros(corpus_dir):
     rel = "matching/lagraph__test_FW_1000.mtx.gz"
     entry = manifest_entry(rel)
-    A = read_graph(corpus / rel)
+    A = read_graph(corpus_dir / rel)
     assert list(A.shape) == entry["shape"]
     assert A.nnz == entry["nnz_stored"]
     assert A.count_nonzero() == entry["nnz_nonzero"]
