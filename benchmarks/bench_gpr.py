@@ -9,10 +9,14 @@
 A config is ``label:key=value,...`` with keys ``loop`` (LOOP_MAX of the
 driver: active lists up to this length run in the persistent one-block
 kernel; 0 turns it off), ``bfs`` (BFS_LOOP_MAX of the CUDA kernels: the
-same for BFS frontiers of the global relabel), ``init``, ``k`` (relabel_k) and ``shrink``; each
+same for BFS frontiers of the global relabel), ``greedy`` (GREEDY_KIND of
+the driver: ``degree`` or ``rounds``), ``init``, ``k`` (relabel_k) and ``shrink``; each
 config runs on the same generated graph.  After the timed runs, one extra
 run per config with the driver's PROFILE switch on (a device sync at every
-phase boundary) gives the per-phase breakdown.
+phase boundary) gives the per-phase breakdown.  ``--steps`` adds one more
+run of the first config with every step of the call (validation,
+make_state, each kernel-set function) wrapped in device syncs: time and
+number of calls per step.
 
 For each seeded generated input: scipy's maximum_bipartite_matching time
 (skipped on Delaunay/grid unless --scipy-all: scipy issue #26147), the GPU
@@ -56,12 +60,13 @@ TARGET_MS = {"random1M": 14, "delaunay1M": 59, "rmat20": 3.9, "rect1Mx500k": 2.3
 
 def parse_config(text, args):
     label, _, rest = text.partition(":")
-    cfg = {"label": label, "loop": None, "bfs": None, "init": "greedy", "k": args.relabel_k, "shrink": args.shrink}
+    cfg = {"label": label, "loop": None, "bfs": None, "greedy": None, "init": "greedy", "k": args.relabel_k,
+           "shrink": args.shrink}
     for item in filter(None, rest.split(",")):
         key, _, val = item.partition("=")
         if key not in cfg or key == "label":
             raise SystemExit(f"unknown config key {key!r} in {text!r}")
-        cfg[key] = val if key == "init" else (float(val) if key == "k" else int(val))
+        cfg[key] = val if key in ("init", "greedy") else (float(val) if key == "k" else int(val))
     return cfg
 
 
@@ -83,6 +88,7 @@ def main(argv=None):
     ap.add_argument("--shrink", type=int, default=512)
     ap.add_argument("--no-scipy", action="store_true", help="skip scipy everywhere")
     ap.add_argument("--config", nargs="*", default=None, help="label:key=value,... (see above)")
+    ap.add_argument("--steps", action="store_true", help="per-step profile of the first config (see above)")
     args = ap.parse_args(argv)
     configs = [parse_config(c, args) for c in (args.config or ["default:"])]
     gpu = _backend.cupy_available()
@@ -108,6 +114,8 @@ def main(argv=None):
             line["h2d_s"] = time.perf_counter() - t0
             for cfg in configs:
                 _gpu_config(line, A, G, cfg, args, ref)
+            if args.steps:
+                _steps(G, configs[0])
         if args.numpy and A.nnz <= args.numpy_max_nnz:
             t_np, res_np = timed(lambda: bipartite_matching(A, backend="numpy", **kw))
             line["numpy_s"] = t_np
@@ -148,6 +156,9 @@ def _gpu_config(line, A, G, cfg, args, ref):
 
     saved = dict(_driver.LOOP_MAX)
     saved_bfs = _kernels_cuda.BFS_LOOP_MAX
+    saved_greedy = _driver.GREEDY_KIND
+    if cfg["greedy"] is not None:
+        _driver.GREEDY_KIND = cfg["greedy"]
     if cfg["loop"] is not None:
         _driver.LOOP_MAX["cupy"] = cfg["loop"]
     if cfg["bfs"] is not None:
@@ -174,12 +185,65 @@ def _gpu_config(line, A, G, cfg, args, ref):
         _driver.LOOP_MAX.clear()
         _driver.LOOP_MAX.update(saved)
         _kernels_cuda.BFS_LOOP_MAX = saved_bfs
+        _driver.GREEDY_KIND = saved_greedy
     gpu_s = statistics.median(times)
     line.setdefault("configs", []).append({"label": cfg["label"], "gpu_s": gpu_s, "stats": prof.stats})
     if "gpu_s" not in line:  # the first config fills the summary table
         line["gpu_s"], line["gpu_size"], line["gpu_stats"] = gpu_s, res.size, prof.stats
     print(f"    [{cfg['label']}] {gpu_s * 1e3:.2f} ms (runs: {', '.join('%.2f' % (t * 1e3) for t in times)})",
           flush=True)
+
+
+def _steps(G, cfg):
+    """One call of `cfg` with each step wrapped in device syncs; prints the
+    time and the number of calls of each step."""
+    cp = _backend.cp
+    from gpumatch.matching import _kernels_cuda, api
+
+    acc = {}
+    patched = []
+
+    def wrap(mod, name, label=None):
+        fn = getattr(mod, name)
+        key = label or name
+
+        def timed_fn(*a, **k):
+            cp.cuda.get_current_stream().synchronize()
+            t = time.perf_counter()
+            out = fn(*a, **k)
+            cp.cuda.get_current_stream().synchronize()
+            tot, cnt = acc.get(key, (0.0, 0))
+            acc[key] = (tot + time.perf_counter() - t, cnt + 1)
+            return out
+
+        patched.append((mod, name, fn))
+        setattr(mod, name, timed_fn)
+
+    wrap(api, "as_csr_graph", "validate")
+    wrap(_driver, "_transpose_cupy", "transpose")
+    wrap(_driver, "make_state", "make_state(incl. transpose)")
+    wrap(_driver, "greedy", "greedy")
+    wrap(_driver._csr, "compact")
+    for name in ("fix_matching", "relabel_collect", "push", "fixup", "push_loop", "count_active"):
+        wrap(_kernels_cuda, name)
+    saved_greedy = _driver.GREEDY_KIND
+    if cfg["greedy"] is not None:
+        _driver.GREEDY_KIND = cfg["greedy"]
+    try:
+        cp.cuda.get_current_stream().synchronize()
+        t = time.perf_counter()
+        res = bipartite_matching(G, backend="cupy", relabel_k=cfg["k"], shrink_threshold=cfg["shrink"],
+                                 init=cfg["init"])
+        cp.cuda.get_current_stream().synchronize()
+        total = time.perf_counter() - t
+    finally:
+        for mod, name, fn in reversed(patched):
+            setattr(mod, name, fn)
+        _driver.GREEDY_KIND = saved_greedy
+    print(f"    steps [{cfg['label']}] total {total * 1e3:.2f} ms (with step syncs), initial size "
+          f"{res.stats['initial_size']}, size {res.size}")
+    for key, (tot, cnt) in sorted(acc.items(), key=lambda kv: -kv[1][0]):
+        print(f"      {key:<28}{tot * 1e3:>9.3f} ms  {cnt:>5} calls")
 
 
 def _f(x, scale, fmt):

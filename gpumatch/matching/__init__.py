@@ -7,6 +7,7 @@ come as CUDA (``gpr.cu`` launched by ``_kernels_cuda.py``) and NumPy twins
 (``_kernels_numpy.py``).
 """
 
+from ._dynamic import MatchingSolver
 from .api import MatchingResult, bipartite_matching, maximum_bipartite_matching, structural_rank
 
-__all__ = ["maximum_bipartite_matching", "structural_rank", "bipartite_matching", "MatchingResult"]
+__all__ = ["maximum_bipartite_matching", "structural_rank", "bipartite_matching", "MatchingResult", "MatchingSolver"]

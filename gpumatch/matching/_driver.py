@@ -11,10 +11,13 @@ them exact every ``k · maxLevel`` push iterations.
 The loop (kernel names in parentheses; each has a CUDA twin in ``gpr.cu``
 and a NumPy twin in ``_kernels_numpy.py``):
 
-1. initial matching: greedy (``greedy_round``), Karp–Sipser, a warm start,
-   or nothing;
-2. ``fix_matching`` then ``global_relabel``; the active list
-   (``collect_active``) is every free column the BFS reached.  Empty list: the matching is maximum (no free
+1. initial matching: greedy (``greedy_degree``: degree-one rows, then each
+   free column takes its free row of least degree; or the old
+   ``greedy_round`` rounds, :data:`GREEDY_KIND`), Karp–Sipser, a warm
+   start, or nothing;
+2. ``fix_matching`` then ``relabel_collect`` (``global_relabel`` +
+   ``collect_active``, one host read): the active list is every free column
+   the BFS reached.  Empty list: the matching is maximum (no free
    column is joined to a free row by an alternating path), stop;
 3. up to ``ceil(k · maxLevel)`` iterations of ``push`` + ``fixup`` over the
    active list (Ac → Ap), shrinking the list by a prefix sum
@@ -57,8 +60,13 @@ LOOP_MAX = {"numpy": 4096, "cupy": 4096}
 #: that the ``time_*`` statistics are exact; otherwise they are host times
 #: taken without extra syncs (the relabel syncs anyway, so they are close).
 PROFILE = False
-#: Rounds of the greedy initial matching at most.
+#: Rounds of the old first-free greedy (``greedy_round``) at most.
 GREEDY_ROUNDS = 4
+#: Which heuristic ``init="greedy"`` runs: ``"degree"`` (degree-one rows
+#: first, then each free column takes its free row of least degree, claimed
+#: by CAS on the GPU: no host sync) or ``"rounds"`` (the old first-free
+#: rounds with a size check per round).
+GREEDY_KIND = "degree"
 #: Degree-one rounds of Karp–Sipser at most.
 KS_ROUNDS = 30
 
@@ -123,7 +131,9 @@ def make_state(g) -> GPRState:
         m=m, n=n, idx=idx, xp=xp, backend=g.backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind,
         mu_row=xp.full(m, -1, dtype=idx), mu_col=xp.full(n, -1, dtype=idx),
-        psi_row=xp.zeros(m, dtype=idx), psi_col=xp.zeros(n, dtype=idx),
+        # labels are only read after a global relabel has set them
+        psi_row=(xp.zeros if xp is np else xp.empty)(m, dtype=idx),
+        psi_col=(xp.zeros if xp is np else xp.empty)(n, dtype=idx),
         stamp=xp.zeros(n, dtype=np.int32),
     )
 
@@ -152,7 +162,11 @@ def _size(st) -> int:
 
 
 def greedy(st, kern) -> None:
-    """Cheap greedy matching: rounds of ``greedy_round`` until one adds nothing."""
+    """Cheap greedy matching: ``greedy_degree`` (see :data:`GREEDY_KIND`), or
+    rounds of ``greedy_round`` until one adds nothing."""
+    if GREEDY_KIND == "degree":
+        kern.greedy_degree(st)
+        return
     before = _size(st)
     for _ in range(GREEDY_ROUNDS):
         kern.greedy_round(st)
@@ -247,19 +261,25 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
         elif init == "karp_sipser":
             karp_sipser(st, kern)
     kern.fix_matching(st)
-    stats["initial_size"] = _size(st)
+    solve = bool(st.m and st.n and st.rind.shape[0])
+    if not solve:
+        stats["initial_size"] = _size(st)
+    # else: m - (free rows of the first relabel), which reads that count anyway
     t1 = _now(bk)
     stats["time_init"] = t1 - t0
 
     it = 0
-    if st.m and st.n and st.rind.shape[0]:
+    if solve:
         while True:
             t_a = _now(bk)
-            kern.fix_matching(st)
-            max_level = kern.global_relabel(st)
+            if stats["global_relabels"]:  # the init ended with fix_matching
+                kern.fix_matching(st)
+            # exact labels, then the free columns the BFS reached
+            max_level, active = kern.relabel_collect(st)
+            if stats["global_relabels"] == 0:
+                stats["initial_size"] = st.m - st.extra["free_rows"]
             stats["global_relabels"] += 1
             stats["max_level"] = max(stats["max_level"], int(max_level))
-            active = kern.collect_active(st)  # free columns the BFS reached
             length = int(active.shape[0])
             t_b = _now(bk)
             stats["time_relabel"] += t_b - t_a

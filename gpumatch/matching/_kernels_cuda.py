@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _backend, _cuda
 
-__all__ = ["greedy_round", "fix_matching", "global_relabel", "push", "fixup", "count_active", "push_loop",
-           "collect_active"]
+__all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "push",
+           "fixup", "count_active", "push_loop", "collect_active"]
 
 _SRC = "matching/gpr.cu"
 _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -53,6 +53,17 @@ def greedy_round(st):
     _launch(st, "gpumatch_gpr_fix_cols", st.n, (st.mu_row, st.mu_col, np.int64(st.n)))
 
 
+def greedy_degree(st):
+    """Degree-aware greedy initial matching in three launches, no host sync:
+    degree-one rows take their column (Karp–Sipser's safe rule), then the
+    degree-one columns, then every free column takes its free row of least
+    degree (atomicCAS claims: the result is consistent and maximal)."""
+    _launch(st, "gpumatch_gpr_greedy_deg1_rows", st.m, (st.rptr, st.rind, st.mu_row, st.mu_col, np.int64(st.m)))
+    for max_deg in (1, 2**62):
+        _launch(st, "gpumatch_gpr_greedy_cas", st.n,
+                (st.cptr, st.cind, st.rptr, st.mu_row, st.mu_col, np.int64(st.n), np.int64(max_deg)))
+
+
 def fix_matching(st):
     _launch(st, "gpumatch_gpr_fix_rows", st.m, (st.mu_row, st.mu_col, np.int64(st.m)))
     _launch(st, "gpumatch_gpr_fix_cols", st.n, (st.mu_row, st.mu_col, np.int64(st.n)))
@@ -73,12 +84,15 @@ def _stride_grid(st, count):
     return (max(1, min(st.extra["sms"] * 16, (int(count) + _cuda.BLOCK - 1) // _cuda.BLOCK)),)
 
 
-def global_relabel(st):
+def _relabel_body(st):
+    """The BFS of a global relabel, without reading maxLevel back; returns
+    the number of free rows (0: no BFS ran)."""
     cp = _backend.cp
     inf = st.inf
     if st.bfs_buf is None:
         st.bfs_buf = (cp.empty(max(st.m, 1), dtype=st.idx), cp.empty(max(st.m, 1), dtype=st.idx))
-        st.bfs_counts = cp.zeros(3, dtype=np.uint64)
+        # ring of 3 frontier sizes, then the active count and maxLevel of relabel_collect
+        st.bfs_counts = cp.zeros(5, dtype=np.uint64)
         st.bfs_max = cp.zeros(1, dtype=st.idx)
     st.bfs_counts.fill(0)
     # labels, roots (the free rows, in bfs_buf[0]) and counts[0] in one launch
@@ -87,6 +101,7 @@ def global_relabel(st):
         (st.mu_row, st.psi_row, st.psi_col, st.bfs_buf[0], st.bfs_counts, st.bfs_max,
          np.int64(st.m), np.int64(st.n), _scalar(st, inf)))
     r0 = int(st.bfs_counts[0])
+    st.extra["free_rows"] = r0
     if r0 == 0 or st.n == 0:
         return 0
     kern = _k(st, "gpumatch_gpr_bfs_step")
@@ -120,23 +135,54 @@ def global_relabel(st):
         if size == 0:
             break
         chunk = min(2 * chunk, BFS_STEPS_PER_CHECK[1])
+    return r0
+
+
+def global_relabel(st):
+    """Exact labels by BFS from the free rows; returns maxLevel."""
+    if _relabel_body(st) == 0:
+        return 0
     return int(st.bfs_max[0])
+
+
+def relabel_collect(st):
+    """:func:`global_relabel` then :func:`collect_active`, reading maxLevel
+    and the list length back in ONE host sync; returns ``(max_level,
+    active)``."""
+    cp = _backend.cp
+    r0 = _relabel_body(st)
+    buf = _active_buf(st)
+    # counts[3] <- number of active columns, counts[4] <- maxLevel
+    _k(st, "gpumatch_gpr_collect_active")(
+        _stride_grid(st, st.n), (_cuda.BLOCK,),
+        (st.mu_col, st.psi_col, buf, st.bfs_counts, st.bfs_max, np.int64(st.n), _scalar(st, st.inf)))
+    length, level = (int(x) for x in st.bfs_counts[3:5].get())
+    if r0 == 0:
+        level = 0
+    return level, buf[:length]
 
 
 def collect_active(st):
     """The free columns that the last global relabel reached (order
     unspecified), in a buffer kept on the state."""
     cp = _backend.cp
-    buf = st.extra.get("active_buf")
-    if buf is None:
-        buf = st.extra["active_buf"] = cp.empty(max(st.n, 1), dtype=st.idx)
-        st.extra["active_count"] = cp.zeros(1, dtype=np.uint64)
+    buf = _active_buf(st)
+    if "active_count" not in st.extra:
+        st.extra["active_count"] = cp.zeros(5, dtype=np.uint64)
+        st.extra["active_level"] = cp.zeros(1, dtype=st.idx)
     count = st.extra["active_count"]
     count.fill(0)
     _k(st, "gpumatch_gpr_collect_active")(
         _stride_grid(st, st.n), (_cuda.BLOCK,),
-        (st.mu_col, st.psi_col, buf, count, np.int64(st.n), _scalar(st, st.inf)))
-    return buf[:int(count.get()[0])]
+        (st.mu_col, st.psi_col, buf, count, st.extra["active_level"], np.int64(st.n), _scalar(st, st.inf)))
+    return buf[:int(count[3:4].get()[0])]
+
+
+def _active_buf(st):
+    buf = st.extra.get("active_buf")
+    if buf is None:
+        buf = st.extra["active_buf"] = _backend.cp.empty(max(st.n, 1), dtype=st.idx)
+    return buf
 
 
 def push(st, active, it, out=None):

@@ -14,8 +14,12 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["greedy_round", "fix_matching", "global_relabel", "push", "fixup", "count_active", "push_loop",
-           "collect_active"]
+__all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "push",
+           "fixup", "count_active", "push_loop", "collect_active"]
+
+#: Columns longer than this take the first free row in ``greedy_degree``
+#: (GPR_HEAVY of ``gpr.cu``).
+HEAVY = 32
 
 
 def _expand(ptr, verts):
@@ -121,6 +125,56 @@ def greedy_round(st):
     st.mu_col[v[lost]] = -1
 
 
+def greedy_degree(st):
+    """Degree-aware greedy (twin of three CUDA launches).
+
+    Schedule: (1) free rows of degree one propose to their column, the
+    first proposer (lowest row) of a free column wins; (2) free columns of
+    degree one, then (3) all free columns, in rounds: every free column
+    reads the free rows, picks its free row of least degree (the first;
+    columns longer than ``HEAVY`` the first free row), the lowest proposer
+    of a row wins the CAS, the losers retry in the next round with fresh
+    reads, until no column finds a free row."""
+    rdeg = np.diff(st.rptr)
+    u = np.flatnonzero((st.mu_row < 0) & (rdeg == 1))
+    if u.shape[0]:
+        c = st.rind[st.rptr[u]]
+        free = st.mu_col[c] < 0
+        u, c = u[free], c[free]
+        c, first = np.unique(c, return_index=True)
+        u = u[first]
+        st.mu_col[c] = u
+        st.mu_row[u] = c
+    cdeg = np.diff(st.cptr)
+    big = np.iinfo(st.idx).max
+    for max_deg in (1, None):
+        part = (cdeg >= 1) if max_deg is None else (cdeg == max_deg)
+        heavy_col = cdeg > HEAVY
+        while True:
+            v = np.flatnonzero((st.mu_col < 0) & part).astype(st.idx, copy=False)
+            if v.shape[0] == 0:
+                break
+            free = st.mu_row < 0
+            key = np.where(free, rdeg, big).astype(st.idx)
+            zero = np.where(free, 0, big).astype(st.idx)
+            u = np.full(v.shape[0], -1, dtype=st.idx)
+            hv = heavy_col[v]
+            for sel, lab in ((~hv, key), (hv, zero)):
+                if sel.any():
+                    w = v[sel]
+                    nb, best = first_min_stop(st.cptr, st.cind, lab, w, np.ones(w.shape[0], dtype=st.idx), big)
+                    u[sel] = np.where(best < big, nb, -1)
+            part[v[u < 0]] = False  # no free row: the column gives up
+            ok = u >= 0
+            if not ok.any():
+                break
+            v, u = v[ok], u[ok]
+            u, first = np.unique(u, return_index=True)  # v ascending: lowest proposer wins
+            v = v[first]
+            st.mu_row[u] = v
+            st.mu_col[v] = u
+
+
 def fix_matching(st):
     """FixMatching on both sides: rows whose column does not point back, then
     columns whose row does not point back (and dropped columns) become -1."""
@@ -142,6 +196,7 @@ def global_relabel(st):
     st.psi_row[:] = np.where(st.mu_row < 0, 0, inf)
     st.psi_col[:] = inf
     frontier = np.flatnonzero(st.mu_row < 0)
+    st.extra["free_rows"] = int(frontier.shape[0])
     level = 0
     max_level = 0
     while frontier.shape[0]:
@@ -167,6 +222,12 @@ def global_relabel(st):
         frontier = rows
         level += 2
     return max_level
+
+
+def relabel_collect(st):
+    """:func:`global_relabel` then :func:`collect_active`; returns
+    ``(max_level, active)``."""
+    return global_relabel(st), collect_active(st)
 
 
 def collect_active(st):

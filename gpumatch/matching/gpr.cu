@@ -62,6 +62,74 @@ extern "C" __global__ void gpumatch_gpr_greedy(
     }
 }
 
+// gpumatch_gpr_greedy_deg1_rows: Karp-Sipser's degree-one rule on the rows,
+// the first pass of the default initial matching.
+//   rptr, rind     : CSR (see above)
+//   mu_row, mu_col : matching, updated (consistent on entry and on exit)
+//   m              : number of rows
+// Thread mapping: one thread per row.  A free row with exactly one stored
+// entry claims its column by atomicCAS on mu_col (-1 -> row) and then
+// writes its own side; matching a degree-one vertex to its only neighbour
+// never lowers the maximum matching size.  No other races.
+extern "C" __global__ void gpumatch_gpr_greedy_deg1_rows(
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    idx_t* mu_row, idx_t* mu_col, long long m)
+{
+    long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (u >= m || mu_row[u] >= 0) return;
+    idx_t b = rptr[u];
+    if (rptr[u + 1] - b != 1) return;
+    idx_t c = rind[b];
+    if (gm_cas(&mu_col[c], (idx_t)-1, (idx_t)u) == (idx_t)-1) mu_row[u] = c;
+}
+
+// gpumatch_gpr_greedy_cas: one pass of a degree-aware greedy matching.
+//   cptr, cind     : CSC (see above)
+//   rptr           : CSR row pointers (row degrees only)
+//   mu_row, mu_col : matching, updated (consistent on entry and on exit)
+//   n              : number of columns
+//   max_deg        : only columns of at most this many entries take part
+// Thread mapping: one thread per column.  A free column of at most
+// GPR_HEAVY entries scans them all and takes the free row of least degree
+// (the first such; a degree-one row ends the scan), claiming it by
+// atomicCAS on mu_row (-1 -> column); when it loses the CAS it rescans.
+// Longer columns take the first row they can claim, going on from the
+// position of a lost CAS.  Rows are never released, so a column gives up
+// only when none of its rows is free: the matching is maximal among the
+// columns taking part.  Benign race: the scans read mu_row while other
+// threads claim rows (volatile reads; a stale "free" only costs a failed CAS).
+extern "C" __global__ void gpumatch_gpr_greedy_cas(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    const idx_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
+    long long n, long long max_deg)
+{
+    long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || mu_col[v] >= 0) return;
+    idx_t beg = cptr[v], end = cptr[v + 1];
+    if ((long long)(end - beg) > max_deg) return;
+    volatile idx_t* vrow = mu_row;
+    if (end - beg > GPR_HEAVY) {
+        for (idx_t p = beg; p < end; ++p) {
+            idx_t u = cind[p];
+            if (vrow[u] >= 0) continue;
+            if (gm_cas(&mu_row[u], (idx_t)-1, (idx_t)v) == (idx_t)-1) { mu_col[v] = u; return; }
+        }
+        return;
+    }
+    while (true) {
+        idx_t arg = -1, best = 0;
+        for (idx_t p = beg; p < end; ++p) {
+            idx_t u = cind[p];
+            if (vrow[u] >= 0) continue;
+            idx_t d = rptr[u + 1] - rptr[u];
+            if (arg < 0 || d < best) { arg = u; best = d; }
+            if (d <= 1) break;
+        }
+        if (arg < 0) return;
+        if (gm_cas(&mu_row[arg], (idx_t)-1, (idx_t)v) == (idx_t)-1) { mu_col[v] = arg; return; }
+    }
+}
+
 // gpumatch_gpr_fix_rows: first half of FixMatching.
 //   mu_row : m, updated: -1 where the column does not point back
 //   mu_col : n, read only
@@ -127,18 +195,24 @@ extern "C" __global__ void gpumatch_gpr_relabel_init(
 }
 
 // gpumatch_gpr_collect_active: the active list after a global relabel.
-//   mu_col  : n, a consistent matching
-//   psi_col : n, exact labels
-//   active  : out, the free columns with psi < INF (order unspecified)
-//   count   : 1, out: their number (zero on entry)
+//   mu_col    : n, a consistent matching
+//   psi_col   : n, exact labels
+//   active    : out, the free columns with psi < INF (order unspecified)
+//   counts    : 5; counts[3], out: their number (zero on entry);
+//               counts[4], out: max_level[0] (so that the host reads both
+//               with one copy); counts[0..2] are not touched
+//   max_level : 1, the relabel's maxLevel (read only)
 // Thread mapping: grid-stride over n; warp-aggregated append.
 extern "C" __global__ void gpumatch_gpr_collect_active(
     const idx_t* __restrict__ mu_col, const idx_t* __restrict__ psi_col,
-    idx_t* __restrict__ active, unsigned long long* count, long long n, idx_t inf)
+    idx_t* __restrict__ active, unsigned long long* counts, const idx_t* __restrict__ max_level,
+    long long n, idx_t inf)
 {
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long stride = (long long)gridDim.x * blockDim.x;
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    unsigned long long* count = &counts[3];
+    if (tid == 0) counts[4] = (unsigned long long)max_level[0];
     for (long long base = tid - lane; base < n; base += stride) {
         long long v = base + lane;
         bool take = v < n && mu_col[v] < 0 && psi_col[v] < inf;
