@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _backend
-from .csr import segment_owner, unique_sorted
+from .csr import pattern_summary, segment_owner, unique_sorted
 
 __all__ = [
     "CSRGraph",
@@ -127,7 +127,12 @@ def _check_shape(shape, name):
 
 
 def _check_pattern_arrays(indptr, indices, shape, name):
-    """Validate raw CSR arrays (NumPy or CuPy); raise ValueError naming the problem."""
+    """Validate raw CSR arrays (NumPy or CuPy); raise ValueError naming the problem.
+
+    Returns ``(indptr, indices, canonical)``, `canonical` telling whether the
+    indices already strictly increase within every row.  On CuPy the checks
+    cost one kernel and one read-back (:func:`gpumatch.csr.pattern_summary`).
+    """
     xp = _backend.cp if _backend.is_cupy_array(indptr) or _backend.is_cupy_array(indices) else np
     indptr = xp.asarray(indptr)
     indices = xp.asarray(indices)
@@ -139,44 +144,32 @@ def _check_pattern_arrays(indptr, indices, shape, name):
             raise ValueError(f"{name}: {what} must have an integer dtype, got {arr.dtype}")
     if indptr.shape[0] != m + 1:
         raise ValueError(f"{name}: indptr must have length m + 1 = {m + 1}, got {indptr.shape[0]}")
-    if int(indptr[0]) != 0:
-        raise ValueError(f"{name}: indptr[0] must be 0, got {int(indptr[0])}")
-    if m > 0 and bool((indptr[1:] < indptr[:-1]).any()):
+    summary = pattern_summary(indptr, indices)
+    if summary.first != 0:
+        raise ValueError(f"{name}: indptr[0] must be 0, got {summary.first}")
+    if summary.decreasing:
         raise ValueError(f"{name}: indptr must be non-decreasing (malformed indptr)")
-    if int(indptr[-1]) != indices.shape[0]:
+    if summary.last != indices.shape[0]:
         raise ValueError(
-            f"{name}: indptr[-1] = {int(indptr[-1])} does not match the number of indices {indices.shape[0]}"
+            f"{name}: indptr[-1] = {summary.last} does not match the number of indices {indices.shape[0]}"
         )
-    if indices.shape[0]:
-        lo, hi = int(indices.min()), int(indices.max())
-        if lo < 0:
-            raise ValueError(f"{name}: column indices must be non-negative, found {lo}")
-        if hi >= n:
-            raise ValueError(f"{name}: column index {hi} is out of range for {n} columns")
-    return indptr, indices
+    if summary.min_index is not None:
+        if summary.min_index < 0:
+            raise ValueError(f"{name}: column indices must be non-negative, found {summary.min_index}")
+        if summary.max_index >= n:
+            raise ValueError(f"{name}: column index {summary.max_index} is out of range for {n} columns")
+    return indptr, indices, summary.canonical
 
 
-def _is_canonical(xp, indptr, indices) -> bool:
-    """True when column indices strictly increase within every row (sorted, no duplicates)."""
-    nnz = indices.shape[0]
-    if nnz < 2:
-        return True
-    row_start = xp.zeros(nnz, dtype=bool)
-    starts = indptr[:-1]
-    row_start[starts[starts < nnz]] = True
-    rising = indices[1:] > indices[:-1]
-    return bool(xp.all(rising | row_start[1:]))
-
-
-def _canonical_generic(xp, indptr, indices, shape, data, want_data):
+def _canonical_generic(xp, indptr, indices, shape, data, want_data, canonical=False):
     """Sort and merge duplicates with array ops (NumPy or CuPy alike).
 
-    An input that is already canonical is returned as it is after one
-    linear check, so device-resident graphs pay no sort on every call.
+    An input already known to be `canonical` (from the validation pass) is
+    returned as it is, so device-resident graphs pay no sort on every call.
     """
     m, n = shape
     nnz = indices.shape[0]
-    if _is_canonical(xp, indptr, indices):
+    if canonical:
         return indptr, indices, data
     rows = segment_owner(indptr.astype(np.int64), nnz)
     keys = rows * np.int64(max(n, 1)) + indices.astype(np.int64)
@@ -249,14 +242,14 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
             raise TypeError(f"{name}: a tuple input must be (indptr, indices, shape), got a tuple of length {len(graph)}")
         indptr, indices, shape = graph
         shape = _check_shape(shape, name)
-        indptr, indices = _check_pattern_arrays(indptr, indices, shape, name)
+        indptr, indices, canonical = _check_pattern_arrays(indptr, indices, shape, name)
         kind, fmt = "tuple", "tuple"
         xp = _backend.cp if _backend.is_cupy_array(indices) or _backend.is_cupy_array(indptr) else np
         if xp is not np:
             indptr = xp.asarray(indptr)
             indices = xp.asarray(indices)
         data = xp.ones(indices.shape[0], dtype=np.int64) if with_data else None
-        indptr, indices, data = _canonical_generic(xp, indptr, indices, shape, data, with_data)
+        indptr, indices, data = _canonical_generic(xp, indptr, indices, shape, data, with_data, canonical)
     elif sp.issparse(graph):
         fmt = graph.format
         sparray = isinstance(graph, sp.sparray) if hasattr(sp, "sparray") else False
@@ -340,15 +333,17 @@ def _canonical_cupyx(graph, shape, name, with_data):
         cp.cumsum(counts, out=indptr[1:])
         indices = col[order]
         data = graph.data[order] if with_data else None
+        canonical = False  # duplicates are merged by the generic pass
     else:
         if graph.format == "csc":
             _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)")
             graph = graph.tocsr()
+            canonical = pattern_summary(graph.indptr, graph.indices).canonical
         else:
-            _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
+            _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
         indptr, indices = graph.indptr, graph.indices
         data = graph.data if with_data else None
-    return _canonical_generic(cp, indptr, indices, (m, n), data, with_data)
+    return _canonical_generic(cp, indptr, indices, (m, n), data, with_data, canonical)
 
 
 def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:

@@ -55,3 +55,66 @@ extern "C" __global__ void gpumatch_first_min_neighbor(
     neighbor[i] = arg;
     min_label[i] = best;
 }
+
+#ifndef PTR_T
+#define PTR_T long long
+#endif
+#ifndef IND_T
+#define IND_T long long
+#endif
+
+// gpumatch_csr_summary: everything input validation needs from a CSR
+// pattern, in one pass and one read-back.
+//   indptr  : m + 1, row pointers as given by the caller (not yet trusted)
+//   indices : nnz, column indices as given
+//   out     : 6 int64, in/out.  The host sets out = {0, INT64_MAX,
+//             INT64_MIN, 0, 0, 0}; the kernel leaves
+//             out[0] bit 0: some indptr[i+1] < indptr[i]; bit 1: a row
+//                    reaches outside [0, nnz) (its entries are not read);
+//             out[1], out[2]: min and max column index over the rows read;
+//             out[3]: 1 if some row is not strictly increasing;
+//             out[4], out[5]: indptr[0] and indptr[m].
+// Thread mapping: grid-stride, one thread per row; a warp reduces its
+// lanes' partial results with shuffles and one lane per warp updates `out`
+// with atomics (so a handful of atomics per block, not one per row).
+extern "C" __global__ void gpumatch_csr_summary(
+    const PTR_T* __restrict__ indptr, const IND_T* __restrict__ indices,
+    long long m, long long nnz, long long* __restrict__ out)
+{
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    unsigned long long flags = 0;
+    long long lo = 0x7fffffffffffffffLL, hi = -0x7fffffffffffffffLL - 1;
+    int unsorted = 0;
+    for (long long i = tid; i < m; i += stride) {
+        long long s = (long long)indptr[i], e = (long long)indptr[i + 1];
+        if (e < s) { flags |= 1ull; continue; }
+        if (s < 0 || e > nnz) { flags |= 2ull; continue; }
+        long long prev = 0;
+        for (long long k = s; k < e; ++k) {
+            long long v = (long long)indices[k];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+            if (k > s && v <= prev) unsorted = 1;
+            prev = v;
+        }
+    }
+    for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
+        flags |= __shfl_down_sync(GPUMATCH_FULL_MASK, flags, off);
+        long long olo = __shfl_down_sync(GPUMATCH_FULL_MASK, lo, off);
+        long long ohi = __shfl_down_sync(GPUMATCH_FULL_MASK, hi, off);
+        lo = olo < lo ? olo : lo;
+        hi = ohi > hi ? ohi : hi;
+        unsorted |= __shfl_down_sync(GPUMATCH_FULL_MASK, unsorted, off);
+    }
+    if ((threadIdx.x & (GPUMATCH_WARP - 1)) == 0) {
+        if (flags) atomicOr((unsigned long long*)&out[0], flags);
+        atomicMin(&out[1], lo);
+        atomicMax(&out[2], hi);
+        if (unsorted) out[3] = 1;   // benign race: every writer writes 1
+    }
+    if (tid == 0) {
+        out[4] = (long long)indptr[0];
+        out[5] = (long long)indptr[m];
+    }
+}

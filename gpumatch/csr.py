@@ -23,6 +23,8 @@ Examples
 
 from __future__ import annotations
 
+from typing import NamedTuple
+
 import numpy as np
 
 from . import _backend
@@ -39,6 +41,8 @@ __all__ = [
     "first_min_neighbor",
     "bfs_expand",
     "unique_sorted",
+    "pattern_summary",
+    "PatternSummary",
 ]
 
 
@@ -320,3 +324,72 @@ def unique_sorted(values):
     keep[0] = True
     xp.not_equal(s[1:], s[:-1], out=keep[1:])
     return s[keep]
+
+
+class PatternSummary(NamedTuple):
+    """What input validation needs to know about raw CSR arrays.
+
+    ``decreasing``: some ``indptr[i+1] < indptr[i]``; ``out_of_range``: some
+    row reaches outside ``[0, nnz)``; ``min_index``/``max_index`` over the
+    rows that could be read (None when there are none); ``canonical``: the
+    indices strictly increase within every row.
+    """
+
+    first: int
+    last: int
+    decreasing: bool
+    out_of_range: bool
+    min_index: int | None
+    max_index: int | None
+    canonical: bool
+
+
+def pattern_summary(indptr, indices) -> PatternSummary:
+    """Summarise raw CSR arrays in one pass (one device read-back on CuPy).
+
+    The arrays are not trusted: rows whose pointers are decreasing or
+    reach outside ``indices`` are flagged and not read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import pattern_summary
+    >>> pattern_summary(np.array([0, 2, 3]), np.array([4, 1, 2]))
+    PatternSummary(first=0, last=3, decreasing=False, out_of_range=False, min_index=1, max_index=4, canonical=False)
+    """
+    xp = array_module(indptr, indices)
+    m = indptr.shape[0] - 1
+    nnz = indices.shape[0]
+    if xp is np:
+        starts, ends = indptr[:-1].astype(np.int64), indptr[1:].astype(np.int64)
+        bad_order = ends < starts
+        bad_range = ~bad_order & ((starts < 0) | (ends > nnz))
+        lo = hi = None
+        canonical = True
+        if not bad_order.any() and not bad_range.any() and nnz:
+            read = indices[int(starts[0]) if m else 0:int(ends[-1]) if m else 0]
+            if read.shape[0]:
+                lo, hi = int(read.min()), int(read.max())
+            if nnz > 1 and m:
+                row_start = np.zeros(nnz, dtype=bool)
+                row_start[starts[starts < nnz]] = True
+                canonical = bool(np.all((indices[1:] > indices[:-1]) | row_start[1:]))
+        elif nnz:  # malformed pointers: report them; the index range is not needed
+            canonical = False
+        return PatternSummary(int(indptr[0]), int(indptr[-1]), bool(bad_order.any()), bool(bad_range.any()),
+                              lo, hi, canonical)
+    from . import _cuda
+
+    def _typed(a):
+        return a if np.dtype(a.dtype) in (np.dtype(np.int32), np.dtype(np.int64)) else a.astype(np.int64)
+
+    indptr, indices = _typed(indptr), _typed(indices)
+    out = xp.asarray(np.array([0, np.iinfo(np.int64).max, np.iinfo(np.int64).min, 0, 0, 0], dtype=np.int64))
+    defines = (("PTR_T", _VALUE_TYPES[np.dtype(indptr.dtype)]), ("IND_T", _VALUE_TYPES[np.dtype(indices.dtype)]))
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_summary", defines)
+    blocks = max(1, min((m + _cuda.BLOCK - 1) // _cuda.BLOCK, 1024))
+    kern((blocks,), (_cuda.BLOCK,), (indptr, indices, np.int64(m), np.int64(nnz), out))
+    flags, lo, hi, unsorted, first, last = (int(v) for v in out.get())
+    read_any = lo <= hi
+    return PatternSummary(first, last, bool(flags & 1), bool(flags & 2),
+                          lo if read_any else None, hi if read_any else None, not unsorted)

@@ -140,3 +140,38 @@ def test_expand_segments_and_owner():
     assert owner.tolist() == [0, 0, 0, 1, 1]
     assert pos.tolist() == [2, 3, 4, 0, 1]
     assert csr.segment_owner(indptr, 6).tolist() == [0, 0, 2, 2, 2, 3]
+
+
+@pytest.mark.parametrize(
+    "indptr, indices",
+    [
+        ([0, 2, 3], [4, 1, 2]),            # unsorted row
+        ([0, 2, 3], [1, 4, 2]),            # canonical
+        ([0, 2, 2, 4], [1, 1, 0, 3]),      # duplicate
+        ([0, 3, 2], [0, 1, 2]),            # decreasing pointers
+        ([0, 1, 9], [0, 1, 2]),            # a row beyond the indices
+        ([0, 0, 0], []),                   # no entries
+        ([0], []),                         # no rows
+        ([2, 3, 3], [5, 0, 1]),            # indptr[0] != 0
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64, np.uint16])
+def test_pattern_summary_on_both_backends(indptr, indices, dtype, backend):
+    ref = csr.pattern_summary(np.asarray(indptr, dtype=np.int64), np.asarray(indices, dtype=np.int64))
+    args = _to(backend, np.asarray(indptr).astype(dtype), np.asarray(indices).astype(dtype))
+    got = csr.pattern_summary(*args)
+    assert (got.first, got.last, got.decreasing, got.out_of_range) == \
+        (ref.first, ref.last, ref.decreasing, ref.out_of_range)
+    if not (ref.decreasing or ref.out_of_range):
+        assert (got.min_index, got.max_index, got.canonical) == (ref.min_index, ref.max_index, ref.canonical)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_pattern_summary_random(seed, backend):
+    indptr, indices, A = _graph(seed, m=3000, n=2000, density=0.01)
+    got = csr.pattern_summary(*_to(backend, indptr, indices))
+    assert got == (0, A.nnz, False, False, int(indices.min()), int(indices.max()), True)
+    shuffled = indices.copy()
+    shuffled[indptr[5]:indptr[6]] = shuffled[indptr[5]:indptr[6]][::-1]
+    canonical = indptr[6] - indptr[5] < 2
+    assert csr.pattern_summary(*_to(backend, indptr, shuffled)).canonical == canonical

@@ -90,9 +90,10 @@ def test_unsupported_sparse_formats_name_the_accepted_ones(fmt):
         ([0, 1, 2], [0, 1], (2, -3), "non-negative"),
     ],
 )
-def test_malformed_tuples(indptr, indices, shape, message):
+def test_malformed_tuples(indptr, indices, shape, message, backend):
+    arrays = tuple(_backend.to_backend(np.asarray(a), backend) for a in (indptr, indices))
     with pytest.raises(ValueError, match=message):
-        as_csr_graph((np.asarray(indptr), np.asarray(indices), shape), "numpy")
+        as_csr_graph(arrays + (shape,), backend)
 
 
 def test_malformed_scipy_indices_are_caught():
