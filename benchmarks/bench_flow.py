@@ -87,6 +87,9 @@ def main(argv=None):
     ap.add_argument("--tile", type=int, default=None)
     ap.add_argument("--cycles", type=int, default=None)
     ap.add_argument("--tuning", default="", help="extra TUNING entries, e.g. batch=32,freq=2000,adaptive=0")
+    ap.add_argument("--variants", default="",
+                    help="';'-separated TUNING variants also timed (first layout), e.g. 'greedy=0;cycles=16'")
+    ap.add_argument("--variant-cases", default="", help="cases the variants run on (default: all)")
     args = ap.parse_args(argv)
     names = [c for c in args.cases.split(",") if c]
     layouts = [x for x in args.layouts.split(",") if x]
@@ -113,9 +116,16 @@ def main(argv=None):
         _maxflow.TUNING["tile"] = args.tile
     if args.cycles:
         _maxflow.TUNING["cycles"] = args.cycles
-    for item in filter(None, args.tuning.split(",")):
-        key, val = item.split("=")
-        _maxflow.TUNING[key] = None if val == "none" else int(val)
+    def parse(spec):
+        out = {}
+        for item in filter(None, spec.split(",")):
+            key, val = item.split("=")
+            out[key] = None if val == "none" else int(val)
+        return out
+
+    _maxflow.TUNING.update(parse(args.tuning))
+    variants = [v for v in args.variants.split(";") if v]
+    variant_cases = set(filter(None, args.variant_cases.split(","))) or set(names)
     gpu = _backend.cupy_available()
     rows = []
     for name in names:
@@ -151,6 +161,24 @@ def main(argv=None):
                                           stats["relabel_period"], {k: round(v, 3) for k, v in stats["time"].items()})
                 row[layout + "_check"] = ok
                 row["value"] = int(value)
+            for spec in variants if name in variant_cases else ():
+                saved = dict(_maxflow.TUNING)
+                _maxflow.TUNING.update(parse(spec))
+                try:
+                    _maxflow._solve(ip, ix, cap, s, t, "cupy", layouts[0])
+                    times = []
+                    for _ in range(args.repeats):
+                        cp.cuda.get_current_stream().synchronize()
+                        t0 = time.perf_counter()
+                        value, _, _, stats = _maxflow._solve(ip, ix, cap, s, t, "cupy", layouts[0])
+                        cp.cuda.get_current_stream().synchronize()
+                        times.append(time.perf_counter() - t0)
+                    print(f"#   variant {spec}: {statistics.median(times):.4f}s value={int(value)} "
+                          f"(it={stats['iterations']}, p2={stats['phase2_iterations']}, gr={stats['global_relabels']}) "
+                          f"{ {k: round(v, 3) for k, v in stats['time'].items()} }", flush=True)
+                finally:
+                    _maxflow.TUNING.clear()
+                    _maxflow.TUNING.update(saved)
         rows.append(row)
         print(f"# {name}: V={V} E={E} " + " ".join(
             f"{lay}={row.get(lay, float('nan')):.4f}s[{row.get(lay + '_check')}] {row.get(lay + '_stats')}"

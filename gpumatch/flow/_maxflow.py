@@ -42,8 +42,14 @@ _I64_MAX = np.iinfo(np.int64).max
 #: best overall on grid, genrmf and Delaunay networks (H100).
 #: ``batch``: discharge launches (and BFS levels) queued between two
 #: read-backs of the worklist length (the kernels read it on the device).
+#: ``greedy``: start phase 1 by sending the source's flow straight on to the
+#: sink along paths of one or two arcs (reverse CSR only).
+#: ``direct_return``: after phase 1, return stranded excess at once along
+#: the reverse of the source's arcs, before (often instead of) phase 2.
+#: ``profile``: synchronise the device around each step so that
+#: ``stats["time"]`` splits setup and phases exactly (slower; off by default).
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
-                "batch": 64, "max_freq": 1000}
+                "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False}
 
 
 @dataclass
@@ -264,11 +270,14 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
     guard = TUNING.get("max_iterations")
     batch = max(1, int(TUNING.get("batch", 1)))
     it0 = stats["iterations"]
+    acc = stats.get("_t")  # seconds spent in relabels and discharges (read-backs synchronise)
     t0 = time.perf_counter()
     _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
     stats["global_relabels"] += 1
     work = _active(xp, st, target, hlimit, idt)
     t_gr = time.perf_counter() - t0
+    if acc is not None:
+        acc["relabel"] = acc.get("relabel", 0.0) + t_gr
     since = 0
     t_win = time.perf_counter()
     while True:
@@ -281,6 +290,9 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
             stats["global_relabels"] += 1
             work = _active(xp, st, target, hlimit, idt)
             t_gr = time.perf_counter() - t0
+            if acc is not None:
+                acc["relabel"] = acc.get("relabel", 0.0) + t_gr
+                acc["discharge"] = acc.get("discharge", 0.0) + t_dis
             if adaptive and since >= freq:
                 # keep global relabels at about a third of the discharge time
                 if t_gr > 0.5 * t_dis:
@@ -298,6 +310,36 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
         stats["iterations"] += ran
         since += ran
     return freq
+
+
+def _greedy_start(K, ctx, st, xp, L, heads, source, sink, V, idt):
+    """Send the excess of the source's heads straight on to the sink (paths u -> t, u -> v -> t).
+
+    The preflow stays valid (the source's arcs stay saturated) and the
+    global relabel that opens phase 1 computes exact heights for it; on the
+    unit network of a bipartite graph this is a greedy matching.
+    """
+    ib, ie = int(L["in_indptr"][sink]), int(L["in_indptr"][sink + 1])
+    if ie == ib:
+        return
+    sink_arc = xp.full(V, -1, dtype=idt)
+    sink_arc[L["in_indices"][ib:ie]] = L["in_to_out"][ib:ie]
+    K.greedy(ctx, st, heads, sink_arc, source, sink)
+
+
+def _direct_return(xp, L, st, source, sink):
+    """Return stranded excess along the residual arcs u -> s of the source's entries (bidirectional CSR)."""
+    ex = st["excess"]
+    b0, b1 = int(L["bptr"][source]), int(L["bptr"][source + 1])
+    heads = L["bnbr"][b0:b1]
+    hx = ex[heads]
+    part = L["partner"][b0:b1]
+    d = xp.maximum(xp.minimum(hx, L["resid"][part]), 0)
+    d[heads == sink] = 0
+    L["resid"][part] -= d
+    L["resid"][b0:b1] += d
+    ex[heads] = hx - d
+    ex[source] += d.sum()
 
 
 def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
@@ -356,8 +398,17 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
     K = _kernels(backend)
     freq = TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "_stamp": 0,
-             "backend": backend, "layout": layout, "method": "push_relabel"}
-    times = {}
+             "backend": backend, "layout": layout, "method": "push_relabel", "_t": {}}
+    times = stats["_t"]
+    profile = bool(TUNING.get("profile"))
+    if profile:
+        _backend.synchronize(backend)
+        times["init"] = time.perf_counter() - t_start
+    if lay == "rcsr" and TUNING.get("greedy", True) and pe > ps:
+        _greedy_start(K, ctx, st, xp, L, s_indices[ps:pe], source, sink, V, idt)
+        if profile:
+            _backend.synchronize(backend)
+            times["greedy"] = time.perf_counter() - t_start - times["init"]
     _backend.synchronize(backend)
     t1 = time.perf_counter()
     times["setup"] = t1 - t_start
@@ -371,6 +422,20 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
     # Phase 2: return the stranded excess to the source.
     stranded = st["excess"] > 0
     stranded[sink] = False
+    stranded[source] = False
+    if TUNING.get("direct_return", True) and pe > ps and bool(stranded.any()):
+        if lay == "rcsr":
+            src_arc = xp.full(V, -1, dtype=idt)
+            src_arc[s_indices[ps:pe]] = xp.arange(ps, pe, dtype=idt)
+            K.return_excess(ctx, st, xp.nonzero(stranded)[0].astype(idt), src_arc, source)
+        else:
+            _direct_return(xp, L, st, source, sink)
+        stranded = st["excess"] > 0
+        stranded[sink] = False
+        stranded[source] = False
+        if profile:
+            _backend.synchronize(backend)
+            times["return"] = time.perf_counter() - t2
     if bool(stranded.any()):
         it0 = stats["iterations"]
         _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend)
@@ -392,7 +457,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
     arc_flow[kept] = f_kept
     stats["relabel_period"] = int(freq)
     stats["time"] = times
-    del stats["_stamp"]
+    del stats["_stamp"], stats["_t"]
     return value, arc_flow, source_side, stats
 
 

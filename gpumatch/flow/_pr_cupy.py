@@ -26,6 +26,8 @@ class _Ctx:
                    ("TILE", self.tile), ("CYCLES", int(cycles)))
         self.k_discharge = _cuda.get_kernel(_SRC, f"gpumatch_pr_discharge_{layout}", defines)
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)
+        self.k_greedy = _cuda.get_kernel(_SRC, "gpumatch_pr_greedy_rcsr", defines) if layout == "rcsr" else None
+        self.k_return = _cuda.get_kernel(_SRC, "gpumatch_pr_return_rcsr", defines) if layout == "rcsr" else None
         V = (L["indptr"] if layout == "rcsr" else L["bptr"]).shape[0] - 1
         self.V = V
         # Ping-pong list buffers (launch j reads bufs[j % 2], writes
@@ -106,3 +108,29 @@ def bfs_level(ctx, st, frontier, level, k=1):
     h = st["height"]
     out = ctx.run(ctx.k_bfs, n, k, lambda j, a, ac, b, bc, z: head + (h, a, ac, b, bc, z, np.int32(level + j)))
     return out, k
+
+
+def greedy(ctx, st, heads, sink_arc, source, sink):
+    """Greedy start (reverse CSR): send the heads' excess to the sink along paths of one or two arcs."""
+    n = int(heads.shape[0])
+    if n == 0:
+        return
+    L = ctx.L
+    heads = heads.astype(ctx.idt, copy=False)
+    sink_arc = sink_arc.astype(ctx.idt, copy=False)
+    ctx.k_greedy(((n + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
+                 (L["indptr"], L["indices"], L["cap"], L["flow"], heads, np.int64(n), sink_arc, st["excess"],
+                  np.int64(source), np.int64(sink)))
+
+
+def return_excess(ctx, st, xs, src_arc, source):
+    """Quick return (reverse CSR): send the excess of `xs` back to the source along paths of one or two arcs."""
+    n = int(xs.shape[0])
+    if n == 0:
+        return
+    L = ctx.L
+    xs = xs.astype(ctx.idt, copy=False)
+    src_arc = src_arc.astype(ctx.idt, copy=False)
+    ctx.k_return(((n + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
+                 (L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], xs, np.int64(n), src_arc,
+                  st["excess"], np.int64(source)))

@@ -184,3 +184,94 @@ def _bfs_step(ctx, st, frontier, level):
     v = np.unique(v[height[v] == -1])
     height[v] = level + 1
     return v.astype(frontier.dtype, copy=False)
+
+
+def greedy(ctx, st, heads, sink_arc, source, sink):
+    """Greedy start (reverse CSR): send the heads' excess to the sink along paths of one or two arcs.
+
+    One legal schedule of ``gpumatch_pr_greedy_rcsr``: the threads advance
+    in lock step, one arc per round; in a round all read first, then the
+    claims of one sink arc are served in head order (an exclusive prefix
+    sum of the wanted amounts against the arc's residual capacity).
+    """
+    L = ctx.L
+    indptr, indices, cap, flow = L["indptr"], L["indices"], L["cap"], L["flow"]
+    excess = st["excess"]
+    u = heads.astype(np.int64)
+    u = u[(u != sink) & (excess[u] > 0)]
+    e = excess[u].copy()
+    cur = indptr[u].astype(np.int64)
+    end = indptr[u + 1].astype(np.int64)
+    live = cur < end
+    u, e, cur, end = u[live], e[live], cur[live], end[live]
+    while u.shape[0]:
+        p = cur
+        v = indices[p].astype(np.int64)
+        k = np.where(v == sink, p, sink_arc[v].astype(np.int64))
+        want = np.minimum(cap[p] - flow[p], e)
+        ok = (v != source) & (k >= 0) & (want > 0)
+        ui, pi, ki, wi = np.nonzero(ok)[0], p[ok], k[ok], want[ok]
+        if ki.shape[0]:
+            order = np.lexsort((ui, ki))          # claims grouped by arc, in head order
+            ui, pi, ki, wi = ui[order], pi[order], ki[order], wi[order]
+            excl = _excl_by_group(wi, ki)
+            got = np.clip(cap[ki] - flow[ki] - excl, 0, wi)
+            np.add.at(flow, ki, got)
+            fwd = (ki != pi) & (got > 0)
+            flow[pi[fwd]] += got[fwd]
+            excess[sink] += got.sum()
+            np.subtract.at(e, ui, got)
+        cur = cur + 1
+        live = (e > 0) & (cur < end)
+        excess[u[~live]] = e[~live]
+        u, e, cur, end = u[live], e[live], cur[live], end[live]
+
+
+def return_excess(ctx, st, xs, src_arc, source):
+    """Quick return (reverse CSR): send the excess of `xs` back to the source along paths of one or two arcs.
+
+    One legal schedule of ``gpumatch_pr_return_rcsr``, in rounds as in
+    :func:`greedy`: the claims on one source arc are served in the order
+    of `xs` against its flow.
+    """
+    L = ctx.L
+    flow, in_indptr, in_indices, in_to_out = L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"]
+    excess = st["excess"]
+    x = xs.astype(np.int64)
+    e = excess[x].copy()
+    cur = in_indptr[x].astype(np.int64)
+    end = in_indptr[x + 1].astype(np.int64)
+    live = (e > 0) & (cur < end)
+    x, e, cur, end = x[live], e[live], cur[live], end[live]
+    while x.shape[0]:
+        u = in_indices[cur].astype(np.int64)
+        k = in_to_out[cur].astype(np.int64)
+        a = np.where(u == source, k, src_arc[u].astype(np.int64))
+        want = np.minimum(flow[k], e)
+        ok = (a >= 0) & (want > 0)
+        xi, ki, ai, wi = np.nonzero(ok)[0], k[ok], a[ok], want[ok]
+        if ai.shape[0]:
+            order = np.lexsort((xi, ai))
+            xi, ki, ai, wi = xi[order], ki[order], ai[order], wi[order]
+            got = np.clip(flow[ai] - _excl_by_group(wi, ai), 0, wi)
+            np.subtract.at(flow, ai, got)
+            two = (ai != ki) & (got > 0)
+            flow[ki[two]] -= got[two]
+            excess[source] += got.sum()
+            np.subtract.at(e, xi, got)
+        cur = cur + 1
+        live = (e > 0) & (cur < end)
+        excess[x[~live]] = e[~live]
+        x, e, cur, end = x[live], e[live], cur[live], end[live]
+
+
+def _excl_by_group(x, key):
+    """Exclusive prefix sums of `x` within runs of equal `key` (keys sorted)."""
+    cs = np.cumsum(x)
+    excl = cs - x
+    if x.shape[0] == 0:
+        return excl
+    first = np.ones(x.shape[0], dtype=bool)
+    first[1:] = key[1:] != key[:-1]
+    run = np.cumsum(first) - 1
+    return excl - excl[first][run]

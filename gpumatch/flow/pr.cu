@@ -361,3 +361,105 @@ extern "C" __global__ void gpumatch_pr_bfs_bcsr(
     }
     }
 }
+
+// gpumatch_pr_greedy_rcsr: greedy start of phase 1 (reverse CSR).  Right
+// after the source arcs are saturated, each vertex u that received excess
+// from the source sends it on to the sink at once along paths u -> t and
+// u -> v -> t, claiming the residual capacity of the sink arc with an
+// atomic (for a unit network of a bipartite graph this is a greedy
+// matching, so push-relabel starts with only the unmatched rows active).
+//   indptr, indices, cap, flow : as in gpumatch_pr_discharge_rcsr
+//   heads      : nheads, the distinct heads of the source's arcs
+//   sink_arc   : V, out-position of the arc v -> sink (-1 if none)
+//   excess     : V; u's own entry (u owns it here) and the sink's (atomic)
+//   source, sink : the terminals (sink's excess is the flow value so far)
+// Thread mapping: one thread per head, arcs in slot order until its excess
+// is gone.  Race: several threads claim one sink arc; each adds what it
+// wants, keeps min(want, cap - old) and gives the rest back, so the arc's
+// flow never ends above its capacity (a thread reading a transient
+// over-claim just keeps less).  flow[p] of a non-sink arc u -> v is written
+// only by u's thread.
+extern "C" __global__ void gpumatch_pr_greedy_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ heads, long long nheads, const idx_t* __restrict__ sink_arc,
+    i64* excess, long long source, long long sink)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nheads; i += stride) {
+        const idx_t u = heads[i];
+        if ((long long)u == sink) continue;
+        i64 e = excess[u];
+        const idx_t pe = indptr[u + 1];
+        for (idx_t p = indptr[u]; p < pe && e > 0; ++p) {
+            const idx_t v = indices[p];
+            if ((long long)v == source) continue;
+            const idx_t k = (long long)v == sink ? p : sink_arc[v];
+            if (k < 0) continue;
+            i64 want = cap[p] - __ldcg(flow + p);
+            want = want < e ? want : e;
+            if (want <= 0) continue;
+            const i64 old = atomic_add_i64(flow + k, want);
+            i64 got = cap[k] - old;
+            got = got < want ? got : want;
+            got = got < 0 ? 0 : got;
+            if (got < want) atomic_add_i64(flow + k, got - want);
+            if (got > 0) {
+                if (k != p) flow[p] += got;
+                atomic_add_i64(excess + sink, got);
+                e -= got;
+            }
+        }
+        excess[u] = e;
+    }
+}
+
+// gpumatch_pr_return_rcsr: quick return of stranded excess after phase 1
+// (reverse CSR), before (and mostly instead of) phase 2: each stranded
+// vertex x sends its excess back to the source along x -> s (the reverse of
+// an arc s -> x) and x -> u -> s (the reverses of arcs u -> x and s -> u),
+// claiming the flow of the source arc with an atomic, as the greedy start
+// claims sink arcs.
+//   indptr, cap, flow : as in gpumatch_pr_discharge_rcsr (cap unused)
+//   in_indptr, in_indices, in_to_out : as in gpumatch_pr_discharge_rcsr
+//   xs         : nx, the distinct stranded vertices (not terminals)
+//   src_arc    : V, out-position of the arc source -> u (-1 if none)
+//   excess     : V; x's own entry (x owns it here) and the source's (atomic)
+//   source     : the source
+// Thread mapping: one thread per stranded vertex, in-arcs in order until its
+// excess is gone.  Race: several threads reduce one source arc's flow; each
+// subtracts what it wants, keeps min(want, old) and adds the rest back, so
+// the flow never ends below zero.  The flow of a non-source arc u -> x is
+// written only by x's thread.
+extern "C" __global__ void gpumatch_pr_return_rcsr(
+    i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    const idx_t* __restrict__ xs, long long nx, const idx_t* __restrict__ src_arc,
+    i64* excess, long long source)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nx; i += stride) {
+        const idx_t x = xs[i];
+        i64 e = excess[x];
+        const idx_t je = in_indptr[x + 1];
+        for (idx_t j = in_indptr[x]; j < je && e > 0; ++j) {
+            const idx_t u = in_indices[j];
+            const idx_t k = in_to_out[j];
+            const idx_t a = (long long)u == source ? k : src_arc[u];
+            if (a < 0) continue;
+            i64 want = __ldcg(flow + k);
+            want = want < e ? want : e;
+            if (want <= 0) continue;
+            const i64 old = atomic_add_i64(flow + a, -want);
+            i64 got = old < want ? old : want;
+            got = got < 0 ? 0 : got;
+            if (got < want) atomic_add_i64(flow + a, want - got);
+            if (got > 0) {
+                if (a != k) flow[k] -= got;
+                atomic_add_i64(excess + source, got);
+                e -= got;
+            }
+        }
+        excess[x] = e;
+    }
+}
