@@ -16,6 +16,8 @@ maximum_flow
     Push-relabel maximum flow with a valid per-arc flow and the minimum cut.
 minimum_cut
     Capacity, source side and arcs of a minimum s-t cut.
+MaxFlowSolver, MatchingSolver
+    Re-solve after batches of capacity or edge changes, from the previous answer.
 
 Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.io`,
 :mod:`gpumatch.generators`, :mod:`gpumatch.testing`.
@@ -23,8 +25,9 @@ Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.io`,
 
 __version__ = "0.1.0"
 
-from .flow import MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
-from .matching import MatchingResult, bipartite_matching, maximum_bipartite_matching, structural_rank
+from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
+from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
+                       structural_rank)
 
 __all__ = [
     "maximum_bipartite_matching",
@@ -35,5 +38,7 @@ __all__ = [
     "minimum_cut",
     "MaximumFlowResult",
     "MinimumCutResult",
+    "MaxFlowSolver",
+    "MatchingSolver",
     "__version__",
 ]

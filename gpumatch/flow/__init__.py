@@ -7,11 +7,15 @@ maximum_flow
     and statistics.
 minimum_cut
     Capacity, source side and arcs of a minimum s-t cut.
+MaxFlowSolver
+    Dynamic maximum flow: re-solve after batches of capacity changes,
+    starting from the previous flow.
 matching_by_flow
     Maximum bipartite matching through the unit flow network (used by
     ``maximum_bipartite_matching(..., method="flow")``).
 """
 
+from ._dynamic import MaxFlowSolver
 from ._maxflow import MaximumFlowResult, MinimumCutResult, matching_by_flow, maximum_flow, minimum_cut
 
-__all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
+__all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow", "MaxFlowSolver"]

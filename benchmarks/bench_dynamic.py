@@ -1,0 +1,227 @@
+#!/usr/bin/env python3
+"""Benchmark of the dynamic solvers: update + solve against a solve from scratch.
+
+    python benchmarks/bench_dynamic.py                   # GPU sizes (cupy when present)
+    python benchmarks/bench_dynamic.py --small --backend numpy
+
+For each case a solver is built and solved once; then, for each kind of
+batch (``inc``: capacities raised / edges added, ``dec``: lowered /
+removed, ``mixed``) and each batch size (0.01 %, 0.1 %, 1 %, 10 % of the
+arcs or edges), one batch is applied to the same solver (changes
+accumulate) and timed as ``update + solve`` (``rebuild_fraction=1``, so
+no switch by batch size; the flow solver's ``time_budget`` guard stays on
+and may abandon a repair for a solve from scratch: ``--log`` records the
+mode and the phases of every batch), then the updated graph is solved from scratch with
+``maximum_flow`` / ``bipartite_matching`` (graph already on the device, not
+timed).  The two values / sizes must agree; ``speedup`` is scratch time
+over dynamic time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import numpy as np
+import scipy.sparse as sp
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+FRACS = (1e-4, 1e-3, 1e-2, 1e-1)
+LOG = []
+KINDS = ("inc", "dec", "mixed")
+
+
+def flow_cases(small):
+    from gpumatch import csr, generators as G
+
+    if small:
+        A = sp.csr_matrix(G.random_bipartite(20_000, 20_000, 5, seed=0))
+        rlg = G.washington_rlg(64, 128, 10000, seed=0)
+        rmf = G.genrmf(8, 32, 100, 10000, seed=0)
+    else:
+        A = sp.csr_matrix(G.random_bipartite(1_000_000, 1_000_000, 5, seed=0))
+        rlg = G.washington_rlg(512, 1024, 10000, seed=0)
+        rmf = G.genrmf(32, 256, 100, 10000, seed=0)
+    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
+    V = ip.shape[0] - 1
+    unit = sp.csr_matrix((cap, ix, ip), shape=(V, V))
+    return [("unit_bipartite", unit, int(s), int(t), 1),
+            ("washington_rlg", sp.csr_matrix(rlg[0]).astype(np.int64), int(rlg[1]), int(rlg[2]), 10000),
+            ("genrmf", sp.csr_matrix(rmf[0]).astype(np.int64), int(rmf[1]), int(rmf[2]), 10000)]
+
+
+def to_dev(C, backend):
+    if backend == "cupy":
+        import cupyx.scipy.sparse as cpx
+
+        return cpx.csr_matrix(C.astype(np.float64))
+    return C
+
+
+def sync(backend):
+    if backend == "cupy":
+        import cupy as cp
+
+        cp.cuda.Device().synchronize()
+
+
+def arr(a, backend):
+    if backend == "cupy":
+        import cupy as cp
+
+        return cp.asarray(a)
+    return a
+
+
+def bench_flow(small, backend, rng, rows_out, deadline):
+    from gpumatch.flow import MaxFlowSolver, maximum_flow
+
+    for name, C, s, t, maxcap in flow_cases(small):
+        C.sort_indices()
+        coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+        solver = MaxFlowSolver(to_dev(C, backend), s, t, backend=backend, rebuild_fraction=1.0)
+        solver.solve()
+        maximum_flow(to_dev(C, backend), s, t, backend=backend)  # warm-up (compile)
+        for kind in KINDS:
+            for frac in FRACS:
+                if time.perf_counter() > deadline:
+                    print(f"# time budget spent: stopping at flow {name} {kind} {frac}", flush=True)
+                    return
+                k = max(1, int(round(frac * C.nnz)))
+                pos = rng.choice(C.nnz, size=k, replace=False)
+                old = C.data[pos]
+                if kind == "inc":
+                    new = old + rng.integers(1, maxcap + 1, size=k)
+                elif kind == "dec":
+                    new = np.maximum(old - rng.integers(1, maxcap + 1, size=k), 0)
+                else:
+                    new = rng.integers(0, 2 * maxcap + 1, size=k)
+                r, c, new = arr(coo_r[pos], backend), arr(C.indices[pos].astype(np.int64), backend), arr(new, backend)
+                C.data[pos] = _host(new)
+                sync(backend)
+                t0 = time.perf_counter()
+                solver.update_capacities(r, c, new)
+                res = solver.solve()
+                sync(backend)
+                t_dyn = time.perf_counter() - t0
+                Cd = to_dev(C, backend)
+                sync(backend)
+                t0 = time.perf_counter()
+                ref = maximum_flow(Cd, s, t, backend=backend)
+                sync(backend)
+                t_scr = time.perf_counter() - t0
+                ok = int(res.flow_value) == int(ref.flow_value)
+                LOG.append({"case": name, "kind": kind, "frac": frac, "t_dyn": t_dyn, "t_scr": t_scr,
+                            "mode": res.stats.get("mode"), "phases": res.stats.get("phases"),
+                            "fallback": res.stats.get("fallback"), "time": res.stats.get("time"),
+                            "iterations": res.stats.get("iterations"),
+                            "relabels": res.stats.get("global_relabels"),
+                            "scratch_iterations": ref.stats.get("iterations"),
+                            "scratch_relabels": ref.stats.get("global_relabels"),
+                            "scratch_time": ref.stats.get("time")})
+                row = ("flow", name, C.nnz, kind, frac, k, t_dyn, t_scr, ok)
+                rows_out.append(row)
+                _print(row)
+
+
+def _host(a):
+    return a.get() if hasattr(a, "get") else a
+
+
+def bench_matching(small, backend, rng, rows_out, deadline, warm_init):
+    from gpumatch import generators as G
+    from gpumatch.matching import MatchingSolver, bipartite_matching
+
+    m = n = 20_000 if small else 1_000_000
+    A = sp.csr_matrix(G.random_bipartite(m, n, 5, seed=0))
+    A.sort_indices()
+    keys = (np.repeat(np.arange(m, dtype=np.int64), np.diff(A.indptr)) * n + A.indices).astype(np.int64)
+    solver = MatchingSolver(to_dev(A, backend), backend=backend, rebuild_fraction=1.0, warm_init=warm_init)
+    solver.solve()
+    bipartite_matching(to_dev(A, backend), backend=backend)
+    name = f"random_bipartite_{m}_d5"
+    rng = np.random.default_rng(1)
+    for kind in KINDS:
+        for frac in FRACS:
+            if time.perf_counter() > deadline:
+                print(f"# time budget spent: stopping at matching {kind} {frac}", flush=True)
+                return
+            k = max(1, int(round(frac * keys.shape[0])))
+            n_rem = {"inc": 0, "dec": k, "mixed": k // 2}[kind]
+            rem = keys[rng.choice(keys.shape[0], size=n_rem, replace=False)] if n_rem else keys[:0]
+            draw = 2 * (k - n_rem) + 8
+            cand = np.unique(rng.integers(0, m, size=draw) * n + rng.integers(0, n, size=draw))
+            cand = cand[~np.isin(cand, keys)]
+            add = rng.permutation(cand)[:k - n_rem]
+            keys = np.union1d(np.setdiff1d(keys, rem), add)
+            rr, rc, ar, ac = (arr(x, backend) for x in (rem // n, rem % n, add // n, add % n))
+            Ad = sp.csr_matrix((np.ones(keys.shape[0], dtype=np.float64), (keys // n, keys % n)), shape=(m, n))
+            Ad = to_dev(Ad, backend)
+            sync(backend)
+            t0 = time.perf_counter()
+            solver.remove_edges(rr, rc)
+            solver.add_edges(ar, ac)
+            res = solver.solve()
+            sync(backend)
+            t_dyn = time.perf_counter() - t0
+            t0 = time.perf_counter()
+            ref = bipartite_matching(Ad, backend=backend)
+            sync(backend)
+            t_scr = time.perf_counter() - t0
+            row = ("matching", f"{name} ({warm_init})", int(keys.shape[0]), kind, frac, k, t_dyn, t_scr,
+                   res.size == ref.size)
+            LOG.append({"case": name, "warm_init": warm_init, "kind": kind, "frac": frac, "t_dyn": t_dyn,
+                        "t_scr": t_scr, "stats": res.stats, "scratch_stats": ref.stats})
+            rows_out.append(row)
+            _print(row)
+
+
+def _print(row):
+    prob, name, nnz, kind, frac, k, t_dyn, t_scr, ok = row
+    print(f"| {prob} | {name} | {nnz} | {kind} | {frac * 100:g}% | {k} | {t_dyn * 1e3:.1f} | {t_scr * 1e3:.1f} | "
+          f"{t_scr / max(t_dyn, 1e-9):.2f} | {'ok' if ok else 'MISMATCH'} |", flush=True)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")
+    ap.add_argument("--backend", default="auto", choices=("auto", "numpy", "cupy"))
+    ap.add_argument("--only", choices=("flow", "matching"), default=None)
+    ap.add_argument("--warm-init", default="greedy",
+                    help="comma-separated warm_init values of MatchingSolver to run (greedy, none, karp_sipser)")
+    ap.add_argument("--log", default=None, help="write per-batch statistics (JSON lines) to this file")
+    ap.add_argument("--budget", type=float, default=300.0, help="seconds; later cases are skipped")
+    args = ap.parse_args(argv)
+    from gpumatch import _backend
+
+    backend = _backend.resolve_backend(args.backend)
+    print(f"# backend {backend}, device {_backend.device_name() if backend == 'cupy' else 'cpu'}")
+    print("| problem | graph | arcs/edges | kind | batch | changes | dynamic ms | scratch ms | speedup "
+          "| check |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    rng = np.random.default_rng(0)
+    rows = []
+    deadline = time.perf_counter() + args.budget
+    if args.only in (None, "flow"):
+        bench_flow(args.small, backend, rng, rows, deadline)
+    if args.only in (None, "matching"):
+        for wi in args.warm_init.split(","):
+            bench_matching(args.small, backend, rng, rows, deadline, wi)
+    if args.log:
+        import json
+
+        with open(args.log, "w") as fh:
+            for r in LOG:
+                fh.write(json.dumps(r, default=str) + "\n")
+    bad = [r for r in rows if not r[-1]]
+    if bad:
+        print(f"# {len(bad)} MISMATCH(ES)")
+        return 1
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

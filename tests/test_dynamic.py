@@ -1,0 +1,380 @@
+"""Dynamic max flow (MaxFlowSolver) and dynamic matching (MatchingSolver).
+
+After every batch of changes the result is checked against the updated
+graph: the flow with ``check_flow`` (valid, maximum by a cut) and its value
+against scipy's Dinic; the matching with ``check_matching`` and its size
+against scipy's Hopcroft-Karp.
+"""
+
+from __future__ import annotations
+
+import zlib
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching as sp_matching
+from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
+
+from gpumatch import csr
+from gpumatch import generators as G
+from gpumatch.flow import MaxFlowSolver, maximum_flow
+from gpumatch.matching import MatchingSolver
+from gpumatch.testing import check_flow, check_matching
+
+from conftest import corpus_manifest
+
+# ---------------------------------------------------------------------------
+# helpers
+# ---------------------------------------------------------------------------
+
+
+def _to_backend(a, backend):
+    if backend == "cupy":
+        import cupy as cp
+
+        return cp.asarray(a)
+    return a
+
+
+def _seed(*words):
+    """A reproducible seed (Python's str hash changes from run to run)."""
+    return zlib.crc32("/".join(words).encode())
+
+
+def _scipy_value(C, s, t):
+    C = sp.csr_matrix(C)
+    C.setdiag(0)
+    C.eliminate_zeros()
+    return int(sp_maximum_flow(C.astype(np.int32), s, t, method="dinic").flow_value)
+
+
+def _capacity_batch(rng, C, kind, size, maxcap):
+    """A batch of `size` distinct arcs of C with new capacities (kind: inc, dec, mixed)."""
+    coo = sp.coo_matrix(C)
+    k = rng.choice(coo.nnz, size=min(size, coo.nnz), replace=False)
+    r, c, old = coo.row[k], coo.col[k], coo.data[k].astype(np.int64)
+    if kind == "inc":
+        new = old + rng.integers(1, maxcap + 1, size=k.shape[0])
+    elif kind == "dec":
+        new = np.maximum(old - rng.integers(1, maxcap + 1, size=k.shape[0]), 0)
+    else:
+        new = rng.integers(0, 2 * maxcap + 1, size=k.shape[0])
+    return r.astype(np.int64), c.astype(np.int64), new.astype(np.int64)
+
+
+def _apply(C, r, c, new):
+    C = sp.csr_matrix(C, dtype=np.int64, copy=True)
+    C[r, c] = new
+    return C
+
+
+def _check_flow_result(res, C, s, t):
+    flow = res.flow
+    if not isinstance(flow, (sp.spmatrix, sp.sparray)):
+        flow = flow.get()
+    cert = check_flow(C, s, t, flow, int(res.flow_value))
+    assert int(res.flow_value) == _scipy_value(C, s, t)
+    return cert
+
+
+def _flow_graphs():
+    C1, s1, t1 = G.washington_rlg(6, 8, 20, seed=1)
+    C2, s2, t2 = G.genrmf(4, 5, 1, 30, seed=2)
+    P = G.random_bipartite(60, 50, 3, seed=3)
+    P = sp.csr_matrix(P)
+    ip, ix, cap, s3, t3 = csr.bipartite_flow_network(P.indptr, P.indices, P.shape)
+    V = P.shape[0] + P.shape[1] + 2
+    C3 = sp.csr_matrix((np.asarray(cap), np.asarray(ix), np.asarray(ip)), shape=(V, V))
+    return {"rlg": (sp.csr_matrix(C1), s1, t1, 20), "genrmf": (sp.csr_matrix(C2), s2, t2, 30),
+            "unit_bipartite": (C3, s3, t3, 1)}
+
+
+FLOW_GRAPHS = _flow_graphs()
+
+
+# ---------------------------------------------------------------------------
+# MaxFlowSolver
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
+def test_flow_batches(backend, name, kind):
+    C, s, t, maxcap = FLOW_GRAPHS[name]
+    rng = np.random.default_rng(_seed(name, kind))
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    _check_flow_result(solver.solve(), C, s, t)
+    nnz = C.nnz
+    for size in [1, 2, max(1, nnz // 1000), max(1, nnz // 100), max(1, nnz // 10), 1, 3]:
+        r, c, new = _capacity_batch(rng, C, kind, size, maxcap)
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == "dynamic"
+        _check_flow_result(res, C, s, t)
+        assert int(res.flow_value) == int(maximum_flow(C, s, t, backend="numpy").flow_value)
+
+
+def _cupyx(C):
+    import cupyx.scipy.sparse as cpx
+
+    return cpx.csr_matrix(sp.csr_matrix(C).astype(np.float64))
+
+
+def test_flow_rebuild_switch():
+    C, s, t, maxcap = FLOW_GRAPHS["rlg"]
+    rng = np.random.default_rng(5)
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=0.05, time_budget=None)
+    assert solver.solve().stats["mode"] == "scratch"
+    r, c, new = _capacity_batch(rng, C, "mixed", C.nnz // 5, maxcap)
+    solver.update_capacities(r, c, new)
+    C = _apply(C, r, c, new)
+    res = solver.solve()
+    assert res.stats["mode"] == "scratch"
+    _check_flow_result(res, C, s, t)
+    r, c, new = _capacity_batch(rng, C, "mixed", 2, maxcap)
+    solver.update_capacities(r, c, new)
+    C = _apply(C, r, c, new)
+    res = solver.solve()
+    assert res.stats["mode"] == "dynamic"
+    _check_flow_result(res, C, s, t)
+    assert solver.solve().stats["mode"] == "cached"
+
+
+def test_flow_time_budget_abandons_repair(backend):
+    C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
+    rng = np.random.default_rng(6)
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=0.0)
+    solver.solve()
+    modes = set()
+    for kind in ["dec", "inc", "mixed"]:
+        r, c, new = _capacity_batch(rng, C, kind, 5, maxcap)
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        modes.add(res.stats["mode"])
+        _check_flow_result(res, C, s, t)
+    assert modes <= {"dynamic", "dynamic->scratch"}
+
+
+def test_flow_small_example_and_zero_capacity_arcs():
+    # an explicit zero arc can be raised later; self-loops are ignored
+    C = sp.csr_matrix((np.array([3, 0, 2, 5, 4]), (np.array([0, 0, 1, 1, 2]), np.array([1, 2, 1, 3, 3]))),
+                      shape=(4, 4))
+    solver = MaxFlowSolver(C, 0, 3, backend="numpy")
+    assert int(solver.solve().flow_value) == 3
+    solver.update_capacities([0], [2], [7])
+    res = solver.solve()
+    assert int(res.flow_value) == 7
+    C2 = _apply(C, [0], [2], [7])
+    check_flow(C2, 0, 3, res.flow, 7)
+    solver.update_capacities([1, 1], [1, 3], [9, 0])   # self-loop and a cut of 3 units
+    res = solver.solve()
+    C3 = _apply(C2, [1, 1], [1, 3], [9, 0])
+    assert int(res.flow_value) == 4
+    check_flow(C3, 0, 3, res.flow, 4)
+    assert solver.capacities().toarray().tolist() == C3.toarray().tolist()
+
+
+def test_flow_bad_updates_leave_state(backend):
+    C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend)
+    v0 = int(solver.solve().flow_value)
+    coo = sp.coo_matrix(C)
+    r0, c0 = int(coo.row[0]), int(coo.col[0])
+    V = C.shape[0]
+    missing = next((u, v) for u in range(V) for v in range(V) if u != v and C[u, v] == 0)
+    bad = [
+        ([r0, r0], [c0], [1, 2]),                 # mismatched lengths
+        ([r0], [c0], [-1]),                       # negative capacity
+        ([r0], [c0], [1.5]),                      # not an integer
+        ([r0, missing[0]], [c0, missing[1]], [0, 1]),   # unknown arc (after a valid one)
+        ([r0, r0], [c0, c0], [0, 1]),             # twice in one batch
+        ([V], [0], [1]),                          # out of range
+        ([[r0]], [[c0]], [[1]]),                  # not one-dimensional
+    ]
+    for r, c, k in bad:
+        with pytest.raises(ValueError):
+            solver.update_capacities(r, c, k)
+    res = solver.solve()
+    assert res.stats["mode"] == "cached"
+    assert int(res.flow_value) == v0
+    # a real change afterwards is still solved right
+    solver.update_capacities([r0], [c0], [0])
+    C2 = _apply(C, [r0], [c0], [0])
+    _check_flow_result(solver.solve(), C2, s, t)
+
+
+def test_flow_options():
+    C, s, t, _ = FLOW_GRAPHS["rlg"]
+    with pytest.raises(ValueError):
+        MaxFlowSolver(C, s, t, backend="numpy", layout="bcsr")
+    with pytest.raises(ValueError):
+        MaxFlowSolver(C, s, s, backend="numpy")
+    with pytest.raises(ValueError):
+        MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=-1)
+
+
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+def test_flow_corpus(backend, corpus_dir, kind):
+    from gpumatch.io import read_dimacs_max
+
+    entries = [e for e in corpus_manifest() if e["kind"] == "maxflow"]
+    entries = sorted(entries, key=lambda e: (corpus_dir / e["file"]).stat().st_size)[:2]
+    if not entries:
+        pytest.skip("no max-flow instances in the corpus")
+    rng = np.random.default_rng(11)
+    for e in entries:
+        C, s, t = read_dimacs_max(corpus_dir / e["file"])
+        C = sp.csr_matrix(C, dtype=np.int64)
+        if C.nnz > 50_000 and backend == "numpy":
+            continue
+        Cin = C if backend == "numpy" else _cupyx(C)
+        solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
+        _check_flow_result(solver.solve(), C, s, t)
+        maxcap = int(C.data.max()) if C.nnz else 1
+        for size in [1, max(1, C.nnz // 100)]:
+            r, c, new = _capacity_batch(rng, C, kind, size, maxcap)
+            solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+            C = _apply(C, r, c, new)
+            _check_flow_result(solver.solve(), C, s, t)
+
+
+# ---------------------------------------------------------------------------
+# MatchingSolver
+# ---------------------------------------------------------------------------
+
+
+def _edge_batch(rng, A, kind, size):
+    """(add_rows, add_cols, rem_rows, rem_cols): `size` changes of the pattern A."""
+    A = sp.csr_matrix(A)
+    m, n = A.shape
+    coo = A.tocoo()
+    n_rem = {"inc": 0, "dec": size, "mixed": size // 2}[kind]
+    n_add = size - n_rem
+    k = rng.choice(coo.nnz, size=min(n_rem, coo.nnz), replace=False)
+    rr, rc = coo.row[k].astype(np.int64), coo.col[k].astype(np.int64)
+    present = set(zip(coo.row.tolist(), coo.col.tolist()))
+    add = set()
+    while len(add) < n_add and len(present) + len(add) < m * n:
+        e = (int(rng.integers(m)), int(rng.integers(n)))
+        if e not in present:
+            add.add(e)
+    ar = np.array([e[0] for e in add], dtype=np.int64)
+    ac = np.array([e[1] for e in add], dtype=np.int64)
+    return ar, ac, rr, rc
+
+
+def _apply_edges(A, ar, ac, rr, rc):
+    A = sp.lil_matrix(A, dtype=np.int8)
+    if rr.shape[0]:
+        A[rr, rc] = 0
+    if ar.shape[0]:
+        A[ar, ac] = 1
+    A = sp.csr_matrix(A)
+    A.eliminate_zeros()
+    return A
+
+
+def _check_matching_result(res, A):
+    size = int((sp_matching(A, perm_type="row") >= 0).sum())
+    c2r = res.col_to_row if isinstance(res.col_to_row, np.ndarray) else res.col_to_row.get()
+    check_matching(A, c2r, "row", expected_size=size)
+    assert res.size == size
+
+
+def _matching_graphs():
+    return {"bipartite": sp.csr_matrix(G.random_bipartite(120, 100, 2, seed=7)),
+            "rect": sp.csr_matrix(G.random_bipartite(60, 90, 3, seed=8)),
+            "grid": sp.csr_matrix(G.grid(9, 8, drop=0.2, seed=9))}
+
+
+MATCHING_GRAPHS = _matching_graphs()
+
+
+@pytest.mark.parametrize("name", sorted(MATCHING_GRAPHS))
+@pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
+@pytest.mark.parametrize("warm_init", ["greedy", "none"])
+def test_matching_batches(backend, name, kind, warm_init):
+    A = MATCHING_GRAPHS[name]
+    rng = np.random.default_rng(_seed(name, kind))
+    Ain = A if backend == "numpy" else _cupyx(A)
+    solver = MatchingSolver(Ain, backend=backend, rebuild_fraction=1.0, warm_init=warm_init)
+    _check_matching_result(solver.solve(), A)
+    for size in [1, 2, max(1, A.nnz // 1000), max(1, A.nnz // 100), max(1, A.nnz // 10), 1]:
+        ar, ac, rr, rc = _edge_batch(rng, A, kind, size)
+        solver.remove_edges(_to_backend(rr, backend), _to_backend(rc, backend))
+        solver.add_edges(_to_backend(ar, backend), _to_backend(ac, backend))
+        A = _apply_edges(A, ar, ac, rr, rc)
+        res = solver.solve()
+        assert res.stats["mode"] == "dynamic"
+        _check_matching_result(res, A)
+        perm = solver.matching("column")
+        perm = perm if isinstance(perm, np.ndarray) else perm.get()
+        check_matching(A, perm, "column", expected_size=res.size)
+
+
+def test_matching_rebuild_and_cache():
+    A = MATCHING_GRAPHS["bipartite"]
+    rng = np.random.default_rng(3)
+    solver = MatchingSolver(A, backend="numpy", rebuild_fraction=0.05)
+    assert solver.solve().stats["mode"] == "scratch"
+    ar, ac, rr, rc = _edge_batch(rng, A, "mixed", A.nnz // 4)
+    solver.remove_edges(rr, rc)
+    solver.add_edges(ar, ac)
+    A = _apply_edges(A, ar, ac, rr, rc)
+    res = solver.solve()
+    assert res.stats["mode"] == "scratch"
+    _check_matching_result(res, A)
+    assert solver.solve().stats["mode"] == "cached"
+    assert (solver.graph() != A).nnz == 0
+
+
+def test_matching_bad_updates_leave_state(backend):
+    A = MATCHING_GRAPHS["rect"]
+    m, n = A.shape
+    Ain = A if backend == "numpy" else _cupyx(A)
+    solver = MatchingSolver(Ain, backend=backend)
+    size0 = solver.solve().size
+    coo = A.tocoo()
+    r0, c0 = int(coo.row[0]), int(coo.col[0])
+    missing = next((i, j) for i in range(m) for j in range(n) if A[i, j] == 0)
+    bad_remove = [([r0, missing[0]], [c0, missing[1]]), ([r0], [c0, c0]), ([m], [0]), ([0], [-1]),
+                  ([r0, r0], [c0, c0]), ([0.5], [1])]
+    for r, c in bad_remove:
+        with pytest.raises(ValueError):
+            solver.remove_edges(r, c)
+    for r, c in [([missing[0], r0], [missing[1], c0]), ([0], [n]), ([missing[0]] * 2, [missing[1]] * 2)]:
+        with pytest.raises(ValueError):
+            solver.add_edges(r, c)
+    res = solver.solve()
+    assert res.stats["mode"] == "cached" and res.size == size0
+    assert solver.num_edges == A.nnz
+    solver.remove_edges([r0], [c0])
+    A2 = _apply_edges(A, np.zeros(0, np.int64), np.zeros(0, np.int64), np.array([r0]), np.array([c0]))
+    _check_matching_result(solver.solve(), A2)
+
+
+def test_matching_corpus(backend, corpus_dir):
+    from gpumatch.io import read_matrix_market
+
+    entries = [e for e in corpus_manifest() if e["kind"] == "matching" and 1000 <= e["nnz_stored"] <= 6000]
+    if not entries:
+        pytest.skip("no small matching instances in the corpus")
+    rng = np.random.default_rng(13)
+    for e in entries[:2]:
+        A = sp.csr_matrix(read_matrix_market(corpus_dir / e["file"]))
+        A.sum_duplicates()
+        Ain = A if backend == "numpy" else _cupyx(A)
+        solver = MatchingSolver(Ain, backend=backend, rebuild_fraction=1.0)
+        _check_matching_result(solver.solve(), A)
+        for kind in ["dec", "mixed", "inc"]:
+            ar, ac, rr, rc = _edge_batch(rng, A, kind, max(1, A.nnz // 100))
+            solver.remove_edges(_to_backend(rr, backend), _to_backend(rc, backend))
+            solver.add_edges(_to_backend(ar, backend), _to_backend(ac, backend))
+            A = _apply_edges(A, ar, ac, rr, rc)
+            _check_matching_result(solver.solve(), A)
