@@ -366,14 +366,16 @@ def pattern_summary(indptr, indices) -> PatternSummary:
         bad_range = ~bad_order & ((starts < 0) | (ends > nnz))
         lo = hi = None
         canonical = True
-        if not bad_order.any() and not bad_range.any() and nnz:
-            read = indices[int(starts[0]) if m else 0:int(ends[-1]) if m else 0]
+        if not bad_order.any() and not bad_range.any() and nnz and m:
+            # rows are contiguous: together they read indices[span_lo:span_hi]
+            span_lo, span_hi = int(starts[0]), int(ends[-1])
+            read = indices[span_lo:span_hi]
             if read.shape[0]:
                 lo, hi = int(read.min()), int(read.max())
-            if nnz > 1 and m:
-                row_start = np.zeros(nnz, dtype=bool)
-                row_start[starts[starts < nnz]] = True
-                canonical = bool(np.all((indices[1:] > indices[:-1]) | row_start[1:]))
+            if read.shape[0] > 1:
+                row_start = np.zeros(read.shape[0], dtype=bool)
+                row_start[starts[starts < span_hi] - span_lo] = True
+                canonical = bool(np.all((read[1:] > read[:-1]) | row_start[1:]))
         elif nnz:  # malformed pointers: report them; the index range is not needed
             canonical = False
         return PatternSummary(int(indptr[0]), int(indptr[-1]), bool(bad_order.any()), bool(bad_range.any()),
