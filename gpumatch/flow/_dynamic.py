@@ -44,12 +44,7 @@ __all__ = ["MaxFlowSolver"]
 
 def _scatter_add(xp, a, idx, vals):
     """``a[idx] += vals`` with repeated indices accumulated (both backends)."""
-    if xp is np:
-        np.add.at(a, idx, vals)
-    else:
-        import cupyx
-
-        cupyx.scatter_add(a, idx, vals)
+    xp.add.at(a, idx, vals)  # cupy.add.at is what the deprecated cupyx.scatter_add calls
 
 
 class _OverBudget(Exception):
