@@ -130,10 +130,7 @@ class _Phase:
                 t_gr = self.relabel()
                 work = self.active()
                 if adaptive and since >= freq:
-                    if t_gr > 0.5 * t_dis:
-                        freq = min(int(freq * 1.5) + 1, tun.get("max_freq") or (1 << 20))
-                    elif t_gr < 0.2 * t_dis:
-                        freq = max(int(freq / 1.5), 10)
+                    freq = _mf._next_relabel_period(freq, t_gr, t_dis)
                 since = 0
                 t_win = time.perf_counter()
                 continue
@@ -321,14 +318,7 @@ class MaxFlowSolver:
             raise OverflowError("the total capacity out of the source does not fit int64")
 
     def _prepare(self, L):
-        K = self._K
-        if self.backend == "cupy":
-            tile = _mf.TUNING.get("tile")
-            if tile is None:
-                mean = (2.0 * self._E) / max(self._V, 1)
-                tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
-            return K.prepare(L, "rcsr", tile=tile, cycles=_mf.TUNING.get("cycles", 8))
-        return K.prepare(L, "rcsr")
+        return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E)
 
     def _as_index(self, a, what, length=None):
         if _backend.is_cupy_array(a) or isinstance(a, np.ndarray):

@@ -230,6 +230,27 @@ def _build_bcsr(xp, indptr, indices, cap, V, idt):
 # ---------------------------------------------------------------------------
 
 
+def _prepare_kernels(backend, L, lay, V, E):
+    """The kernel twin's per-solve context; on CuPy the lane-group size follows the mean degree."""
+    K = _kernels(backend)
+    if backend == "cupy":
+        tile = TUNING.get("tile")
+        if tile is None:
+            mean = (2.0 * E) / max(V, 1)
+            tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
+        return K.prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8))
+    return K.prepare(L, lay)
+
+
+def _next_relabel_period(freq, t_gr, t_dis):
+    """Adapt the global-relabel period: keep relabels at about a third of the discharge time."""
+    if t_gr > 0.5 * t_dis:
+        return min(int(freq * 1.5) + 1, TUNING.get("max_freq") or (1 << 20))
+    if t_gr < 0.2 * t_dis:
+        return max(int(freq / 1.5), 10)
+    return freq
+
+
 def _kernels(backend):
     if backend == "cupy":
         from . import _pr_cupy as K
@@ -294,11 +315,7 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
                 acc["relabel"] = acc.get("relabel", 0.0) + t_gr
                 acc["discharge"] = acc.get("discharge", 0.0) + t_dis
             if adaptive and since >= freq:
-                # keep global relabels at about a third of the discharge time
-                if t_gr > 0.5 * t_dis:
-                    freq = min(int(freq * 1.5) + 1, TUNING.get("max_freq") or (1 << 20))
-                elif t_gr < 0.2 * t_dis:
-                    freq = max(int(freq / 1.5), 10)
+                freq = _next_relabel_period(freq, t_gr, t_dis)
             since = 0
             t_win = time.perf_counter()
             continue
@@ -387,14 +404,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
         L["resid"][b0:b1] = 0
         L["resid"][L["partner"][b0:b1]] += d
         st["excess"][L["bnbr"][b0:b1]] += d
-    if backend == "cupy":
-        tile = TUNING.get("tile")
-        if tile is None:
-            mean = (2.0 * E) / max(V, 1)
-            tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
-        ctx = _kernels(backend).prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8))
-    else:
-        ctx = _kernels(backend).prepare(L, lay)
+    ctx = _prepare_kernels(backend, L, lay, V, E)
     K = _kernels(backend)
     freq = TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "_stamp": 0,
