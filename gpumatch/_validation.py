@@ -28,6 +28,7 @@ __all__ = [
     "check_option",
     "index_dtype_for",
     "square_capacity_graph",
+    "as_index_array",
     "INT32_MAX",
 ]
 
@@ -373,3 +374,29 @@ def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
         raise ValueError(f"{name} must be non-negative, found {int(data.min())}")
     g.data = data
     return g
+
+
+def as_index_array(a, what: str, backend: str):
+    """A user-given list of vertex ids as a one-dimensional integer array on `backend`.
+
+    Accepts NumPy or CuPy arrays and sequences (an empty sequence becomes an
+    empty int64 array); anything else, or another shape or dtype, raises
+    ``ValueError`` naming `what`.  The dtype is kept: callers widen as needed.
+
+    Examples
+    --------
+    >>> from gpumatch._validation import as_index_array
+    >>> as_index_array([3, 1], "rows", "numpy").tolist()
+    [3, 1]
+    """
+    if not (_backend.is_cupy_array(a) or isinstance(a, np.ndarray)):
+        try:
+            a = np.asarray(a)
+        except Exception:
+            raise ValueError(f"{what} must be a one-dimensional integer array") from None
+        if a.size == 0:
+            a = a.astype(np.int64)
+    if a.ndim != 1 or a.dtype.kind not in "iu":
+        raise ValueError(f"{what} must be a one-dimensional integer array, got shape {a.shape} "
+                         f"and dtype {a.dtype}")
+    return _backend.to_backend(a, backend)

@@ -36,7 +36,7 @@ import time
 import numpy as np
 
 from .. import _backend, csr
-from .._validation import index_dtype_for
+from .._validation import as_index_array, index_dtype_for
 from . import _maxflow as _mf
 
 __all__ = ["MaxFlowSolver"]
@@ -321,25 +321,13 @@ class MaxFlowSolver:
         return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E)
 
     def _as_index(self, a, what, length=None):
-        if _backend.is_cupy_array(a) or isinstance(a, np.ndarray):
-            arr = a
-        else:
-            try:
-                arr = np.asarray(a)
-            except Exception:
-                raise ValueError(f"{what} must be a one-dimensional integer array") from None
-            if arr.size == 0:
-                arr = arr.astype(np.int64)
-        if arr.ndim != 1:
-            raise ValueError(f"{what} must be one-dimensional, got shape {arr.shape}")
-        if arr.dtype.kind not in "iu":
-            raise ValueError(f"{what} must hold integers, got dtype {arr.dtype}")
+        arr = as_index_array(a, what, self.backend)
         if length is not None and arr.shape[0] != length:
             raise ValueError(f"rows, cols and new_capacities must have the same length, got {length} and "
                              f"{arr.shape[0]} ({what})")
         if arr.dtype == np.uint64 and arr.shape[0] and int(arr.max()) > _mf._I64_MAX:
             raise ValueError(f"{what}: value {int(arr.max())} does not fit int64")
-        return _backend.to_backend(arr, self.backend).astype(np.int64, copy=False)
+        return arr.astype(np.int64, copy=False)
 
     def _locate(self, rows, cols):
         """Stored-entry positions of the arcs ``rows -> cols`` (ValueError if one is not an arc)."""

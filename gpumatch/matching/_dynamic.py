@@ -15,7 +15,7 @@ import time
 import numpy as np
 
 from .. import _backend
-from .._validation import CSRGraph, as_csr_graph, check_option, index_dtype_for
+from .._validation import CSRGraph, as_csr_graph, as_index_array, check_option, index_dtype_for
 from . import _driver
 from . import api as _api
 
@@ -158,17 +158,7 @@ class MatchingSolver:
         m, n = self.shape
         out = []
         for what, a, hi_ in (("rows", rows, m), ("cols", cols, n)):
-            if not (_backend.is_cupy_array(a) or isinstance(a, np.ndarray)):
-                try:
-                    a = np.asarray(a)
-                except Exception:
-                    raise ValueError(f"{what} must be a one-dimensional integer array") from None
-                if a.size == 0:
-                    a = a.astype(np.int64)
-            if a.ndim != 1 or a.dtype.kind not in "iu":
-                raise ValueError(f"{what} must be a one-dimensional integer array, got shape {a.shape} "
-                                 f"and dtype {a.dtype}")
-            a = _backend.to_backend(a, self.backend)
+            a = as_index_array(a, what, self.backend)
             if a.shape[0]:
                 lo, hi = int(a.min()), int(a.max())
                 if lo < 0 or hi >= hi_:

@@ -149,7 +149,6 @@ def relabel_collect(st):
     """:func:`global_relabel` then :func:`collect_active`, reading maxLevel
     and the list length back in ONE host sync; returns ``(max_level,
     active)``."""
-    cp = _backend.cp
     r0 = _relabel_body(st)
     buf = _active_buf(st)
     # counts[3] <- number of active columns, counts[4] <- maxLevel

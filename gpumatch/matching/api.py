@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from .. import _backend
-from .._validation import as_csr_graph, check_option
+from .._validation import as_csr_graph, as_index_array, check_option
 from . import _driver
 
 __all__ = ["maximum_bipartite_matching", "structural_rank", "bipartite_matching", "MatchingResult"]
@@ -66,22 +66,13 @@ def _initial_col_to_row(initial, g, st, perm_type):
     m, n = g.m, g.n
     if isinstance(initial, MatchingResult):
         initial, perm_type = initial.col_to_row, "row"
-    if _backend.is_cupy_array(initial) or isinstance(initial, np.ndarray):
-        arr = initial
-    else:
-        try:
-            arr = np.asarray(initial)
-        except Exception:
-            raise ValueError("initial must be a one-dimensional integer array") from None
-    if arr.ndim != 1 or arr.dtype.kind not in "iu":
-        raise ValueError(f"initial must be a one-dimensional integer array, got shape {arr.shape} "
-                         f"and dtype {arr.dtype}")
+    arr = as_index_array(initial, "initial", st.backend)
     length, other = (n, m) if perm_type == "row" else (m, n)
     side, oside = ("column", "row") if perm_type == "row" else ("row", "column")
     if arr.shape[0] != length:
         raise ValueError(f"initial (perm_type={perm_type!r}) must have length {length} (one entry per "
                          f"{side}), got {arr.shape[0]}")
-    arr = _backend.to_backend(arr, st.backend).astype(np.int64, copy=False)
+    arr = arr.astype(np.int64, copy=False)
     if arr.shape[0]:
         lo, hi = int(arr.min()), int(arr.max())
         if lo < -1 or hi >= other:
