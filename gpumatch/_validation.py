@@ -20,7 +20,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _backend
-from .csr import pattern_summary, segment_owner, unique_sorted
+from .csr import csr_from_keys, pattern_summary, segment_owner
 
 __all__ = [
     "CSRGraph",
@@ -174,27 +174,7 @@ def _canonical_generic(xp, indptr, indices, shape, data, want_data, canonical=Fa
         return indptr, indices, data
     rows = segment_owner(indptr.astype(np.int64), nnz)
     keys = rows * np.int64(max(n, 1)) + indices.astype(np.int64)
-    if want_data:
-        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
-        keys = keys[order]
-        vals = data[order]
-        first = xp.ones(nnz, dtype=bool)
-        if nnz:
-            first[1:] = keys[1:] != keys[:-1]
-        seg = xp.cumsum(first) - 1
-        ukeys = keys[first]
-        uvals = xp.zeros(ukeys.shape[0], dtype=vals.dtype)
-        xp.add.at(uvals, seg, vals)
-        keys, data = ukeys, uvals
-    else:
-        keys = unique_sorted(keys)
-        data = None
-    rows = keys // max(n, 1)
-    cols = keys - rows * max(n, 1)
-    counts = xp.bincount(rows, minlength=m) if keys.shape[0] else xp.zeros(m, dtype=np.int64)
-    new_indptr = xp.zeros(m + 1, dtype=np.int64)
-    xp.cumsum(counts, out=new_indptr[1:])
-    return new_indptr, cols, data
+    return csr_from_keys(keys, m, n, data if want_data else None)
 
 
 def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data: bool = False,

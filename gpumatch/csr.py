@@ -43,6 +43,7 @@ __all__ = [
     "unique_sorted",
     "pattern_summary",
     "PatternSummary",
+    "csr_from_keys",
 ]
 
 
@@ -395,3 +396,51 @@ def pattern_summary(indptr, indices) -> PatternSummary:
     read_any = lo <= hi
     return PatternSummary(first, last, bool(flags & 1), bool(flags & 2),
                           lo if read_any else None, hi if read_any else None, not unsorted)
+
+
+def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
+    """CSR of entries given by coordinate keys ``row * n_cols + col``, duplicates merged.
+
+    Parameters
+    ----------
+    keys : int64 array
+        One key per entry, in any order, possibly repeated.
+    n_rows, n_cols : int
+        Shape of the matrix.
+    values : array, optional
+        One value per key; the values of repeated keys are summed.
+
+    Returns
+    -------
+    indptr, indices, data
+        int64 CSR arrays with sorted, unique indices; `data` is None without
+        `values`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import csr_from_keys
+    >>> ip, ix, d = csr_from_keys(np.array([4, 0, 4]), 2, 3, np.array([1, 2, 5]))
+    >>> ip.tolist(), ix.tolist(), d.tolist()
+    ([0, 1, 2], [0, 1], [2, 6])
+    """
+    xp = array_module(keys, values) if values is not None else array_module(keys)
+    width = np.int64(max(n_cols, 1))
+    if values is None:
+        keys, data = unique_sorted(keys), None
+    else:
+        order = xp.argsort(keys, kind="stable") if xp is np else xp.argsort(keys)
+        keys, values = keys[order], values[order]
+        first = xp.ones(keys.shape[0], dtype=bool)
+        if keys.shape[0]:
+            xp.not_equal(keys[1:], keys[:-1], out=first[1:])
+        segment = xp.cumsum(first) - 1
+        data = xp.zeros(int(first.sum()), dtype=values.dtype)
+        xp.add.at(data, segment, values)
+        keys = keys[first]
+    rows = keys // width
+    cols = keys - rows * width
+    counts = xp.bincount(rows, minlength=n_rows) if keys.shape[0] else xp.zeros(n_rows, dtype=np.int64)
+    indptr = xp.zeros(n_rows + 1, dtype=np.int64)
+    xp.cumsum(counts, out=indptr[1:])
+    return indptr, cols, data

@@ -487,26 +487,8 @@ def _flow_matrix(g, arc_flow):
     c = xp.concatenate([cols, rows])
     v = xp.concatenate([arc_flow, -arc_flow])
     key = r * np.int64(max(V, 1)) + c
-    order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
-    key, v = key[order], v[order]
-    n2 = key.shape[0]
-    if n2:
-        last = xp.ones(n2, dtype=bool)
-        last[:-1] = key[1:] != key[:-1]
-        cs = xp.cumsum(v)
-        ends = xp.nonzero(last)[0]
-        seg = cs[ends]
-        data = seg - xp.concatenate([xp.zeros(1, dtype=np.int64), seg[:-1]])
-        ukey = key[ends]
-    else:
-        data = v
-        ukey = key
-    urow = ukey // max(V, 1)
-    ucol = ukey - urow * max(V, 1)
-    counts = xp.bincount(urow, minlength=V) if ukey.shape[0] else xp.zeros(V, dtype=np.int64)
-    indptr = xp.zeros(V + 1, dtype=np.int64)
-    xp.cumsum(counts, out=indptr[1:])
-    idt = index_dtype_for(V + 1, int(ukey.shape[0]) + 1)
+    indptr, ucol, data = csr.csr_from_keys(key, V, V, v)
+    idt = index_dtype_for(V + 1, int(ucol.shape[0]) + 1)
     indptr, ucol = indptr.astype(idt), ucol.astype(idt)
     if g.cupy_out:
         import cupyx.scipy.sparse as cpx
