@@ -93,6 +93,9 @@ def main(argv=None):
     args = ap.parse_args(argv)
     names = [c for c in args.cases.split(",") if c]
     layouts = [x for x in args.layouts.split(",") if x]
+    bad = [x for x in layouts if x not in ("reverse_csr", "bcsr")]
+    if bad:
+        ap.error(f"unknown layout(s) {bad}: choose from reverse_csr, bcsr")
 
     # CPU references first, in child processes (before CUDA is initialised here)
     ctx = mp.get_context("fork")

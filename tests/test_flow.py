@@ -329,3 +329,82 @@ def test_matching_by_flow_random(backend, layout, seed):
 def test_larger_random(backend, layout):
     C, s, t = random_graph(12, 20000, 6.0, 100)
     solve_checked(C, s, t, backend, layout, expected=scipy_value(C, s, t))
+
+
+# ---------------------------------------------------------------------------
+# hub vertices (CUDA: a block per hub, BFS levels in segments)
+# ---------------------------------------------------------------------------
+
+
+@pytest.fixture
+def hub_degree():
+    """Set ``TUNING["hub_degree"]`` for one test (restored afterwards)."""
+    from gpumatch.flow import _maxflow
+
+    old = _maxflow.TUNING.get("hub_degree")
+    yield lambda d: _maxflow.TUNING.__setitem__("hub_degree", d)
+    _maxflow.TUNING["hub_degree"] = old
+
+
+def broom_graph(seed, leaves, hi):
+    """source -> hub -> `leaves` middle vertices (some linked) -> sink: one vertex of huge degree."""
+    rng = np.random.default_rng(seed)
+    n = leaves + 3
+    s, hub, t = 0, 1, n - 1
+    mid = np.arange(2, leaves + 2)
+    r = [np.array([s]), np.full(leaves, hub), mid, rng.choice(mid, leaves), mid[: leaves // 2]]
+    c = [np.array([hub]), mid, np.full(leaves, t), rng.choice(mid, leaves), np.full(leaves // 2, hub)]
+    w = [np.array([hi * leaves // 3]), rng.integers(1, hi, leaves, endpoint=True),
+         rng.integers(0, hi, leaves, endpoint=True), rng.integers(1, hi, leaves, endpoint=True),
+         rng.integers(1, hi, leaves // 2, endpoint=True)]
+    C = sp.coo_matrix((np.concatenate(w), (np.concatenate(r), np.concatenate(c))), shape=(n, n)).tocsr()
+    return C, s, t
+
+
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("hi", [1, 1000])
+def test_hub_vertex(backend, seed, hi):
+    """A vertex of several thousand arcs (above the default hub degree) and terminals of high degree."""
+    C, s, t = broom_graph(seed, [3000, 5000, 9000][seed], hi)
+    solve_checked(C, s, t, backend, expected=scipy_value(C, s, t))
+
+
+@pytest.mark.parametrize("degree", [0, 3, 16])
+@pytest.mark.parametrize("case", ["random", "genrmf", "rlg", "unit_rmat"])
+def test_low_hub_degree(backend, hub_degree, degree, case):
+    """With a low hub degree most vertices take the block-per-hub path: same values, valid flows."""
+    from gpumatch import csr, generators
+
+    hub_degree(degree)
+    if case == "random":
+        C, s, t = random_graph(7, 400, 5.0, 1000)
+    elif case == "genrmf":
+        C, s, t = generators.genrmf(4, 6, 10, 1000, 3)
+    elif case == "rlg":
+        C, s, t = generators.washington_rlg(16, 16, 10000, 4)
+    else:
+        A = sp.csr_matrix(generators.rmat(10, 8, seed=5))
+        ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64),
+                                                       A.shape)
+        V = ip.shape[0] - 1
+        C = sp.csr_matrix((cap, ix, ip), shape=(V, V))
+    solve_checked(C, s, t, backend, expected=scipy_value(C, s, t))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("loop_max", [0, 4, 2048])
+@pytest.mark.parametrize("case", ["random", "genrmf", "broom"])
+def test_bfs_loop_modes(monkeypatch, loop_max, case):
+    """The persistent one-block BFS, the multi-block levels, and their hand-overs give the same values."""
+    pytest.importorskip("cupy")
+    from gpumatch import generators
+    from gpumatch.flow import _maxflow
+
+    monkeypatch.setitem(_maxflow.TUNING, "bfs_loop", loop_max)
+    if case == "random":
+        C, s, t = random_graph(8, 3000, 4.0, 100)
+    elif case == "genrmf":
+        C, s, t = generators.genrmf(6, 20, 10, 1000, 5)
+    else:
+        C, s, t = broom_graph(4, 4000, 50)
+    solve_checked(C, s, t, "cupy", expected=scipy_value(C, s, t))

@@ -318,7 +318,7 @@ class MaxFlowSolver:
             raise OverflowError("the total capacity out of the source does not fit int64")
 
     def _prepare(self, L):
-        return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E)
+        return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E, (self.source, self.sink))
 
     def _as_index(self, a, what, length=None):
         arr = as_index_array(a, what, self.backend)

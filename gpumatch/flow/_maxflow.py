@@ -48,8 +48,20 @@ _I64_MAX = np.iinfo(np.int64).max
 #: the reverse of the source's arcs, before (often instead of) phase 2.
 #: ``profile``: synchronise the device around each step so that
 #: ``stats["time"]`` splits setup and phases exactly (slower; off by default).
+#: ``relabel_time_ratio``: with ``adaptive``, a global relabel also runs as
+#: soon as the discharges since the last one took this many times its
+#: duration (checked at each read-back; None: only by period).
+#: ``bfs_loop``: BFS frontiers of at most this many vertices run in one
+#: persistent block, level after level without a launch (reverse CSR; 0: never).
+#: ``hub_degree``: vertices with more arcs (out + in) than this are
+#: discharged by a whole block, and a BFS level scans their arcs in segments
+#: of several blocks (reverse CSR; None: never), so that the hubs of skewed
+#: graphs and the terminals of unit networks do not serialise on one lane
+#: group.
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
-                "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False}
+                "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
+                "hub_degree": 1024, "relabel_time_ratio": 5.0,
+                "bfs_loop": 512}
 
 
 @dataclass
@@ -230,15 +242,22 @@ def _build_bcsr(xp, indptr, indices, cap, V, idt):
 # ---------------------------------------------------------------------------
 
 
-def _prepare_kernels(backend, L, lay, V, E):
-    """The kernel twin's per-solve context; on CuPy the lane-group size follows the mean degree."""
+def _prepare_kernels(backend, L, lay, V, E, terminals=()):
+    """The kernel twin's per-solve context.
+
+    On CuPy the lane-group size follows the mean degree, and vertices of
+    more than ``TUNING["hub_degree"]`` arcs get a block each (`terminals`,
+    the source and the sink, are never discharged).
+    """
     K = _kernels(backend)
     if backend == "cupy":
         tile = TUNING.get("tile")
         if tile is None:
             mean = (2.0 * E) / max(V, 1)
             tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
-        return K.prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8))
+        return K.prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8),
+                         hub_degree=TUNING.get("hub_degree"), terminals=terminals,
+                         bfs_loop=TUNING.get("bfs_loop", 0))
     return K.prepare(L, lay)
 
 
@@ -304,7 +323,13 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
     while True:
         if work.shape[0] == 0 and since == 0:
             break
-        if work.shape[0] == 0 or since >= freq:
+        # relabel at the end of the period, or early once the discharges
+        # since the last relabel took `relabel_time_ratio` times as long as
+        # it did (a global relabel is then cheap next to them; it puts the
+        # vertices that cannot reach the target out of play at once)
+        ratio = TUNING.get("relabel_time_ratio")
+        early = adaptive and ratio and since > 0 and time.perf_counter() - t_win > ratio * t_gr
+        if work.shape[0] == 0 or since >= freq or early:
             t_dis = time.perf_counter() - t_win
             t0 = time.perf_counter()
             _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
@@ -404,7 +429,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
         L["resid"][b0:b1] = 0
         L["resid"][L["partner"][b0:b1]] += d
         st["excess"][L["bnbr"][b0:b1]] += d
-    ctx = _prepare_kernels(backend, L, lay, V, E)
+    ctx = _prepare_kernels(backend, L, lay, V, E, (source, sink))
     K = _kernels(backend)
     freq = TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "_stamp": 0,

@@ -8,14 +8,25 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend, _cuda
+from .. import _backend, _cuda, csr
 
 _SRC = "flow/pr.cu"
 _BLOCK = 256
 
 
+#: Threads of the block that discharges one hub vertex (``HUB_BLOCK`` of pr.cu).
+HUB_BLOCK = 512
+#: Slots of one hub segment of a BFS level (one block each).
+HUB_SEG = 4096
+#: Threads of that block.
+BFS_LOOP_BLOCK = 1024
+#: BFS levels queued between two read-backs while the persistent kernel is
+#: in use (a frontier that shrinks goes back to it sooner).
+BFS_MULTI_STEPS = 8
+
+
 class _Ctx:
-    def __init__(self, L, layout, tile, cycles):
+    def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0):
         cp = _backend.cp
         self.L = L
         self.layout = layout
@@ -23,11 +34,17 @@ class _Ctx:
         idx = L["indptr"].dtype if layout == "rcsr" else L["bptr"].dtype
         self.idt = np.dtype(idx)
         defines = (("IDX", "int" if self.idt == np.int32 else "long long"),
-                   ("TILE", self.tile), ("CYCLES", int(cycles)))
+                   ("TILE", self.tile), ("CYCLES", int(cycles)), ("HUB_BLOCK", HUB_BLOCK))
+        self.defines = defines
         self.k_discharge = _cuda.get_kernel(_SRC, f"gpumatch_pr_discharge_{layout}", defines)
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)
         self.k_greedy = _cuda.get_kernel(_SRC, "gpumatch_pr_greedy_rcsr", defines) if layout == "rcsr" else None
         self.k_return = _cuda.get_kernel(_SRC, "gpumatch_pr_return_rcsr", defines) if layout == "rcsr" else None
+        self.k_bfs_loop = None
+        self.bfs_loop_max = int(bfs_loop or 0)
+        if layout == "rcsr" and self.bfs_loop_max > 0:
+            self.k_bfs_loop = _cuda.get_kernel(_SRC, "gpumatch_pr_bfs_loop_rcsr", defines)
+            self.loop_state = cp.zeros(2, dtype=np.int64)
         V = (L["indptr"] if layout == "rcsr" else L["bptr"]).shape[0] - 1
         self.V = V
         # Ping-pong list buffers (launch j reads bufs[j % 2], writes
@@ -42,6 +59,37 @@ class _Ctx:
         # a persistent grid: the kernels stride over lists of any length
         self.max_blocks = max(1, sms * (2048 // _BLOCK))
         self.per_block = _BLOCK // self.tile
+        self._find_hubs(hub_degree, terminals, sms)
+
+    def _find_hubs(self, hub_degree, terminals, sms):
+        """Vertices with more than `hub_degree` arcs, for the block-per-hub kernels (reverse CSR only)."""
+        cp = _backend.cp
+        self.hub_deg = np.int64(np.iinfo(np.int64).max)  # tile kernels skip nothing
+        self.hubs = None
+        if self.layout != "rcsr" or hub_degree is None or self.V == 0:
+            return
+        L = self.L
+        deg = cp.diff(L["indptr"]).astype(np.int64) + cp.diff(L["in_indptr"]).astype(np.int64)
+        hubs = cp.nonzero(deg > int(hub_degree))[0]
+        if hubs.shape[0] == 0:
+            return
+        self.hub_deg = np.int64(hub_degree)
+        self.k_discharge_hub = _cuda.get_kernel(_SRC, "gpumatch_pr_discharge_hub_rcsr", self.defines)
+        self.k_bfs_hub = _cuda.get_kernel(_SRC, "gpumatch_pr_bfs_hub_rcsr", self.defines)
+        # BFS: every hub, terminals included, in segments of HUB_SEG slots
+        nseg = (deg[hubs] + HUB_SEG - 1) // HUB_SEG
+        ptr = cp.zeros(hubs.shape[0] + 1, dtype=np.int64)
+        cp.cumsum(nseg, out=ptr[1:])
+        owner = csr.segment_owner(ptr, int(ptr[-1]))
+        self.seg_vertex = hubs[owner].astype(self.idt)
+        self.seg_start = (cp.arange(owner.shape[0], dtype=np.int64) - ptr[owner]) * HUB_SEG
+        # discharge: the hubs that can be active (terminals never are)
+        keep = cp.ones(hubs.shape[0], dtype=bool)
+        for t in terminals:
+            keep &= hubs != int(t)
+        self.hubs = hubs[keep].astype(self.idt)
+        self.hub_grid = (max(1, min(int(self.hubs.shape[0]), sms * (2048 // HUB_BLOCK))),)
+        self.seg_grid = (max(1, min(int(owner.shape[0]), self.max_blocks)),)
 
     def grid(self, n):
         return (max(1, min(self.max_blocks, (int(n) + self.per_block - 1) // self.per_block)),)
@@ -64,20 +112,34 @@ class _Ctx:
         self.cnt.set(np.array([n, 0, 0], dtype=np.uint64))
         return n
 
-    def run(self, kernel, n, k, args_of):
-        """Queue `k` launches (launch j gets args_of(j, in, in_count, out, out_count, zero)); return the list."""
+    def run(self, kernel, n, k, args_of, pre=None):
+        """Queue `k` launches (launch j gets args_of(j, in, in_count, out, out_count, zero)); return the list.
+
+        `pre`, if given, is ``(kernel, grid, block, pre_args_of)``: a launch
+        queued before each of them with ``pre_args_of(j, out, out_count)``.
+        """
         # sized for the list seen now (it may grow: the kernels grid-stride)
         g = self.grid(max(4 * int(n), self.per_block * self.max_blocks // 4))
         for j in range(k):
-            kernel(g, (_BLOCK,), args_of(j, self.bufs[j % 2], self.cnt_ptrs[j % 3], self.bufs[(j + 1) % 2],
-                                         self.cnt_ptrs[(j + 1) % 3], self.cnt_ptrs[(j + 2) % 3]))
+            out, out_count = self.bufs[(j + 1) % 2], self.cnt_ptrs[(j + 1) % 3]
+            if pre is not None:
+                pre[0](pre[1], pre[2], pre[3](j, out, out_count))
+            kernel(g, (_BLOCK,), args_of(j, self.bufs[j % 2], self.cnt_ptrs[j % 3], out, out_count,
+                                         self.cnt_ptrs[(j + 2) % 3]))
         m = int(self.cnt_ptrs[k % 3].get()[0])
         return self.bufs[k % 2][:m]
 
 
-def prepare(L, layout, tile=32, cycles=8):
-    """Compile (cached) and allocate the scratch arrays of one solve."""
-    return _Ctx(L, layout, tile, cycles)
+def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loop=0):
+    """Compile (cached) and allocate the scratch arrays of one solve.
+
+    Vertices with more than `hub_degree` arcs (reverse CSR; None: none) are
+    discharged by a whole block and scanned in segments by the BFS;
+    `terminals` (source and sink) are never discharged.  BFS frontiers of at
+    most `bfs_loop` vertices run in the persistent one-block kernel
+    (reverse CSR; 0: never).
+    """
+    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop)
 
 
 def discharge(ctx, st, work, it, target, other, hlimit, k=1):
@@ -93,8 +155,16 @@ def discharge(ctx, st, work, it, target, other, hlimit, k=1):
     head = ctx.arrays()
     tail = (np.int64(target), np.int64(other), np.int32(hlimit))
     h, ex = st["height"], st["excess"]
+    pre = None
+    if ctx.hubs is not None and ctx.hubs.shape[0]:
+        hubs, nh = ctx.hubs, np.int64(ctx.hubs.shape[0])
+        pre = (ctx.k_discharge_hub, ctx.hub_grid, (HUB_BLOCK,),
+               lambda j, b, bc: head + (h, ex, hubs, nh, b, bc, ctx.stamp, np.int32(it + j)) + tail)
+    if ctx.layout == "rcsr":
+        tail = tail + (ctx.hub_deg,)
     out = ctx.run(ctx.k_discharge, n, k,
-                  lambda j, a, ac, b, bc, z: head + (h, ex, a, ac, b, bc, z, ctx.stamp, np.int32(it + j)) + tail)
+                  lambda j, a, ac, b, bc, z: head + (h, ex, a, ac, b, bc, z, ctx.stamp, np.int32(it + j)) + tail,
+                  pre)
     return out, k
 
 
@@ -106,7 +176,29 @@ def bfs_level(ctx, st, frontier, level, k=1):
     ctx.load(frontier)
     head = ctx.arrays()
     h = st["height"]
-    out = ctx.run(ctx.k_bfs, n, k, lambda j, a, ac, b, bc, z: head + (h, a, ac, b, bc, z, np.int32(level + j)))
+    if ctx.k_bfs_loop is not None:
+        if n <= ctx.bfs_loop_max:
+            # small frontier: levels in one block until it grows (or meets a hub)
+            ctx.k_bfs_loop((1,), (BFS_LOOP_BLOCK,),
+                           head + (h, ctx.bufs[0], ctx.bufs[1], ctx.cnt, np.int32(level), np.int64(ctx.bfs_loop_max),
+                                   np.int64(1 << 40), ctx.hub_deg, ctx.loop_state))
+            j, size = (int(x) for x in ctx.loop_state.get())
+            if j > 0:
+                return ctx.bufs[j % 2][:size], j
+            # the first level holds a hub: one multi-block level
+            k = 1
+        else:
+            k = min(k, BFS_MULTI_STEPS)
+    pre = None
+    if ctx.hubs is not None:
+        sv, ss, ns = ctx.seg_vertex, ctx.seg_start, np.int64(ctx.seg_vertex.shape[0])
+        pre = (ctx.k_bfs_hub, ctx.seg_grid, (_BLOCK,),
+               lambda j, b, bc: head + (h, sv, ss, ns, np.int64(HUB_SEG), b, bc, np.int32(level + j)))
+    if ctx.layout == "rcsr":
+        out = ctx.run(ctx.k_bfs, n, k, lambda j, a, ac, b, bc, z: head + (h, a, ac, b, bc, z, np.int32(level + j),
+                                                                          ctx.hub_deg), pre)
+    else:
+        out = ctx.run(ctx.k_bfs, n, k, lambda j, a, ac, b, bc, z: head + (h, a, ac, b, bc, z, np.int32(level + j)))
     return out, k
 
 

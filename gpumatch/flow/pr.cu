@@ -128,6 +128,9 @@ __device__ __forceinline__ i64 tile_claim(i64 want, i64& rem, int lane, unsigned
 //   target     : the vertex flow is sent to (sink in phase 1, source in 2)
 //   other      : the other terminal (never active, never enqueued)
 //   hlimit     : heights >= hlimit are inactive (V)
+//   hub_deg    : vertices with more than hub_deg arcs (out + in) are skipped:
+//                gpumatch_pr_discharge_hub_rcsr, launched just before in the
+//                same iteration, discharges them with a whole block
 // Thread mapping: TILE consecutive lanes per worklist entry, grid-stride
 // over the list; each tile runs up to CYCLES discharge operations on its
 // vertex.  One operation scans the residual arcs in slot order (out-arcs,
@@ -145,7 +148,7 @@ extern "C" __global__ void gpumatch_pr_discharge_rcsr(
     int* height, i64* excess,
     const idx_t* __restrict__ work, const unsigned long long* work_count,
     idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int* stamp, int iter,
-    long long target, long long other, int hlimit)
+    long long target, long long other, int hlimit, long long hub_deg)
 {
     if (blockIdx.x == 0 && threadIdx.x == 0) *zero_count = 0ull;
     const long long nwork = (long long)*work_count;
@@ -157,6 +160,7 @@ extern "C" __global__ void gpumatch_pr_discharge_rcsr(
         const idx_t ob = indptr[u], oe = indptr[u + 1];
         const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
         const idx_t odeg = oe - ob;
+        if ((long long)odeg + (long long)(ie - ib) > hub_deg) continue;  // a hub: gpumatch_pr_discharge_hub_rcsr
         for (int c = 0; c < CYCLES; ++c) {
             i64 e = 0;
             int hu = 0;
@@ -303,6 +307,8 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
 //   next       : V, out: vertices labelled level + 1
 //   next_count : 1, out: length of next (zero on entry)
 //   zero_count : 1, set to zero (the next level's next_count)
+//   hub_deg    : frontier vertices with more than hub_deg arcs are skipped
+//                (gpumatch_pr_bfs_hub_rcsr scans them, in segments)
 // Thread mapping: TILE lanes per frontier vertex (grid-stride over the
 // frontier), lanes stride over its in- then out-arcs.  Race: several tiles may reach one vertex; atomicCAS lets
 // exactly one label and enqueue it.  No flow changes during a relabel.
@@ -312,7 +318,7 @@ extern "C" __global__ void gpumatch_pr_bfs_rcsr(
     const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
     const idx_t* __restrict__ in_to_out,
     int* height, const idx_t* __restrict__ frontier, const unsigned long long* frontier_count,
-    idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int level)
+    idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int level, long long hub_deg)
 {
     if (blockIdx.x == 0 && threadIdx.x == 0) *zero_count = 0ull;
     const long long nf = (long long)*frontier_count;
@@ -320,6 +326,8 @@ extern "C" __global__ void gpumatch_pr_bfs_rcsr(
     const int lane = threadIdx.x & (TILE - 1);
     for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nf; w += ntiles) {
     const idx_t x = frontier[w];
+    if ((long long)(indptr[x + 1] - indptr[x]) + (long long)(in_indptr[x + 1] - in_indptr[x]) > hub_deg)
+        continue;  // a hub: its arcs are scanned by gpumatch_pr_bfs_hub_rcsr
     for (idx_t j = in_indptr[x] + lane; j < in_indptr[x + 1]; j += TILE) {
         idx_t k = in_to_out[j];
         if (cap[k] - flow[k] > 0) {  // v -> x has spare capacity
@@ -462,4 +470,292 @@ extern "C" __global__ void gpumatch_pr_return_rcsr(
         }
         excess[x] = e;
     }
+}
+
+// ---------------------------------------------------------------------------
+// Hub vertices (reverse CSR).  A vertex with more than `hub_deg` arcs (out +
+// in) would serialise a discharge or a BFS level on one lane group: the
+// R-MAT hubs have 10^4..10^5 arcs, and the sink and source of a unit network
+// have one arc per row or column.  The tile kernels skip hubs; the two
+// kernels below take them: a whole block discharges one hub, and a BFS level
+// scans a hub's arcs in segments of HUB_SEG slots, one block per segment.
+// ---------------------------------------------------------------------------
+
+#ifndef HUB_BLOCK
+#define HUB_BLOCK 512
+#endif
+#define HUB_WARPS (HUB_BLOCK / GPUMATCH_WARP)
+
+// Block-wide multi-push claim (all HUB_BLOCK threads call it with the same
+// `rem`): as tile_claim, over the block in thread order.  `sh` is shared
+// scratch of HUB_WARPS + 1 values.
+__device__ __forceinline__ i64 block_claim(i64 want, i64& rem, i64* sh)
+{
+    if (!__syncthreads_or(want > 0)) return 0;
+    want = want < rem ? want : rem;
+    const int lane = threadIdx.x & (GPUMATCH_WARP - 1), wid = threadIdx.x / GPUMATCH_WARP;
+    i64 incl = want;
+#pragma unroll
+    for (int off = 1; off < GPUMATCH_WARP; off <<= 1) {
+        i64 o = __shfl_up_sync(GPUMATCH_FULL_MASK, incl, off);
+        if (lane >= off) incl = sat_add(incl, o);
+    }
+    i64 excl = __shfl_up_sync(GPUMATCH_FULL_MASK, incl, 1);
+    if (lane == 0) excl = 0;
+    if (lane == GPUMATCH_WARP - 1) sh[wid] = incl;
+    __syncthreads();
+    if (wid == 0) {
+        i64 t = lane < HUB_WARPS ? sh[lane] : 0;
+        i64 ti = t;
+#pragma unroll
+        for (int off = 1; off < GPUMATCH_WARP; off <<= 1) {
+            i64 o = __shfl_up_sync(GPUMATCH_FULL_MASK, ti, off);
+            if (lane >= off) ti = sat_add(ti, o);
+        }
+        i64 te = __shfl_up_sync(GPUMATCH_FULL_MASK, ti, 1);
+        if (lane == 0) te = 0;
+        __syncwarp();
+        if (lane < HUB_WARPS) sh[lane] = te;          // exclusive offset of each warp
+        if (lane == GPUMATCH_WARP - 1) sh[HUB_WARPS] = ti;  // block total
+    }
+    __syncthreads();
+    excl = sat_add(sh[wid], excl);
+    const i64 tot = sh[HUB_WARPS];
+    __syncthreads();  // sh is reused by the next call
+    i64 d = rem - excl;
+    d = d < 0 ? 0 : (d < want ? d : want);
+    rem = tot >= rem ? 0 : rem - tot;
+    return d;
+}
+
+// Block-wide minimum (all threads get it); `sh` as in block_claim.
+__device__ __forceinline__ u64 block_min(u64 v, u64* sh)
+{
+    const int lane = threadIdx.x & (GPUMATCH_WARP - 1), wid = threadIdx.x / GPUMATCH_WARP;
+#pragma unroll
+    for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
+        u64 o = __shfl_xor_sync(GPUMATCH_FULL_MASK, v, off);
+        v = o < v ? o : v;
+    }
+    if (lane == 0) sh[wid] = v;
+    __syncthreads();
+    if (wid == 0) {
+        v = lane < HUB_WARPS ? sh[lane] : KEY_INF;
+#pragma unroll
+        for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
+            u64 o = __shfl_xor_sync(GPUMATCH_FULL_MASK, v, off);
+            v = o < v ? o : v;
+        }
+        if (lane == 0) sh[HUB_WARPS] = v;
+    }
+    __syncthreads();
+    v = sh[HUB_WARPS];
+    __syncthreads();
+    return v;
+}
+
+// gpumatch_pr_discharge_hub_rcsr: the discharge step of the hub vertices,
+// launched right before gpumatch_pr_discharge_rcsr in each iteration (which
+// skips them).
+//   indptr .. excess : as in gpumatch_pr_discharge_rcsr
+//   hubs       : nhubs, the vertices with more than hub_deg arcs (no terminal)
+//   next, next_count, stamp, iter, target, other, hlimit : as in
+//                gpumatch_pr_discharge_rcsr (this launch writes the same
+//                next list as the tile launch that follows it)
+// Thread mapping: one block of HUB_BLOCK threads per hub (grid-stride over
+// the hubs); a hub is active when it holds excess below hlimit, in the list
+// or not (an active vertex is always in the list).  The block runs the tile
+// kernel's operation with HUB_BLOCK lanes: the same slot order, claims and
+// relabel, so it is the same discharge as the NumPy twin's.  Races: as in
+// gpumatch_pr_discharge_rcsr; the block enqueues its hub if excess is left.
+extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hub_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    int* height, i64* excess,
+    const idx_t* __restrict__ hubs, long long nhubs,
+    idx_t* next, unsigned long long* next_count, int* stamp, int iter,
+    long long target, long long other, int hlimit)
+{
+    __shared__ i64 sh[HUB_WARPS + 1];
+    __shared__ i64 s_e;
+    __shared__ int s_h;
+    const int tid = threadIdx.x;
+    for (long long w = blockIdx.x; w < nhubs; w += gridDim.x) {
+        const idx_t u = hubs[w];
+        const idx_t ob = indptr[u], oe = indptr[u + 1];
+        const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+        const idx_t odeg = oe - ob;
+        for (int c = 0; c < CYCLES; ++c) {
+            if (tid == 0) { s_e = __ldcg(excess + u); s_h = __ldcg(height + u); }
+            __syncthreads();
+            const i64 e = s_e;
+            const int hu = s_h;
+            __syncthreads();
+            if (e <= 0 || hu >= hlimit) break;
+            i64 rem = e;
+            u64 best = KEY_INF;
+            for (idx_t base = ob; base < oe && rem > 0; base += HUB_BLOCK) {
+                const idx_t p = base + tid;
+                i64 r = 0;
+                int hv = 0;
+                idx_t v = 0;
+                if (p < oe) {
+                    r = cap[p] - __ldcg(flow + p);
+                    if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
+                }
+                const i64 d = block_claim(r > 0 && hv < hu ? r : 0, rem, (i64*)sh);
+                if (d > 0) {
+                    atomic_add_i64(flow + p, d);
+                    atomic_add_i64(excess + v, d);
+                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+                }
+                if (r - d > 0) {
+                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
+                    best = key < best ? key : best;
+                }
+            }
+            for (idx_t base = ib; base < ie && rem > 0; base += HUB_BLOCK) {
+                const idx_t j = base + tid;
+                i64 r = 0;
+                int hv = 0;
+                idx_t v = 0, k = 0;
+                if (j < ie) {
+                    k = in_to_out[j];
+                    r = __ldcg(flow + k);
+                    if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
+                }
+                const i64 d = block_claim(r > 0 && hv < hu ? r : 0, rem, (i64*)sh);
+                if (d > 0) {
+                    atomic_add_i64(flow + k, -d);
+                    atomic_add_i64(excess + v, d);
+                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+                }
+                if (r - d > 0) {
+                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
+                    best = key < best ? key : best;
+                }
+            }
+            if (tid == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+            if (rem == 0) continue;
+            best = block_min(best, (u64*)sh);
+            if (tid == 0) {
+                const int hmin = (int)(best >> 32);
+                height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
+            }
+            if (best == KEY_INF) break;
+        }
+        if (tid == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
+            enqueue(u, stamp, iter, next, next_count);
+        __syncthreads();
+    }
+}
+
+// gpumatch_pr_bfs_hub_rcsr: the hub part of one BFS level, launched right
+// before gpumatch_pr_bfs_rcsr (which skips hubs) with the same next list.
+//   indptr .. in_to_out, height, next, next_count, level : as in
+//                gpumatch_pr_bfs_rcsr
+//   seg_vertex : nseg, the hub of each segment
+//   seg_start  : nseg, first slot of the segment within its hub's slots
+//                (in-arcs first, then out-arcs); a segment has HUB_SEG slots
+// Thread mapping: one block per segment (grid-stride over the segments); a
+// segment is scanned only when its hub is on the frontier (height == level),
+// so no frontier list is needed.  Race: as in gpumatch_pr_bfs_rcsr.
+extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, const i64* __restrict__ flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    int* height, const idx_t* __restrict__ seg_vertex, const long long* __restrict__ seg_start,
+    long long nseg, long long hub_seg, idx_t* next, unsigned long long* next_count, int level)
+{
+    for (long long s = blockIdx.x; s < nseg; s += gridDim.x) {
+        const idx_t x = seg_vertex[s];
+        if (__ldcg(height + x) != level) continue;
+        const long long ib = in_indptr[x], ideg = (long long)in_indptr[x + 1] - ib;
+        const long long ob = indptr[x], deg = ideg + ((long long)indptr[x + 1] - ob);
+        const long long b = seg_start[s];
+        const long long e = b + hub_seg < deg ? b + hub_seg : deg;
+        for (long long i = b + threadIdx.x; i < e; i += blockDim.x) {
+            if (i < ideg) {
+                const idx_t j = (idx_t)(ib + i);
+                const idx_t k = in_to_out[j];
+                if (cap[k] - flow[k] > 0) {
+                    const idx_t v = in_indices[j];
+                    if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
+                }
+            } else {
+                const idx_t p = (idx_t)(ob + (i - ideg));
+                if (flow[p] > 0) {
+                    const idx_t v = indices[p];
+                    if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
+                }
+            }
+        }
+    }
+}
+
+// gpumatch_pr_bfs_loop_rcsr: persistent mode of gpumatch_pr_bfs_rcsr for
+// small frontiers.  ONE block runs BFS levels level0, level0 + 1, ... with
+// __syncthreads() between them, until a frontier is empty, longer than
+// `limit`, holds a hub (those levels need the multi-block kernels), or
+// `max_levels` levels ran; a deep BFS (meshes, grids, genrmf) then costs
+// about a microsecond per level instead of a launch.
+//   indptr .. in_to_out, height, hub_deg : as in gpumatch_pr_bfs_rcsr
+//   buf0, buf1 : the frontier buffers; level level0 + j reads buf[j % 2]
+//                and writes buf[(j + 1) % 2]
+//   counts     : 3, the ring of frontier lengths (level level0 + j reads
+//                counts[j % 3], writes counts[(j + 1) % 3] and zeroes
+//                counts[(j + 2) % 3], as a sequence of single launches does)
+//   state      : 2, out: levels run (j) and the length of the frontier left
+// Thread mapping: TILE lanes per frontier vertex, block-stride over the
+// frontier.  Each level makes the same claims as one gpumatch_pr_bfs_rcsr
+// launch.  Ring slot (j + 2) % 3, zeroed by thread 0 at level j, was last
+// read at the start of level j - 1, before that level's barrier.
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_bfs_loop_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, const i64* __restrict__ flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out, int* height,
+    idx_t* buf0, idx_t* buf1, unsigned long long* counts, int level0, long long limit,
+    long long max_levels, long long hub_deg, long long* state)
+{
+    const int lane = threadIdx.x & (TILE - 1);
+    const int tiles = blockDim.x / TILE;
+    long long j = 0;
+    unsigned long long size = *((volatile unsigned long long*)counts);
+    while (j < max_levels && size > 0ull && (long long)size <= limit) {
+        const idx_t* frontier = (j & 1) ? buf1 : buf0;
+        idx_t* next = (j & 1) ? buf0 : buf1;
+        unsigned long long* next_count = counts + (j + 1) % 3;
+        bool hub = false;
+        for (long long w = threadIdx.x; w < (long long)size; w += blockDim.x) {
+            const idx_t x = frontier[w];
+            hub |= (long long)(indptr[x + 1] - indptr[x]) + (long long)(in_indptr[x + 1] - in_indptr[x]) > hub_deg;
+        }
+        if (__syncthreads_or(hub)) break;
+        if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
+        const int label = level0 + (int)j + 1;
+        for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
+            const idx_t x = frontier[w];
+            for (idx_t q = in_indptr[x] + lane; q < in_indptr[x + 1]; q += TILE) {
+                const idx_t k = in_to_out[q];
+                if (cap[k] - flow[k] > 0) {
+                    const idx_t v = in_indices[q];
+                    if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
+                }
+            }
+            for (idx_t p = indptr[x] + lane; p < indptr[x + 1]; p += TILE) {
+                if (flow[p] > 0) {
+                    const idx_t v = indices[p];
+                    if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
+                }
+            }
+        }
+        __syncthreads();
+        ++j;
+        size = *((volatile unsigned long long*)(counts + j % 3));
+    }
+    if (threadIdx.x == 0) { state[0] = j; state[1] = (long long)size; }
 }
