@@ -10,13 +10,17 @@ A config is ``label:key=value,...`` with keys ``loop`` (LOOP_MAX of the
 driver: active lists up to this length run in the persistent one-block
 kernel; 0 turns it off), ``bfs`` (BFS_LOOP_MAX of the CUDA kernels: the
 same for BFS frontiers of the global relabel), ``greedy`` (GREEDY_KIND of
-the driver: ``degree`` or ``rounds``), ``init``, ``k`` (relabel_k) and ``shrink``; each
-config runs on the same generated graph.  After the timed runs, one extra
+the driver: ``degree`` or ``rounds``), ``transpose`` (TRANSPOSE of the
+driver: ``count``, ``count_any`` or ``cusparse``), ``fused`` (FUSED_SHRINK,
+0/1), ``fusefix`` (FUSE_FIX, 0/1), ``check``
+(iterations between two length checks of a long list), ``init``, ``k``
+(relabel_k) and ``shrink``; each config runs on the same generated graph.  After the timed runs, one extra
 run per config with the driver's PROFILE switch on (a device sync at every
 phase boundary) gives the per-phase breakdown.  ``--steps`` adds one more
 run of the first config with every step of the call (validation,
 make_state, each kernel-set function) wrapped in device syncs: time and
-number of calls per step.
+number of calls per step, and the GPU time of every raw kernel launch of
+the G-PR and CSR kernel sets (CUDA events, summed per kernel name).
 
 For each seeded generated input: scipy's maximum_bipartite_matching time
 (skipped on Delaunay/grid unless --scipy-all: scipy issue #26147), the GPU
@@ -61,13 +65,51 @@ TARGET_MS = {"random1M": 14, "delaunay1M": 59, "rmat20": 3.9, "rect1Mx500k": 2.3
 def parse_config(text, args):
     label, _, rest = text.partition(":")
     cfg = {"label": label, "loop": None, "bfs": None, "greedy": None, "init": "greedy", "k": args.relabel_k,
-           "shrink": args.shrink}
+           "shrink": args.shrink, "transpose": None, "fused": None, "fusefix": None,
+           "check": None}
     for item in filter(None, rest.split(",")):
         key, _, val = item.partition("=")
         if key not in cfg or key == "label":
             raise SystemExit(f"unknown config key {key!r} in {text!r}")
-        cfg[key] = val if key in ("init", "greedy") else (float(val) if key == "k" else int(val))
+        cfg[key] = val if key in ("init", "greedy", "transpose") else (
+            float(val) if key == "k" else int(val))
     return cfg
+
+
+#: Driver switches a config can set: config key -> _driver attribute.
+_SWITCHES = {"greedy": "GREEDY_KIND", "transpose": "TRANSPOSE", "fused": "FUSED_SHRINK",
+             "fusefix": "FUSE_FIX"}
+
+
+def _apply(cfg):
+    """Set the driver/kernel switches of `cfg`; returns a function that
+    restores them."""
+    from gpumatch.matching import _kernels_cuda
+
+    saved = {attr: getattr(_driver, attr) for attr in _SWITCHES.values()}
+    saved_loop, saved_check = dict(_driver.LOOP_MAX), dict(_driver.CHECK_EVERY)
+    saved_bfs = _kernels_cuda.BFS_LOOP_MAX
+    for key, attr in _SWITCHES.items():
+        if cfg[key] is not None:
+            val = cfg[key]
+            setattr(_driver, attr, bool(val) if key in ("fused", "fusefix") else val)
+    if cfg["loop"] is not None:
+        _driver.LOOP_MAX["cupy"] = cfg["loop"]
+    if cfg["check"] is not None:
+        _driver.CHECK_EVERY["cupy"] = (cfg["check"], _driver.CHECK_EVERY["cupy"][1])
+    if cfg["bfs"] is not None:
+        _kernels_cuda.BFS_LOOP_MAX = cfg["bfs"]
+
+    def restore():
+        for attr, val in saved.items():
+            setattr(_driver, attr, val)
+        _driver.LOOP_MAX.clear()
+        _driver.LOOP_MAX.update(saved_loop)
+        _driver.CHECK_EVERY.clear()
+        _driver.CHECK_EVERY.update(saved_check)
+        _kernels_cuda.BFS_LOOP_MAX = saved_bfs
+
+    return restore
 
 
 def timed(fn):
@@ -152,17 +194,7 @@ def _gpu_config(line, A, G, cfg, args, ref):
     """Time one config on the device graph `G`; record it in `line`."""
     cp = _backend.cp
     kw = dict(relabel_k=cfg["k"], shrink_threshold=cfg["shrink"], init=cfg["init"])
-    from gpumatch.matching import _kernels_cuda
-
-    saved = dict(_driver.LOOP_MAX)
-    saved_bfs = _kernels_cuda.BFS_LOOP_MAX
-    saved_greedy = _driver.GREEDY_KIND
-    if cfg["greedy"] is not None:
-        _driver.GREEDY_KIND = cfg["greedy"]
-    if cfg["loop"] is not None:
-        _driver.LOOP_MAX["cupy"] = cfg["loop"]
-    if cfg["bfs"] is not None:
-        _kernels_cuda.BFS_LOOP_MAX = cfg["bfs"]
+    restore = _apply(cfg)
     try:
         res = bipartite_matching(G, backend="cupy", **kw)  # warm-up (compiles kernels)
         times = []
@@ -182,10 +214,7 @@ def _gpu_config(line, A, G, cfg, args, ref):
         finally:
             _driver.PROFILE = False
     finally:
-        _driver.LOOP_MAX.clear()
-        _driver.LOOP_MAX.update(saved)
-        _kernels_cuda.BFS_LOOP_MAX = saved_bfs
-        _driver.GREEDY_KIND = saved_greedy
+        restore()
     gpu_s = statistics.median(times)
     line.setdefault("configs", []).append({"label": cfg["label"], "gpu_s": gpu_s, "stats": prof.stats})
     if "gpu_s" not in line:  # the first config fills the summary table
@@ -224,11 +253,31 @@ def _steps(G, cfg):
     wrap(_driver, "make_state", "make_state(incl. transpose)")
     wrap(_driver, "greedy", "greedy")
     wrap(_driver._csr, "compact")
-    for name in ("fix_matching", "relabel_collect", "push", "fixup", "push_loop", "count_active"):
+    for name in ("fix_matching", "relabel_collect", "push", "fixup", "push_loop", "count_active",
+                 "list_step", "list_length"):
         wrap(_kernels_cuda, name)
-    saved_greedy = _driver.GREEDY_KIND
-    if cfg["greedy"] is not None:
-        _driver.GREEDY_KIND = cfg["greedy"]
+    # GPU time of each raw kernel launch: CUDA events around it, no sync
+    events = []
+    from gpumatch import _cuda
+
+    class _Timed:
+        def __init__(self, kern, name):
+            self.kern, self.name = kern, name
+
+        def __call__(self, *a, **k):
+            e0, e1 = cp.cuda.Event(), cp.cuda.Event()
+            e0.record()
+            self.kern(*a, **k)
+            e1.record()
+            events.append((self.name, e0, e1))
+
+        def __getattr__(self, attr):
+            return getattr(self.kern, attr)
+
+    raw_k, raw_get = _kernels_cuda._k, _cuda.get_kernel
+    _kernels_cuda._k = lambda st, name: _Timed(raw_k(st, name), name)
+    _cuda.get_kernel = lambda relpath, name, defines=(): _Timed(raw_get(relpath, name, defines), name)
+    restore = _apply(cfg)
     try:
         cp.cuda.get_current_stream().synchronize()
         t = time.perf_counter()
@@ -239,11 +288,20 @@ def _steps(G, cfg):
     finally:
         for mod, name, fn in reversed(patched):
             setattr(mod, name, fn)
-        _driver.GREEDY_KIND = saved_greedy
+        _kernels_cuda._k, _cuda.get_kernel = raw_k, raw_get
+        restore()
     print(f"    steps [{cfg['label']}] total {total * 1e3:.2f} ms (with step syncs), initial size "
-          f"{res.stats['initial_size']}, size {res.size}")
+          f"{res.stats['initial_size']}, size {res.size}, stats {res.stats}")
     for key, (tot, cnt) in sorted(acc.items(), key=lambda kv: -kv[1][0]):
         print(f"      {key:<28}{tot * 1e3:>9.3f} ms  {cnt:>5} calls")
+    kacc = {}
+    for name, e0, e1 in events:
+        tot, cnt = kacc.get(name, (0.0, 0))
+        kacc[name] = (tot + cp.cuda.get_elapsed_time(e0, e1), cnt + 1)
+    print(f"    kernels [{cfg['label']}] GPU time per kernel (events), total "
+          f"{sum(t for t, _ in kacc.values()):.3f} ms")
+    for key, (tot, cnt) in sorted(kacc.items(), key=lambda kv: -kv[1][0]):
+        print(f"      {key:<34}{tot:>9.3f} ms  {cnt:>5} launches")
 
 
 def _f(x, scale, fmt):

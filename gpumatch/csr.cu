@@ -74,29 +74,55 @@ extern "C" __global__ void gpumatch_first_min_neighbor(
 //             out[1], out[2]: min and max column index over the rows read;
 //             out[3]: 1 if some row is not strictly increasing;
 //             out[4], out[5]: indptr[0] and indptr[m].
-// Thread mapping: grid-stride, one thread per row; a warp reduces its
-// lanes' partial results with shuffles and one lane per warp updates `out`
-// with atomics (so a handful of atomics per block, not one per row).
+// Thread mapping: grid-stride over warp-aligned groups of 32 rows, one lane
+// per row; a row of more than 32 entries is scanned by the whole warp
+// (lanes stride over it: a hub row of 10^4 entries must not serialise the
+// pass on one thread).  A warp reduces its lanes' partial results with
+// shuffles and one lane per warp updates `out` with atomics (so a handful
+// of atomics per block, not one per row).
 extern "C" __global__ void gpumatch_csr_summary(
     const PTR_T* __restrict__ indptr, const IND_T* __restrict__ indices,
     long long m, long long nnz, long long* __restrict__ out)
 {
     long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long stride = (long long)gridDim.x * blockDim.x;
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
     unsigned long long flags = 0;
     long long lo = 0x7fffffffffffffffLL, hi = -0x7fffffffffffffffLL - 1;
     int unsorted = 0;
-    for (long long i = tid; i < m; i += stride) {
-        long long s = (long long)indptr[i], e = (long long)indptr[i + 1];
-        if (e < s) { flags |= 1ull; continue; }
-        if (s < 0 || e > nnz) { flags |= 2ull; continue; }
-        long long prev = 0;
-        for (long long k = s; k < e; ++k) {
-            long long v = (long long)indices[k];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-            if (k > s && v <= prev) unsorted = 1;
-            prev = v;
+    for (long long base = tid - lane; base < m; base += stride) {
+        long long i = base + lane;
+        long long s = 0, e = 0;
+        if (i < m) {
+            s = (long long)indptr[i];
+            e = (long long)indptr[i + 1];
+            if (e < s) { flags |= 1ull; s = e = 0; }
+            else if (s < 0 || e > nnz) { flags |= 2ull; s = e = 0; }
+        }
+        bool heavy = e - s > GPUMATCH_WARP;
+        unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, heavy);
+        while (mask) {  // the warp scans each long row of its lanes in turn
+            int leader = __ffs(mask) - 1;
+            mask &= mask - 1;
+            long long b = __shfl_sync(GPUMATCH_FULL_MASK, s, leader);
+            long long f = __shfl_sync(GPUMATCH_FULL_MASK, e, leader);
+#pragma unroll 4
+            for (long long k = b + lane; k < f; k += GPUMATCH_WARP) {
+                long long v = (long long)indices[k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+                if (k > b && v <= (long long)indices[k - 1]) unsorted = 1;
+            }
+        }
+        if (!heavy) {
+            long long prev = 0;
+            for (long long k = s; k < e; ++k) {
+                long long v = (long long)indices[k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+                if (k > s && v <= prev) unsorted = 1;
+                prev = v;
+            }
         }
     }
     for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
@@ -116,5 +142,292 @@ extern "C" __global__ void gpumatch_csr_summary(
     if (tid == 0) {
         out[4] = (long long)indptr[0];
         out[5] = (long long)indptr[m];
+    }
+}
+
+// Atomic add on an index (32- or 64-bit), returning the old value.
+__device__ __forceinline__ int gm_csr_add(int* a, int v) { return atomicAdd(a, v); }
+__device__ __forceinline__ long long gm_csr_add(long long* a, long long v)
+{
+    return (long long)atomicAdd((unsigned long long*)a, (unsigned long long)v);
+}
+
+// gpumatch_count_columns: first pass of the counting transpose.
+//   indices : nnz, column index of every stored entry
+//   count   : n_cols, in/out: entries per column (zero on entry)
+// Thread mapping: grid-stride, one thread per entry.  Atomic adds whose
+// value is not used (reductions in L2); a hub column of a skewed graph
+// serialises its adds there, which still costs far less than a sort.
+extern "C" __global__ void gpumatch_count_columns(
+    const idx_t* __restrict__ indices, idx_t* __restrict__ count, long long nnz)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride)
+        gm_csr_add(&count[indices[k]], (idx_t)1);
+}
+
+// gpumatch_transpose_scatter: second pass of the counting transpose.
+//   indptr    : m + 1, CSR row pointers (indptr[0] = 0, indptr[m] = nnz)
+//   indices   : nnz, CSR column indices
+//   t_indptr  : n_cols + 1, exclusive prefix sum of the column counts
+//   count     : n_cols, in/out: the column counts on entry, zero on exit
+//   t_indices : nnz, out: for each column its rows, in unspecified order
+// Thread mapping: block-stride over chunks of blockDim entries, one thread
+// per entry.  Two threads find the rows of the chunk's first and last
+// entries by binary search over all rows; then each thread finds the row of
+// its entry (the last r with indptr[r] <= k) by a binary search between
+// those two, so a row of 10^4 entries is spread over as many threads and a
+// short row costs a few cached loads.  Each entry claims a slot of its
+// column by an atomic decrement of count[c]: the slots are distinct, but
+// their order within a column depends on the schedule (the NumPy twin, a
+// stable counting sort with rows ascending, is one legal outcome).
+extern "C" __global__ void gpumatch_transpose_scatter(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const idx_t* __restrict__ t_indptr, idx_t* __restrict__ count,
+    idx_t* __restrict__ t_indices, long long m, long long nnz)
+{
+    __shared__ long long s_bounds[2];
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < nnz; base += stride) {
+        if (threadIdx.x < 2) {
+            long long k = threadIdx.x == 0 ? base : (base + blockDim.x < nnz ? base + blockDim.x : nnz) - 1;
+            long long lo = 0, hi = m;   // invariant: indptr[lo] <= k < indptr[hi]
+            while (hi - lo > 1) {
+                long long mid = (lo + hi) >> 1;
+                if ((long long)indptr[mid] <= k) lo = mid; else hi = mid;
+            }
+            s_bounds[threadIdx.x] = threadIdx.x == 0 ? lo : lo + 1;
+        }
+        __syncthreads();
+        long long k = base + threadIdx.x;
+        long long lo = s_bounds[0], hi = s_bounds[1];
+        __syncthreads();   // s_bounds is rewritten by the next chunk
+        if (k >= nnz) continue;
+        while (hi - lo > 1) {
+            long long mid = (lo + hi) >> 1;
+            if ((long long)indptr[mid] <= k) lo = mid; else hi = mid;
+        }
+        idx_t c = indices[k];
+        idx_t slot = gm_csr_add(&count[c], (idx_t)-1) - 1;
+        t_indices[t_indptr[c] + slot] = (idx_t)lo;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Incremental edits of a sorted CSR pattern (gpumatch.csr.locate_entries,
+// delete_entries, insert_entries, unmatch_pairs).  Positions are int64.
+
+// Index of the first element of sorted pos[0, k) that is >= x (k if none).
+__device__ __forceinline__ long long gm_lower_bound(const long long* __restrict__ pos, long long k, long long x)
+{
+    long long lo = 0, hi = k;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (pos[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// Index of the first element of sorted pos[0, k) that is > x (k if none).
+__device__ __forceinline__ long long gm_upper_bound(const long long* __restrict__ pos, long long k, long long x)
+{
+    long long lo = 0, hi = k;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if (pos[mid] <= x) lo = mid + 1; else hi = mid;
+    }
+    return lo;
+}
+
+// gpumatch_csr_locate: where entries (segment, value) are, or would go.
+//   indptr   : segments + 1, CSR pointers (PTR_T)
+//   indices  : nnz, values sorted within each segment (IND_T)
+//   seg, val : k, the queries (int64); a segment outside [0, segments)
+//              is answered pos = 0, found = 0 (the caller rejects it)
+//   pos      : k, out: first position of the segment whose value is >=
+//              val (the segment's end if none)
+//   found    : k, out: 1 when that position holds val
+// Thread mapping: one thread per query, a binary search in its segment.
+// No shared writes.
+extern "C" __global__ void gpumatch_csr_locate(
+    const PTR_T* __restrict__ indptr, const IND_T* __restrict__ indices, long long segments,
+    const long long* __restrict__ seg, const long long* __restrict__ val, long long k,
+    long long* __restrict__ pos, unsigned char* __restrict__ found)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    long long s = seg[i], x = val[i];
+    if (s < 0 || s >= segments) { pos[i] = 0; found[i] = 0; return; }
+    long long lo = (long long)indptr[s], hi = (long long)indptr[s + 1], end = hi;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if ((long long)indices[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    pos[i] = lo;
+    found[i] = (lo < end && (long long)indices[lo] == x) ? 1 : 0;
+}
+
+// gpumatch_csr_delete_scatter: copy an array without the entries at
+// sorted, distinct positions.
+//   values : count, the old array
+//   pos    : k, the positions to drop, strictly increasing
+//   out    : count - k, the kept values in order
+// Thread mapping: one thread per old entry; entry i goes to i - (number of
+// dropped positions below i), found by a binary search.  No races.
+extern "C" __global__ void gpumatch_csr_delete_scatter(
+    const VALUE_T* __restrict__ values, long long count,
+    const long long* __restrict__ pos, long long k, VALUE_T* __restrict__ out)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    long long j = gm_lower_bound(pos, k, i);
+    if (j < k && pos[j] == i) return;
+    out[i - j] = values[i];
+}
+
+// gpumatch_csr_insert_scatter: merge k new values into an array.
+//   values : count, the old array
+//   pos    : k, non-decreasing: new value j goes just before old entry
+//            pos[j] (pos[j] = count: at the end); ties keep the order j
+//   ins    : k, the new values
+//   out    : count + k, the merged array
+// Thread mapping: one thread per slot of old + new.  Old entry i goes to
+// i + (number of pos <= i); new value j to pos[j] + j.  No races (the
+// destinations are a permutation of [0, count + k)).
+extern "C" __global__ void gpumatch_csr_insert_scatter(
+    const VALUE_T* __restrict__ values, long long count,
+    const long long* __restrict__ pos, const VALUE_T* __restrict__ ins, long long k,
+    VALUE_T* __restrict__ out)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t < count) {
+        out[t + gm_upper_bound(pos, k, t)] = values[t];
+    } else if (t < count + k) {
+        long long j = t - count;
+        out[pos[j] + j] = ins[j];
+    }
+}
+
+// gpumatch_unmatch_pairs: drop the pairs (rows[i], cols[i]) that are matched.
+//   rows, cols : k, int64 (distinct pairs)
+//   mate_row   : m, column of each row or -1 (IND_T), updated
+//   mate_col   : n, row of each column or -1 (IND_T), updated
+// Thread mapping: one thread per pair.  A matched pair is written only by
+// its own thread (the pairs are distinct), so there are no races.
+extern "C" __global__ void gpumatch_unmatch_pairs(
+    const long long* __restrict__ rows, const long long* __restrict__ cols, long long k,
+    IND_T* __restrict__ mate_row, IND_T* __restrict__ mate_col)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    long long r = rows[i], c = cols[i];
+    if ((long long)mate_col[c] == r && (long long)mate_row[r] == c) {
+        mate_col[c] = (IND_T)-1;
+        mate_row[r] = (IND_T)-1;
+    }
+}
+
+// Sorting the rows of each column after gpumatch_transpose_scatter, so that
+// counting_transpose gives the sorted CSC (the same arrays as a stable
+// transpose).  Three size classes, so that a hub column of 10^4 entries is
+// spread over a block while a column of five entries costs one thread.
+
+// Ascending sort of a[0, d) in place by a bitonic network in its
+// all-ascending form (a "flip" stage, then half-cleaners), over the next
+// power of two P >= d with virtual +infinity entries at [d, P): a compare
+// whose upper element is virtual is a no-op, so the virtual entries never
+// move and never need storage.  Called by `nth` threads (numbered `tid`) of
+// one warp (block = false: __syncwarp) or one block (__syncthreads).
+__device__ void gm_bitonic_sort(idx_t* a, long long d, int tid, int nth, bool block)
+{
+    long long P = 1;
+    while (P < d) P <<= 1;
+    for (long long k = 2; k <= P; k <<= 1) {
+        long long half = k >> 1;
+        for (long long t = tid; t < (P >> 1); t += nth) {
+            long long i = ((t & ~(half - 1)) << 1) | (t & (half - 1));
+            long long j = i ^ (k - 1);
+            if (j < d) {
+                idx_t x = a[i], y = a[j];
+                if (y < x) { a[i] = y; a[j] = x; }
+            }
+        }
+        if (block) __syncthreads(); else __syncwarp();
+        for (long long s = k >> 2; s > 0; s >>= 1) {
+            for (long long t = tid; t < (P >> 1); t += nth) {
+                long long i = ((t & ~(s - 1)) << 1) | (t & (s - 1));
+                long long j = i + s;
+                if (j < d) {
+                    idx_t x = a[i], y = a[j];
+                    if (y < x) { a[i] = y; a[j] = x; }
+                }
+            }
+            if (block) __syncthreads(); else __syncwarp();
+        }
+    }
+}
+
+// gpumatch_sort_columns_light: sort the short columns, list the others.
+//   t_indptr  : n_cols + 1, CSC pointers
+//   t_indices : nnz, in/out: each column's rows (sorted on exit for the
+//               columns of at most 32 entries)
+//   lists     : n_cols, out: columns of 33..1024 entries from the front
+//               (count in counts[0]), longer ones from the back (counts[1])
+//   counts    : 2, zero on entry
+// Thread mapping: grid-stride, one thread per column (insertion sort).
+extern "C" __global__ void gpumatch_sort_columns_light(
+    const idx_t* __restrict__ t_indptr, idx_t* __restrict__ t_indices,
+    idx_t* __restrict__ lists, unsigned long long* counts, long long n_cols)
+{
+    long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < n_cols; c += stride) {
+        idx_t b = t_indptr[c], e = t_indptr[c + 1];
+        if (e - b > 1024) {
+            unsigned long long s = atomicAdd(&counts[1], 1ULL);
+            lists[n_cols - 1 - (long long)s] = (idx_t)c;
+        } else if (e - b > 32) {
+            unsigned long long s = atomicAdd(&counts[0], 1ULL);
+            lists[s] = (idx_t)c;
+        } else {
+            for (idx_t p = b + 1; p < e; ++p) {
+                idx_t x = t_indices[p];
+                idx_t q = p - 1;
+                while (q >= b && t_indices[q] > x) { t_indices[q + 1] = t_indices[q]; --q; }
+                t_indices[q + 1] = x;
+            }
+        }
+    }
+}
+
+// gpumatch_sort_columns_medium: one warp per listed column of 33..1024
+// entries (lists[0, counts[0]) of gpumatch_sort_columns_light), bitonic
+// sort in place (the segment stays in L1).  Grid-stride over the list.
+extern "C" __global__ void gpumatch_sort_columns_medium(
+    const idx_t* __restrict__ t_indptr, idx_t* t_indices,
+    const idx_t* __restrict__ lists, const unsigned long long* counts)
+{
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    long long warp = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / GPUMATCH_WARP;
+    long long warps = (long long)gridDim.x * blockDim.x / GPUMATCH_WARP;
+    long long count = (long long)counts[0];
+    for (long long w = warp; w < count; w += warps) {
+        idx_t c = lists[w];
+        idx_t b = t_indptr[c];
+        gm_bitonic_sort(t_indices + b, (long long)(t_indptr[c + 1] - b), lane, GPUMATCH_WARP, false);
+    }
+}
+
+// gpumatch_sort_columns_big: one block per listed column of more than 1024
+// entries (lists[n_cols - counts[1], n_cols)), bitonic sort in place with
+// __syncthreads between the stages.  Block-stride over the list.
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_sort_columns_big(
+    const idx_t* __restrict__ t_indptr, idx_t* t_indices,
+    const idx_t* __restrict__ lists, const unsigned long long* counts, long long n_cols)
+{
+    long long count = (long long)counts[1];
+    for (long long w = blockIdx.x; w < count; w += gridDim.x) {
+        idx_t c = lists[n_cols - 1 - w];
+        idx_t b = t_indptr[c];
+        gm_bitonic_sort(t_indices + b, (long long)(t_indptr[c + 1] - b), threadIdx.x, blockDim.x, true);
     }
 }

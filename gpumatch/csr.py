@@ -44,6 +44,10 @@ __all__ = [
     "pattern_summary",
     "PatternSummary",
     "csr_from_keys",
+    "locate_entries",
+    "delete_entries",
+    "insert_entries",
+    "unmatch_pairs",
 ]
 
 
@@ -444,3 +448,299 @@ def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
     indptr = xp.zeros(n_rows + 1, dtype=np.int64)
     xp.cumsum(counts, out=indptr[1:])
     return indptr, cols, data
+
+
+# ---------------------------------------------------------------------------
+# Incremental edits of a canonical CSR pattern (the dynamic solvers keep the
+# pattern and its transpose sorted and patch both after each batch instead
+# of re-sorting or re-transposing: each edit is one O(nnz) pass).
+
+
+def _ptr_ind_defines(indptr, indices):
+    return (("PTR_T", _VALUE_TYPES[np.dtype(indptr.dtype)]), ("IND_T", _VALUE_TYPES[np.dtype(indices.dtype)]))
+
+
+def locate_entries(indptr, indices, segments, values):
+    """Where the entries ``(segments[i], values[i])`` are in a sorted CSR pattern, or would go.
+
+    Parameters
+    ----------
+    indptr, indices : array
+        CSR pattern with sorted indices within each segment (row).
+    segments, values : int64 array
+        The queries.  A segment outside ``[0, len(indptr) - 1)`` is
+        answered ``pos = 0``, ``found = False`` (validate before trusting).
+
+    Returns
+    -------
+    pos : int64 array
+        First position of the segment whose index is ``>= values[i]`` (the
+        segment's end when there is none): the entry's position when it is
+        present, the insertion point otherwise.
+    found : bool array
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import locate_entries
+    >>> pos, found = locate_entries(np.array([0, 2, 3]), np.array([1, 4, 0]), np.array([0, 0, 1]), np.array([4, 2, 5]))
+    >>> pos.tolist(), found.tolist()
+    ([1, 1, 3], [True, False, False])
+    """
+    xp = array_module(indptr, indices, segments, values)
+    k = segments.shape[0]
+    nseg = indptr.shape[0] - 1
+    segments = segments.astype(np.int64, copy=False)
+    values = values.astype(np.int64, copy=False)
+    if xp is np:
+        ok = (segments >= 0) & (segments < nseg)
+        s = np.where(ok, segments, 0)
+        lo = np.where(ok, indptr[s], 0).astype(np.int64)
+        end = np.where(ok, indptr[np.minimum(s + 1, nseg)], 0).astype(np.int64)
+        hi = end.copy()
+        while True:  # vectorised binary search, one step per round
+            live = lo < hi
+            if not live.any():
+                break
+            mid = (lo + hi) >> 1
+            below = live & (indices[np.minimum(mid, max(indices.shape[0] - 1, 0))] < values) if indices.shape[0] \
+                else np.zeros(k, dtype=bool)
+            lo = np.where(below, mid + 1, lo)
+            hi = np.where(live & ~below, mid, hi)
+        found = np.zeros(k, dtype=bool)
+        inside = lo < end
+        found[inside] = indices[lo[inside]] == values[inside]
+        return lo, found
+    from . import _cuda
+
+    pos = xp.empty(k, dtype=np.int64)
+    found = xp.empty(k, dtype=np.uint8)
+    if k:
+        kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_locate", _ptr_ind_defines(indptr, indices))
+        kern(_cuda.grid_for(k), (_cuda.BLOCK,),
+             (indptr, indices, np.int64(nseg), segments, values, np.int64(k), pos, found))
+    return pos, found.view(bool)
+
+
+def delete_entries(indptr, indices, positions):
+    """Remove the entries at `positions` from a CSR pattern.
+
+    Parameters
+    ----------
+    indptr, indices : array
+        CSR pattern.
+    positions : int64 array
+        Strictly increasing positions into `indices`.
+
+    Returns
+    -------
+    new_indptr, new_indices
+        The pattern without those entries (same dtypes; the order of the
+        others is kept, so a sorted pattern stays sorted).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import delete_entries
+    >>> ip, ix = delete_entries(np.array([0, 2, 3]), np.array([1, 4, 0]), np.array([0, 2]))
+    >>> ip.tolist(), ix.tolist()
+    ([0, 1, 1], [4])
+    """
+    xp = array_module(indptr, indices, positions)
+    positions = positions.astype(np.int64, copy=False)
+    k = positions.shape[0]
+    count = indices.shape[0]
+    # entries removed before the start of each row
+    new_indptr = indptr - xp.searchsorted(positions, indptr.astype(np.int64), side="left").astype(indptr.dtype)
+    if xp is np:
+        keep = np.ones(count, dtype=bool)
+        keep[positions] = False
+        return new_indptr, indices[keep]
+    from . import _cuda
+
+    out = xp.empty(count - k, dtype=indices.dtype)
+    if count:
+        kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_delete_scatter", _defines_for(indices))
+        kern(_cuda.grid_for(count), (_cuda.BLOCK,), (indices, np.int64(count), positions, np.int64(k), out))
+    return new_indptr, out
+
+
+def insert_entries(indptr, indices, positions, segments, values):
+    """Insert entries into a CSR pattern.
+
+    Parameters
+    ----------
+    indptr, indices : array
+        CSR pattern.
+    positions : int64 array
+        Non-decreasing: entry ``j`` goes just before old position
+        ``positions[j]`` (``len(indices)``: at the end); equal positions
+        keep the order of `values`.  With the insertion points of
+        :func:`locate_entries` and a batch sorted by (segment, value), a
+        sorted pattern stays sorted.
+    segments : int64 array
+        Non-decreasing: the segment (row) of each new entry.
+    values : array
+        The new indices.
+
+    Returns
+    -------
+    new_indptr, new_indices
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import insert_entries
+    >>> ip, ix = insert_entries(np.array([0, 2, 3]), np.array([1, 4, 0]), np.array([1, 2, 3]),
+    ...                         np.array([0, 0, 1]), np.array([2, 5, 3]))
+    >>> ip.tolist(), ix.tolist()
+    ([0, 4, 6], [1, 2, 4, 5, 0, 3])
+    """
+    xp = array_module(indptr, indices, positions, segments, values)
+    positions = positions.astype(np.int64, copy=False)
+    k = positions.shape[0]
+    count = indices.shape[0]
+    nseg = indptr.shape[0] - 1
+    before = xp.searchsorted(segments.astype(np.int64, copy=False), xp.arange(nseg + 1, dtype=np.int64),
+                             side="left")
+    new_indptr = indptr + before.astype(indptr.dtype)
+    values = values.astype(indices.dtype, copy=False)
+    if xp is np:
+        out = np.empty(count + k, dtype=indices.dtype)
+        dest = positions + np.arange(k, dtype=np.int64)
+        mark = np.zeros(count + k, dtype=bool)
+        mark[dest] = True
+        out[dest] = values
+        out[~mark] = indices
+        return new_indptr, out
+    from . import _cuda
+
+    out = xp.empty(count + k, dtype=indices.dtype)
+    if count + k:
+        kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_insert_scatter", _defines_for(indices))
+        kern(_cuda.grid_for(count + k), (_cuda.BLOCK,),
+             (indices, np.int64(count), positions, values, np.int64(k), out))
+    return new_indptr, out
+
+
+def unmatch_pairs(mate_row, mate_col, rows, cols):
+    """Unmatch, in place, the pairs ``(rows[i], cols[i])`` that are matched.
+
+    `mate_row` (length m) and `mate_col` (length n) hold a consistent
+    matching (-1 = free); the pairs must be distinct and in range.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import unmatch_pairs
+    >>> mr, mc = np.array([1, 0]), np.array([1, 0])
+    >>> unmatch_pairs(mr, mc, np.array([0, 1]), np.array([0, 0]))
+    >>> mr.tolist(), mc.tolist()
+    ([1, -1], [-1, 0])
+    """
+    xp = array_module(mate_row, mate_col, rows, cols)
+    rows = rows.astype(np.int64, copy=False)
+    cols = cols.astype(np.int64, copy=False)
+    k = rows.shape[0]
+    if k == 0:
+        return
+    if xp is np:
+        hit = (mate_col[cols] == rows) & (mate_row[rows] == cols)
+        mate_col[cols[hit]] = -1
+        mate_row[rows[hit]] = -1
+        return
+    from . import _cuda
+
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_unmatch_pairs", _ptr_ind_defines(mate_row, mate_row))
+    kern(_cuda.grid_for(k), (_cuda.BLOCK,), (rows, cols, np.int64(k), mate_row, mate_col))
+
+
+def counting_transpose(indptr, indices, n_cols: int, *, sort_rows: bool = True):
+    """Transpose a CSR pattern by counting (histogram, prefix sum, scatter).
+
+    Cheaper than :func:`transpose` (no global sort, no permutation).  On
+    the GPU the scatter claims the slots of a column by atomics, so the
+    rows of a column come out in a schedule-dependent order; with
+    `sort_rows` (the default) each column is then sorted on its own (a
+    thread per column of at most 32 entries, a warp up to 1024, a block
+    beyond: bitonic networks in place), which gives exactly the arrays of
+    :func:`transpose`.  Without it **the rows of a column are in an
+    unspecified order** (same sets, same pointers).  The NumPy path is a
+    stable counting sort: rows ascending either way.
+
+    Parameters
+    ----------
+    indptr, indices : array
+        CSR pattern of an ``m × n_cols`` matrix (32- or 64-bit integers of
+        one dtype, ``indptr[0] = 0``, ``indptr[m] = len(indices)``).
+    n_cols : int
+        Number of columns.
+    sort_rows : bool
+        Sort the rows of each column (GPU; always so on NumPy).
+
+    Returns
+    -------
+    t_indptr, t_indices
+        CSR pattern of the ``n_cols × m`` transpose, in the dtype of
+        `indices`.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import counting_transpose
+    >>> ti, tx = counting_transpose(np.array([0, 2, 3]), np.array([0, 2, 1]), 3)
+    >>> ti.tolist(), tx.tolist()
+    ([0, 1, 2, 3], [0, 1, 0])
+    """
+    xp = array_module(indptr, indices)
+    nnz = int(indices.shape[0])
+    m = int(indptr.shape[0]) - 1
+    dt = indices.dtype
+    t_indptr = xp.zeros(n_cols + 1, dtype=dt)
+    if xp is np:
+        if nnz:
+            t_indptr[1:] = np.cumsum(np.bincount(indices, minlength=n_cols), dtype=dt)
+            rows = np.repeat(np.arange(m, dtype=dt), np.diff(indptr))
+            t_indices = rows[np.argsort(indices, kind="stable")]
+        else:
+            t_indices = indices[:0].copy()
+        return t_indptr, t_indices
+    t_indices = xp.empty(nnz, dtype=dt)
+    if nnz == 0:
+        return t_indptr, t_indices
+    from . import _cuda
+
+    indptr = indptr.astype(dt, copy=False)
+    defines = (("IDX", _VALUE_TYPES[np.dtype(dt)]),)
+    count = xp.zeros(max(n_cols, 1), dtype=dt)
+    blocks = _grid_stride_blocks(nnz)
+    _cuda.get_kernel("csr.cu", "gpumatch_count_columns", defines)(
+        (blocks,), (_cuda.BLOCK,), (indices, count, np.int64(nnz)))
+    xp.cumsum(count[:n_cols], dtype=dt, out=t_indptr[1:])
+    _cuda.get_kernel("csr.cu", "gpumatch_transpose_scatter", defines)(
+        (blocks,), (_cuda.BLOCK,), (indptr, indices, t_indptr, count, t_indices, np.int64(m), np.int64(nnz)))
+    if sort_rows and n_cols:
+        # `count` is all zeros again: reuse it as the list of longer columns
+        counts = xp.zeros(2, dtype=np.uint64)
+        _cuda.get_kernel("csr.cu", "gpumatch_sort_columns_light", defines)(
+            (_grid_stride_blocks(n_cols),), (_cuda.BLOCK,), (t_indptr, t_indices, count, counts, np.int64(n_cols)))
+        sms = _grid_stride_blocks(1 << 62) // 16
+        _cuda.get_kernel("csr.cu", "gpumatch_sort_columns_medium", defines)(
+            (sms * 8,), (_cuda.BLOCK,), (t_indptr, t_indices, count, counts))
+        _cuda.get_kernel("csr.cu", "gpumatch_sort_columns_big", defines)(
+            (sms * 2,), (1024,), (t_indptr, t_indices, count, counts, np.int64(n_cols)))
+    return t_indptr, t_indices
+
+
+def _grid_stride_blocks(count: int) -> int:
+    """Blocks of a grid-stride kernel over `count` items: enough to fill the
+    device (16 blocks of ``BLOCK`` threads per SM), no more than needed."""
+    from . import _cuda
+
+    sms = _SMS.get("n")
+    if sms is None:
+        sms = _SMS["n"] = int(_backend.cp.cuda.Device().attributes["MultiProcessorCount"])
+    return max(1, min(sms * 16, (int(count) + _cuda.BLOCK - 1) // _cuda.BLOCK))
+
+
+_SMS: dict = {}

@@ -539,11 +539,14 @@ def test_gpu_push_loop_equals_numpy_twin_without_conflicts(iters, size):
 
 
 @pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["count", "count_any", "cusparse"])
 @pytest.mark.parametrize("name", ["random", "rmat", "empty_cols"])
-def test_gpu_transpose_equals_sorting_transpose(name):
-    """make_state's cuSPARSE transpose gives the CSC of the sorting one."""
+def test_gpu_transpose_equals_sorting_transpose(name, kind, monkeypatch):
+    """make_state's transposes give the CSC of the sorting one (count_any:
+    the same rows per column, in any order)."""
     from gpumatch import csr as _csr
 
+    monkeypatch.setattr(_driver, "TRANSPOSE", kind)
     if name == "random":
         A = generators.random_bipartite(3000, 2000, 4, seed=6)
     elif name == "rmat":
@@ -552,9 +555,102 @@ def test_gpu_transpose_equals_sorting_transpose(name):
         A = sp.random(300, 500, density=0.01, format="csr", random_state=6)
     g = as_csr_graph(A, "cupy")
     st = _driver.make_state(g)
-    want_ptr, want_ind = _csr.transpose(st.rptr, st.rind, st.n)
-    np.testing.assert_array_equal(host(st.cptr), host(want_ptr))
-    np.testing.assert_array_equal(host(st.cind), host(want_ind))
+    want_ptr, want_ind = (host(a) for a in _csr.transpose(st.rptr, st.rind, st.n))
+    cptr, cind = host(st.cptr), host(st.cind)
+    np.testing.assert_array_equal(cptr, want_ptr)
+    if kind == "count_any":
+        for c in range(st.n):
+            np.testing.assert_array_equal(np.sort(cind[cptr[c]:cptr[c + 1]]), want_ind[cptr[c]:cptr[c + 1]])
+    else:
+        np.testing.assert_array_equal(cind, want_ind)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", ["random", "rmat"])
+def test_gpu_relabel_collect_with_fix_equals_numpy_twin(name):
+    """The fused FixMatching + relabel set-up against fix_matching then the
+    twin's relabel: same matching, labels, active set and counts."""
+    from gpumatch.matching import _kernels_cuda
+
+    if name == "random":
+        A = generators.random_bipartite(20000, 18000, 3, seed=8)
+    else:
+        A = generators.rmat(14, 8, seed=8)
+    st0 = _driver.make_state(as_csr_graph(A, "numpy"))
+    _kernels_numpy.greedy_round(st0)   # no fix: rows may point to columns that took another row
+    mu_row, mu_col = st0.mu_row.copy(), st0.mu_col.copy()
+    mu_col[::97] = -2                  # and some dropped columns
+    npst, cpst = _state_pair(A, (mu_row, mu_col))
+    lv_np, act_np = _kernels_numpy.relabel_collect(npst, fix=True)
+    lv_cp, act_cp = _kernels_cuda.relabel_collect(cpst, fix=True)
+    assert lv_np == lv_cp > 0
+    for attr in ("mu_row", "mu_col", "psi_row", "psi_col"):
+        np.testing.assert_array_equal(getattr(npst, attr), host(getattr(cpst, attr)), err_msg=attr)
+    np.testing.assert_array_equal(np.sort(act_np), np.sort(host(act_cp)))
+    assert npst.extra["free_rows"] == cpst.extra["free_rows"]
+    assert npst.extra["roots_est"] == cpst.extra["roots_est"]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("steps", [1, 2, 5])
+def test_gpu_list_step_equals_numpy_twin_without_conflicts(steps):
+    """push + fix-up + compaction on a device-side list against the twin:
+    with disjoint blocks no races, so the same matching and labels and the
+    same list (as a set: the GPU appends in any order)."""
+    from gpumatch.matching import _kernels_cuda
+
+    rng = np.random.default_rng(9)
+    size, nb = 6, 900
+    blocks = [sp.csr_matrix(np.triu(np.ones((size, size))) * (rng.random((size, size)) < 0.7) + np.eye(size))
+              for _ in range(nb)]
+    A = sp.block_diag(blocks, format="csr")
+    m, n = A.shape
+    mu_row = np.full(m, -1)
+    mu_col = np.full(n, -1)
+    for b in range(nb):  # match the diagonal except the last two columns
+        for j in range(size - 2):
+            mu_row[size * b + j] = size * b + j
+            mu_col[size * b + j] = size * b + j
+    npst, cpst = _state_pair(A, (mu_row, mu_col))
+    _kernels_numpy.global_relabel(npst)
+    _kernels_cuda.global_relabel(cpst)
+    active = np.arange(size - 1, n, size)
+    _kernels_numpy.list_start(npst, active.astype(npst.idx))
+    _kernels_cuda.list_start(cpst, _backend.cp.asarray(active.astype(cpst.idx)))
+    for it in range(1, steps + 1):
+        _kernels_numpy.list_step(npst, it)
+        _kernels_cuda.list_step(cpst, it)
+        assert _kernels_numpy.list_length(npst) == _kernels_cuda.list_length(cpst)
+        np.testing.assert_array_equal(np.sort(_kernels_numpy.list_array(npst)),
+                                      np.sort(host(_kernels_cuda.list_array(cpst))))
+    for name in ("mu_row", "mu_col", "psi_row", "psi_col", "stamp"):
+        np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
+
+
+@pytest.mark.parametrize("switch", ["old_paths", "count", "count_any"])
+@pytest.mark.parametrize("name", ["random", "grid", "rmat"])
+def test_driver_switches_keep_results_maximum(backend, monkeypatch, switch, name):
+    """The old per-slot lists and separate FixMatching, and the counting
+    transpose with sorted or unsorted columns: always a maximum matching."""
+    if switch == "old_paths":
+        monkeypatch.setattr(_driver, "FUSED_SHRINK", False)
+        monkeypatch.setattr(_driver, "FUSE_FIX", False)
+        monkeypatch.setattr(_driver, "TRANSPOSE", "cusparse")
+    elif switch == "count":
+        monkeypatch.setattr(_driver, "TRANSPOSE", "count")
+    else:
+        monkeypatch.setattr(_driver, "TRANSPOSE", "count_any")
+    monkeypatch.setattr(_driver, "LOOP_MAX", {"numpy": 16, "cupy": 16})
+    if name == "random":
+        A, ref = generators.random_bipartite(3000, 2500, 3, seed=5), None
+    elif name == "grid":
+        A = generators.grid(60, 60, 0.15, seed=5)
+        ref = flow_size(A)
+    else:
+        A, ref = generators.rmat(11, 8, seed=5), None
+    ref = scipy_size(A) if ref is None else ref
+    res = bipartite_matching(A, backend=backend, shrink_threshold=32, certificate=True)
+    check_matching(A, host(res.col_to_row), expected_size=ref)
 
 
 @pytest.mark.parametrize("loop_max", [0, 10**9])
@@ -610,3 +706,25 @@ def test_first_min_stop_matches_kernel_loop():
         want = _cuda_loop_scan(ptr, ind, lab, verts, stop, inf)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
+
+
+@pytest.mark.parametrize("order", ["sorted", "any"])
+def test_make_state_csc_order(backend, order):
+    """csc_order="any" may leave a column's rows in any order: same sets,
+    and G-PR still finds a maximum matching on such a state."""
+    A = generators.rmat(10, 8, seed=12)
+    st = _driver.make_state(as_csr_graph(A, backend), csc_order=order)
+    B = A.tocsc()
+    B.sort_indices()
+    cptr, cind = host(st.cptr), host(st.cind)
+    np.testing.assert_array_equal(cptr, B.indptr)
+    for c in range(st.n):
+        np.testing.assert_array_equal(np.sort(cind[cptr[c]:cptr[c + 1]]), B.indices[B.indptr[c]:B.indptr[c + 1]])
+    if order == "sorted":
+        np.testing.assert_array_equal(cind, B.indices)
+    _driver.run_gpr(st)
+    _kernels = _driver.kernels_for(st.backend)
+    _kernels.fix_matching(st)
+    check_matching(A, host(st.mu_col).astype(np.int64), expected_size=scipy_size(A))
+    with pytest.raises(ValueError, match="csc_order"):
+        _driver.make_state(as_csr_graph(A, backend), csc_order="random")

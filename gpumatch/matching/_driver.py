@@ -20,9 +20,10 @@ and a NumPy twin in ``_kernels_numpy.py``):
    the BFS reached.  Empty list: the matching is maximum (no free
    column is joined to a free row by an alternating path), stop;
 3. up to ``ceil(k · maxLevel)`` iterations of ``push`` + ``fixup`` over the
-   active list (Ac → Ap), shrinking the list by a prefix sum
-   (:func:`gpumatch.csr.compact`) when it is longer than the threshold, and
-   looking at its size every few iterations (``CHECK_EVERY``: one host sync);
+   active list (Ac → Ap); a list longer than the shrink threshold lives on
+   the device (``list_step``: the fix-up compacts it, :data:`FUSED_SHRINK`),
+   and the host looks at its size every few iterations (``CHECK_EVERY``:
+   one host sync);
    once the list is at most ``LOOP_MAX`` slots long, the rest of the
    iterations run in ``push_loop`` (on the GPU: one launch of one block that
    loops push + fixup on the device); then back to 2;
@@ -69,6 +70,24 @@ GREEDY_ROUNDS = 4
 GREEDY_KIND = "degree"
 #: Degree-one rounds of Karp–Sipser at most.
 KS_ROUNDS = 30
+#: How ``make_state`` transposes a device graph: ``"cusparse"`` (csr2csc
+#: through cupyx, rows sorted; it also allocates and permutes float32
+#: values), ``"count"`` (:func:`gpumatch.csr.counting_transpose`: histogram,
+#: prefix sum, atomic scatter, then a sort of each column: the sorted CSC)
+#: or ``"count_any"`` (the same without the per-column sort: rows of a
+#: column in unspecified order, which G-PR's kernels accept but the dynamic
+#: solver's patching of the CSC does not).  cuSPARSE stays the default: on
+#: R-MAT the atomics of hub columns and the sort of long columns cost more
+#: than csr2csc (benchmarks/RESULTS.md, round 3).
+TRANSPOSE = "cusparse"
+#: Long active lists (longer than the shrink threshold) are compacted by
+#: the fix-up of every push iteration, on the device (``list_step``: no
+#: prefix sum, no host read but the length check every few iterations);
+#: False: the old per-slot lists, compacted by :func:`gpumatch.csr.compact`.
+FUSED_SHRINK = True
+#: FixMatching before each global relabel runs inside the relabel's set-up
+#: launch (``relabel_collect(st, fix=True)``) instead of on its own.
+FUSE_FIX = True
 
 
 @dataclass
@@ -109,8 +128,17 @@ def kernels_for(backend: str):
     return k
 
 
-def make_state(g) -> GPRState:
-    """Build the G-PR arrays of a :class:`~gpumatch._validation.CSRGraph`."""
+def make_state(g, *, csc_order="sorted") -> GPRState:
+    """Build the G-PR arrays of a :class:`~gpumatch._validation.CSRGraph`.
+
+    `csc_order` ``"sorted"`` (default): the rows of each column of the CSC
+    ascending (what the dynamic solver's patching needs); ``"any"``: any
+    order, which G-PR's kernels accept, built on the GPU by the cheaper
+    :func:`gpumatch.csr.counting_transpose` without its column sort
+    (R-MAT 20/8 on an H100: about 0.5 ms less than csr2csc).
+    """
+    if csc_order not in ("sorted", "any"):
+        raise ValueError(f"csc_order must be 'sorted' or 'any', got {csc_order!r}")
     xp = g.xp
     m, n = g.m, g.n
     idx = np.dtype(index_dtype_for(m + n + 2, g.nnz + 1))
@@ -124,7 +152,7 @@ def make_state(g) -> GPRState:
         t = sp.csr_matrix((np.ones(rind.shape[0], dtype=np.int8), rind, rptr), shape=(m, n)).tocsc()
         cptr, cind = t.indptr, t.indices
     else:
-        cptr, cind = _transpose_cupy(rptr, rind, m, n)
+        cptr, cind = _transpose_cupy(rptr, rind, m, n, any_order=csc_order == "any")
     cptr = cptr.astype(idx, copy=False)
     cind = cind.astype(idx, copy=False)
     return GPRState(
@@ -138,12 +166,18 @@ def make_state(g) -> GPRState:
     )
 
 
-def _transpose_cupy(rptr, rind, m, n):
-    """CSC of a device CSR pattern: cuSPARSE's csr2csc (a stable counting
-    transpose, rows come out sorted) for 32-bit indices, which costs far
-    less than the sort in :func:`gpumatch.csr.transpose`; that function
-    otherwise, and whenever cuSPARSE is not usable."""
+def _transpose_cupy(rptr, rind, m, n, any_order=False):
+    """CSC of a device CSR pattern: :func:`gpumatch.csr.counting_transpose`
+    with :data:`TRANSPOSE` ``"count"`` or ``"count_any"``; else cuSPARSE's
+    csr2csc (a stable counting transpose, rows come out sorted) for 32-bit indices,
+    which costs far less than the sort in :func:`gpumatch.csr.transpose`;
+    that function otherwise, and whenever cuSPARSE is not usable.  With
+    `any_order` (``make_state(..., csc_order="any")``) the counting
+    transpose without its column sort."""
     nnz = rind.shape[0]
+    kind = "count_any" if any_order else TRANSPOSE
+    if kind in ("count", "count_any") and rind.dtype == rptr.dtype:
+        return _csr.counting_transpose(rptr, rind, n, sort_rows=kind == "count")
     if nnz and m and n and rind.dtype == np.int32 and rptr.dtype == np.int32:
         try:
             cp = _backend.cp
@@ -260,8 +294,10 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             greedy(st, kern)
         elif init == "karp_sipser":
             karp_sipser(st, kern)
-    kern.fix_matching(st)
     solve = bool(st.m and st.n and st.rind.shape[0])
+    fuse_fix = FUSE_FIX and solve
+    if not fuse_fix:
+        kern.fix_matching(st)
     if not solve:
         stats["initial_size"] = _size(st)
     # else: m - (free rows of the first relabel), which reads that count anyway
@@ -272,10 +308,10 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     if solve:
         while True:
             t_a = _now(bk)
-            if stats["global_relabels"]:  # the init ended with fix_matching
+            if stats["global_relabels"] and not fuse_fix:  # the init ended with fix_matching
                 kern.fix_matching(st)
             # exact labels, then the free columns the BFS reached
-            max_level, active = kern.relabel_collect(st)
+            max_level, active = kern.relabel_collect(st, fix=fuse_fix)
             if stats["global_relabels"] == 0:
                 stats["initial_size"] = st.m - st.extra["free_rows"]
             stats["global_relabels"] += 1
@@ -288,40 +324,66 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             if stats["global_relabels"] > max_relabels:  # pragma: no cover - safety net
                 raise RuntimeError("G-PR did not converge; please report this input")
             budget = max(1, math.ceil(relabel_k * max_level))
-            done = 0
-            spare = None  # Ac and Ap swap buffers while the length stays
-            since = 0
-            while done < budget:
-                if length <= loop_max:  # short list: the rest in one push_loop
-                    ran = kern.push_loop(st, active, it + 1, budget - done)
-                    it += ran
-                    done += ran
-                    stats["loop_launches"] += 1
-                    stats["loop_iterations"] += ran
-                    break
-                it += 1
-                nxt = kern.push(st, active, it, spare)
-                kern.fixup(st, active, nxt)
-                spare, active = active, nxt
-                done += 1
-                since += 1
-                if since >= (check_long if length > shrink_threshold else check_short) or done == budget:
-                    since = 0
-                    if length > shrink_threshold:
-                        active = _csr.compact(active, active >= 0)
-                        length = int(active.shape[0])
-                        spare = None
-                        count = length
-                    else:
-                        count = kern.count_active(active)
-                    if count == 0:
-                        break
+            it = _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold,
+                             check_long, check_short, loop_max)
             stats["push_iterations"] = it
             stats["time_push"] += _now(bk) - t_b
     t_f = _now(bk)
     kern.fix_matching(st)
     stats["time_fix"] = _now(bk) - t_f
     return stats
+
+
+def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, check_long, check_short,
+                loop_max):
+    """Up to `budget` push iterations (stamps after `it`) over `active`
+    (`length` entries); returns the last stamp used.
+
+    A list longer than the shrink threshold runs as a device-side dense
+    list (``list_step``: push, then a fix-up that compacts; the length is
+    read every ``check_long`` iterations); a shorter one as slot lists
+    (``push`` + ``fixup``); once at most ``loop_max`` long, the rest of the
+    budget runs in ``push_loop``."""
+    done = 0
+    spare = None  # Ac and Ap swap buffers while the length stays
+    since = 0
+    dense = FUSED_SHRINK and length > shrink_threshold and length > loop_max
+    if dense:
+        kern.list_start(st, active)
+    while done < budget:
+        if length <= loop_max:  # short list: the rest in one push_loop
+            if dense:
+                active, dense = kern.list_array(st), False
+            ran = kern.push_loop(st, active, it + 1, budget - done)
+            it += ran
+            stats["loop_launches"] += 1
+            stats["loop_iterations"] += ran
+            break
+        it += 1
+        if dense:
+            kern.list_step(st, it)
+        else:
+            nxt = kern.push(st, active, it, spare)
+            kern.fixup(st, active, nxt)
+            spare, active = active, nxt
+        done += 1
+        since += 1
+        if since >= (check_long if length > shrink_threshold else check_short) or done == budget:
+            since = 0
+            if dense:
+                length = count = kern.list_length(st)
+                if length <= shrink_threshold:  # short: back to slot lists
+                    active, dense, spare = kern.list_array(st), False, None
+            elif length > shrink_threshold:
+                active = _csr.compact(active, active >= 0)
+                length = int(active.shape[0])
+                spare = None
+                count = length
+            else:
+                count = kern.count_active(active)
+            if count == 0:
+                break
+    return it
 
 
 def konig_cover_masks(st):
@@ -341,3 +403,26 @@ def konig_cover_masks(st):
     if bool((cover_cols & (st.mu_col < 0)).any()):  # pragma: no cover - would be a bug
         raise RuntimeError("matching is not maximum: a free column is reachable")
     return cover_rows, cover_cols
+
+
+def state_from_arrays(rptr, rind, cptr, cind, mu_row, mu_col, backend) -> GPRState:
+    """A :class:`GPRState` over arrays that the caller keeps, with no checks and no transpose.
+
+    `rptr`/`rind` (push side's CSR, m + 1 and nnz) and `cptr`/`cind` (its
+    transpose) are a canonical pattern of one index dtype; `mu_row` (m) and
+    `mu_col` (n) a consistent matching of it in that dtype.  The arrays are
+    used, not copied: the dynamic solver keeps one state per orientation
+    over the same arrays (columns as the push side: the CSR as given; rows
+    as the push side: the CSC passed as the CSR and the mates swapped).
+    Labels and stamps are new.
+    """
+    xp = _backend.get_xp(backend)
+    m, n = int(rptr.shape[0]) - 1, int(cptr.shape[0]) - 1
+    idx = np.dtype(rind.dtype)
+    return GPRState(
+        m=m, n=n, idx=idx, xp=xp, backend=backend,
+        rptr=rptr, rind=rind, cptr=cptr, cind=cind, mu_row=mu_row, mu_col=mu_col,
+        psi_row=xp.zeros(m, dtype=idx), psi_col=xp.zeros(n, dtype=idx),
+        stamp=xp.zeros(n, dtype=np.int32),
+    )
+

@@ -12,7 +12,8 @@ import numpy as np
 from .. import _backend, _cuda
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "push",
-           "fixup", "count_active", "push_loop", "collect_active"]
+           "fixup", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
+           "list_array"]
 
 _SRC = "matching/gpr.cu"
 _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -65,8 +66,10 @@ def greedy_degree(st):
 
 
 def fix_matching(st):
-    _launch(st, "gpumatch_gpr_fix_rows", st.m, (st.mu_row, st.mu_col, np.int64(st.m)))
-    _launch(st, "gpumatch_gpr_fix_cols", st.n, (st.mu_row, st.mu_col, np.int64(st.n)))
+    """FixMatching on both sides, one launch (``gpumatch_gpr_fix_both``)."""
+    if max(st.m, st.n) > 0:
+        _k(st, "gpumatch_gpr_fix_both")(_stride_grid(st, max(st.m, st.n)), (_cuda.BLOCK,),
+                                        (st.mu_row, st.mu_col, np.int64(st.m), np.int64(st.n)))
 
 
 def _bfs_grid(st):
@@ -84,30 +87,35 @@ def _stride_grid(st, count):
     return (max(1, min(st.extra["sms"] * 16, (int(count) + _cuda.BLOCK - 1) // _cuda.BLOCK)),)
 
 
-def _relabel_body(st):
-    """The BFS of a global relabel, without reading maxLevel back; returns
-    the number of free rows (0: no BFS ran)."""
+def _relabel_body(st, fix=False):
+    """The BFS of a global relabel (after FixMatching when `fix`), without
+    any host read of its own: the number of roots is not read back; the
+    count of the previous relabel (roots only ever become matched) picks
+    the first BFS mode.  Counts land in ``st.bfs_counts`` (see
+    ``gpumatch_gpr_relabel_init`` and ``gpumatch_gpr_collect_active``)."""
     cp = _backend.cp
     inf = st.inf
     if st.bfs_buf is None:
         st.bfs_buf = (cp.empty(max(st.m, 1), dtype=st.idx), cp.empty(max(st.m, 1), dtype=st.idx))
-        # ring of 3 frontier sizes, then the active count and maxLevel of relabel_collect
-        st.bfs_counts = cp.zeros(5, dtype=np.uint64)
+        # ring of 3 frontier sizes, the active count and maxLevel of
+        # collect_active, the free rows and the roots of relabel_init
+        st.bfs_counts = cp.zeros(7, dtype=np.uint64)
         st.bfs_max = cp.zeros(1, dtype=st.idx)
     st.bfs_counts.fill(0)
-    # labels, roots (the free rows, in bfs_buf[0]) and counts[0] in one launch
+    # fix-up, labels, roots (free rows with entries, in bfs_buf[0]) in one launch
     _k(st, "gpumatch_gpr_relabel_init")(
         _stride_grid(st, max(st.m, st.n)), (_cuda.BLOCK,),
-        (st.mu_row, st.psi_row, st.psi_col, st.bfs_buf[0], st.bfs_counts, st.bfs_max,
-         np.int64(st.m), np.int64(st.n), _scalar(st, inf)))
-    r0 = int(st.bfs_counts[0])
-    st.extra["free_rows"] = r0
-    if r0 == 0 or st.n == 0:
-        return 0
+        (st.rptr, st.mu_row, st.mu_col, st.psi_row, st.psi_col, st.bfs_buf[0], st.bfs_counts, st.bfs_max,
+         np.int64(st.m), np.int64(st.n), _scalar(st, inf), np.int32(bool(fix))))
+    # the previous relabel's roots bound this one's (free rows only get
+    # matched); a wrong guess would only cost speed: both modes read the
+    # true frontier size on the device
+    size = st.extra.get("roots_est", st.m)
+    if st.n == 0:
+        return
     kern = _k(st, "gpumatch_gpr_bfs_step")
     grid = _bfs_grid(st)
     step = 0
-    size = r0
     chunk = BFS_STEPS_PER_CHECK[0]
     while True:
         if size <= BFS_LOOP_MAX:  # small frontier: levels in one block
@@ -135,29 +143,36 @@ def _relabel_body(st):
         if size == 0:
             break
         chunk = min(2 * chunk, BFS_STEPS_PER_CHECK[1])
-    return r0
+
+
+def _read_relabel_counts(st):
+    """One copy: (active count, maxLevel, free rows, roots); records the
+    free rows and the roots on the state."""
+    length, level, free, roots = (int(x) for x in st.bfs_counts[3:7].get())
+    st.extra["free_rows"] = free
+    st.extra["roots_est"] = roots
+    return length, level
 
 
 def global_relabel(st):
     """Exact labels by BFS from the free rows; returns maxLevel."""
-    if _relabel_body(st) == 0:
-        return 0
+    _relabel_body(st)
+    _read_relabel_counts(st)
     return int(st.bfs_max[0])
 
 
-def relabel_collect(st):
-    """:func:`global_relabel` then :func:`collect_active`, reading maxLevel
-    and the list length back in ONE host sync; returns ``(max_level,
-    active)``."""
-    r0 = _relabel_body(st)
+def relabel_collect(st, fix=False):
+    """:func:`global_relabel` (after :func:`fix_matching` when `fix`, fused
+    into the relabel's set-up launch) then :func:`collect_active`, reading
+    maxLevel and the list length back in ONE host sync; returns
+    ``(max_level, active)``."""
+    _relabel_body(st, fix)
     buf = _active_buf(st)
     # counts[3] <- number of active columns, counts[4] <- maxLevel
     _k(st, "gpumatch_gpr_collect_active")(
         _stride_grid(st, st.n), (_cuda.BLOCK,),
         (st.mu_col, st.psi_col, buf, st.bfs_counts, st.bfs_max, np.int64(st.n), _scalar(st, st.inf)))
-    length, level = (int(x) for x in st.bfs_counts[3:5].get())
-    if r0 == 0:
-        level = 0
+    length, level = _read_relabel_counts(st)
     return level, buf[:length]
 
 
@@ -167,7 +182,7 @@ def collect_active(st):
     cp = _backend.cp
     buf = _active_buf(st)
     if "active_count" not in st.extra:
-        st.extra["active_count"] = cp.zeros(5, dtype=np.uint64)
+        st.extra["active_count"] = cp.zeros(7, dtype=np.uint64)
         st.extra["active_level"] = cp.zeros(1, dtype=st.idx)
     count = st.extra["active_count"]
     count.fill(0)
@@ -229,6 +244,69 @@ def push_loop(st, active, it, iters):
          active, buf, st.stamp, np.int32(it), np.int32(min(iters, 2**31 - 1 - it)),
          np.int64(length), _scalar(st, st.inf), done))
     return int(done.get()[0])
+
+
+def _list_bufs(st):
+    lst = st.extra.get("list")
+    if lst is None:
+        cp = _backend.cp
+        size = max(st.n, 1)
+        lst = st.extra["list"] = {
+            "bufs": [None, cp.empty(size, dtype=st.idx)],  # [0]: the list given to list_start
+            "next": cp.empty(size, dtype=st.idx),
+            "counts": cp.zeros(2, dtype=np.uint64),
+        }
+    return lst
+
+
+def list_start(st, active):
+    """Make `active` (a dense list of columns, e.g. from
+    :func:`relabel_collect`) the current list of :func:`list_step`."""
+    lst = _list_bufs(st)
+    lst["cur"] = 0
+    lst["bufs"][0] = active
+    lst["len"] = int(active.shape[0])  # host upper bound of the length
+    lst["hint"] = lst["len"]           # exact: the first step stores it on the device
+
+
+def list_step(st, it):
+    """One push iteration (stamp `it`) and its fix-up over the current
+    list, which the fix-up compacts into the other buffer: no host sync
+    (the length stays on the device; the launch grids cover the last
+    length read on the host, an upper bound since lists never grow)."""
+    lst = st.extra["list"]
+    cap = lst["len"]
+    if cap == 0:
+        return
+    cur = lst["cur"]
+    # the first buffer is the list given to list_start: long enough, since lists never grow
+    src, dst = lst["bufs"][cur], lst["bufs"][cur ^ 1]
+    grid = ((cap + _cuda.BLOCK - 1) // _cuda.BLOCK,)
+    _k(st, "gpumatch_gpr_push_list")(
+        grid, (_cuda.BLOCK,),
+        (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col, src, lst["next"], st.stamp,
+         np.int32(it), lst["counts"], np.int32(cur), np.int64(lst["hint"]), _scalar(st, st.inf)))
+    _k(st, "gpumatch_gpr_fixup_compact")(
+        grid, (_cuda.BLOCK,),
+        (st.mu_row, st.mu_col, src, lst["next"], dst, lst["counts"], np.int32(cur)))
+    lst["hint"] = -1
+    lst["cur"] = cur ^ 1
+
+
+def list_length(st):
+    """Length of the current list (one host read)."""
+    lst = st.extra["list"]
+    if lst["hint"] >= 0:
+        return lst["hint"]
+    lst["len"] = int(lst["counts"][lst["cur"]:lst["cur"] + 1].get()[0])
+    return lst["len"]
+
+
+def list_array(st):
+    """The current list as an array of the length last returned by
+    :func:`list_length` (a view of a state buffer)."""
+    lst = st.extra["list"]
+    return lst["bufs"][lst["cur"]][:lst["len"]]
 
 
 def count_active(active):

@@ -15,7 +15,8 @@ from __future__ import annotations
 import numpy as np
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "push",
-           "fixup", "count_active", "push_loop", "collect_active"]
+           "fixup", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
+           "list_array"]
 
 #: Columns longer than this take the first free row in ``greedy_degree``
 #: (GPR_HEAVY of ``gpr.cu``).
@@ -177,7 +178,8 @@ def greedy_degree(st):
 
 def fix_matching(st):
     """FixMatching on both sides: rows whose column does not point back, then
-    columns whose row does not point back (and dropped columns) become -1."""
+    columns whose row does not point back (and dropped columns) become -1.
+    (The CUDA twin does both sides in one launch: same result.)"""
     r = np.flatnonzero(st.mu_row >= 0)
     c = st.mu_row[r]
     st.mu_row[r[st.mu_col[c] != r]] = -1
@@ -191,12 +193,16 @@ def fix_matching(st):
 
 def global_relabel(st):
     """Exact labels by a level-synchronous BFS from the free rows over a
-    frontier worklist; returns the largest finite label (maxLevel)."""
+    frontier worklist; returns the largest finite label (maxLevel).  Free
+    rows without entries get label 0 but start no search (they reach
+    nothing); ``st.extra["free_rows"]`` counts all free rows."""
     inf = st.inf
-    st.psi_row[:] = np.where(st.mu_row < 0, 0, inf)
+    free = st.mu_row < 0
+    st.psi_row[:] = np.where(free, 0, inf)
     st.psi_col[:] = inf
-    frontier = np.flatnonzero(st.mu_row < 0)
-    st.extra["free_rows"] = int(frontier.shape[0])
+    st.extra["free_rows"] = int(np.count_nonzero(free))
+    frontier = np.flatnonzero(free & (st.rptr[1:] > st.rptr[:-1]))
+    st.extra["roots_est"] = int(frontier.shape[0])
     level = 0
     max_level = 0
     while frontier.shape[0]:
@@ -224,9 +230,11 @@ def global_relabel(st):
     return max_level
 
 
-def relabel_collect(st):
-    """:func:`global_relabel` then :func:`collect_active`; returns
-    ``(max_level, active)``."""
+def relabel_collect(st, fix=False):
+    """:func:`global_relabel` (after :func:`fix_matching` when `fix`) then
+    :func:`collect_active`; returns ``(max_level, active)``."""
+    if fix:
+        fix_matching(st)
     return global_relabel(st), collect_active(st)
 
 
@@ -306,3 +314,32 @@ def push_loop(st, active, it, iters):
         if count_active(active) == 0:
             break
     return done
+
+
+def list_start(st, active):
+    """Make `active` (a dense list of columns) the current list of
+    :func:`list_step`."""
+    st.extra["list_np"] = np.asarray(active).copy()
+
+
+def list_step(st, it):
+    """One :func:`push` (stamp `it`) and :func:`fixup` over the current
+    list, then the list shrinks to its non-empty slots, in slot order (the
+    CUDA twin appends them in an unspecified order, fused with the fix-up,
+    and keeps the length on the device)."""
+    active = st.extra["list_np"]
+    if active.shape[0] == 0:
+        return
+    nxt = push(st, active, it)
+    fixup(st, active, nxt)
+    st.extra["list_np"] = nxt[nxt >= 0]
+
+
+def list_length(st):
+    """Length of the current list (a host value)."""
+    return int(st.extra["list_np"].shape[0])
+
+
+def list_array(st):
+    """The current list as an array."""
+    return st.extra["list_np"]

@@ -157,40 +157,129 @@ extern "C" __global__ void gpumatch_gpr_fix_cols(
     if (u < 0 ? u != -1 : mu_row[u] != (idx_t)v) mu_col[v] = -1;
 }
 
-// gpumatch_gpr_relabel_init: set up a global relabel in one launch.
-//   mu_row     : m, a consistent matching
-//   psi_row    : m, out: 0 for a free row, INF otherwise
-//   psi_col    : n, out: INF
-//   roots      : out, the free rows (order unspecified), count in counts[0]
-//   counts     : 3, the BFS ring; zero on entry
-//   max_level  : 1, out: 0
-// Thread mapping: grid-stride over max(m, n); warp-aggregated append.
-extern "C" __global__ void gpumatch_gpr_relabel_init(
-    const idx_t* __restrict__ mu_row, idx_t* __restrict__ psi_row, idx_t* __restrict__ psi_col,
-    idx_t* __restrict__ roots, unsigned long long* counts, idx_t* max_level,
-    long long m, long long n, idx_t inf)
+// gpumatch_gpr_fix_both: FixMatching on both sides in one launch (the
+// result of gpumatch_gpr_fix_rows then gpumatch_gpr_fix_cols).
+//   mu_row : m, updated: -1 where the column does not point back
+//   mu_col : n, updated: -1 where the row does not point back, or -2
+// Thread mapping: grid-stride over max(m, n); thread i fixes row i and
+// column i.  Benign race: a column's check may read a row that another
+// thread is resetting, and the other way round, but a pointer that is
+// reset never pointed back, so both outcomes give the same result: a
+// column keeps its row u iff mu_row[u] pointed to it on entry, a row keeps
+// its column v iff mu_col[v] pointed to it on entry.
+__device__ __forceinline__ void gpr_fix_pair(idx_t* mu_row, idx_t* mu_col, long long i, long long m,
+                                             long long n, idx_t& row_value)
 {
-    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < m) {
+        idx_t v = mu_row[i];
+        if (v >= 0 && mu_col[v] != (idx_t)i) { mu_row[i] = -1; v = -1; }
+        row_value = v;
+    }
+    if (i < n) {
+        idx_t u = mu_col[i];
+        if (u < 0 ? u != -1 : mu_row[u] != (idx_t)i) mu_col[i] = -1;
+    }
+}
+
+extern "C" __global__ void gpumatch_gpr_fix_both(idx_t* mu_row, idx_t* mu_col, long long m, long long n)
+{
     long long stride = (long long)gridDim.x * blockDim.x;
     long long top = m > n ? m : n;
+    idx_t unused;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < top; i += stride)
+        gpr_fix_pair(mu_row, mu_col, i, m, n, unused);
+}
+
+// Block-aggregated append: called by every thread of the block (block-
+// uniform loops only) with `take`; returns the slot in the list counted by
+// `counter` of a taking thread (one atomic per block, not per warp: a list
+// of 10^5 entries would otherwise queue 10^4 atomics on one address).
+//   s_warp : shared, 33 entries, reused after the final barrier
+__device__ __forceinline__ unsigned long long gpr_block_append(
+    bool take, unsigned long long* counter, unsigned long long* s_warp)
+{
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
-    if (tid == 0) max_level[0] = 0;
-    for (long long base = tid - lane; base < top; base += stride) {
-        long long i = base + lane;
-        bool is_free = false;
-        if (i < m) {
+    int warp = threadIdx.x / GPUMATCH_WARP;
+    unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, take);
+    if (lane == 0) s_warp[warp] = (unsigned long long)__popc(mask);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        unsigned long long sum = 0;
+        for (int w = 0; w < (int)(blockDim.x / GPUMATCH_WARP); ++w) {
+            unsigned long long c = s_warp[w];
+            s_warp[w] = sum;
+            sum += c;
+        }
+        s_warp[32] = sum ? atomicAdd(counter, sum) : 0ULL;
+    }
+    __syncthreads();
+    unsigned long long slot = s_warp[32] + s_warp[warp] + (unsigned long long)__popc(mask & ((1u << lane) - 1u));
+    __syncthreads();
+    return slot;
+}
+
+// gpumatch_gpr_relabel_init: set up a global relabel in one launch.
+//   rptr       : m + 1, CSR row pointers (row degrees only)
+//   mu_row, mu_col : the matching; with fix != 0 it is first repaired as
+//                gpumatch_gpr_fix_both does (same race argument), else it
+//                must be consistent and is only read
+//   psi_row    : m, out: 0 for a free row, INF otherwise
+//   psi_col    : n, out: INF
+//   roots      : out, the free rows of degree > 0 (order unspecified), their
+//                number in counts[0] and counts[6]; a row without entries
+//                reaches nothing, and R-MAT-like inputs have many
+//   counts     : 7, zero on entry; [0..2] the BFS ring, counts[5] out: the
+//                number of all free rows; [3], [4] are collect_active's
+//   max_level  : 1, out: 0
+// Thread mapping: block-stride over max(m, n), one thread per index (at
+// most 1024 threads per block, a multiple of 32); block-aggregated appends
+// and one atomic per block for each total.
+extern "C" __global__ void gpumatch_gpr_relabel_init(
+    const idx_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
+    idx_t* __restrict__ psi_row, idx_t* __restrict__ psi_col,
+    idx_t* __restrict__ roots, unsigned long long* counts, idx_t* max_level,
+    long long m, long long n, idx_t inf, int fix)
+{
+    __shared__ unsigned long long s_warp[33];
+    __shared__ unsigned long long s_free, s_roots;
+    long long stride = (long long)gridDim.x * blockDim.x;
+    long long top = m > n ? m : n;
+    if (threadIdx.x == 0) { s_free = 0; s_roots = 0; }
+    if (blockIdx.x == 0 && threadIdx.x == 0) max_level[0] = 0;
+    __syncthreads();
+    unsigned my_free = 0, my_roots = 0;
+    for (long long base = (long long)blockIdx.x * blockDim.x; base < top; base += stride) {
+        long long i = base + threadIdx.x;
+        bool is_free = false, is_root = false;
+        if (fix) {
+            idx_t v = 0;
+            gpr_fix_pair(mu_row, mu_col, i, m, n, v);
+            is_free = i < m && v < 0;
+        } else if (i < m) {
             is_free = mu_row[i] < 0;
+        }
+        if (i < m) {
             psi_row[i] = is_free ? (idx_t)0 : inf;
+            is_root = is_free && rptr[i + 1] > rptr[i];
         }
         if (i < n) psi_col[i] = inf;
-        unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, is_free);
-        if (mask) {
-            unsigned long long first = 0;
-            int leader = __ffs(mask) - 1;
-            if (lane == leader) first = atomicAdd(&counts[0], (unsigned long long)__popc(mask));
-            first = __shfl_sync(GPUMATCH_FULL_MASK, first, leader);
-            if (is_free) roots[first + __popc(mask & ((1u << lane) - 1u))] = (idx_t)i;
-        }
+        my_free += is_free;
+        my_roots += is_root;
+        unsigned long long slot = gpr_block_append(is_root, &counts[0], s_warp);
+        if (is_root) roots[slot] = (idx_t)i;
+    }
+    for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
+        my_free += __shfl_down_sync(GPUMATCH_FULL_MASK, my_free, off);
+        my_roots += __shfl_down_sync(GPUMATCH_FULL_MASK, my_roots, off);
+    }
+    if ((threadIdx.x & (GPUMATCH_WARP - 1)) == 0 && (my_free | my_roots)) {
+        atomicAdd(&s_free, (unsigned long long)my_free);
+        atomicAdd(&s_roots, (unsigned long long)my_roots);
+    }
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (s_free) atomicAdd(&counts[5], s_free);
+        if (s_roots) atomicAdd(&counts[6], s_roots);
     }
 }
 
@@ -198,9 +287,10 @@ extern "C" __global__ void gpumatch_gpr_relabel_init(
 //   mu_col    : n, a consistent matching
 //   psi_col   : n, exact labels
 //   active    : out, the free columns with psi < INF (order unspecified)
-//   counts    : 5; counts[3], out: their number (zero on entry);
-//               counts[4], out: max_level[0] (so that the host reads both
-//               with one copy); counts[0..2] are not touched
+//   counts    : 7; counts[3], out: their number (zero on entry);
+//               counts[4], out: max_level[0] (so that the host reads them
+//               and counts[5..6] of gpumatch_gpr_relabel_init with one
+//               copy); the other entries are not touched
 //   max_level : 1, the relabel's maxLevel (read only)
 // Thread mapping: grid-stride over n; warp-aggregated append.
 extern "C" __global__ void gpumatch_gpr_collect_active(
@@ -245,8 +335,15 @@ __device__ __forceinline__ void gpr_bfs_edge(
     if (r2 >= 0) {
         psi_row[r2] = col_label + 1;
         best = col_label + 1;
-        unsigned long long slot = atomicAdd(next_count, 1ULL);
-        next[slot] = r2;
+        // one atomic for the lanes that reach this point together (the
+        // coalesced group: a first BFS level appends 10^5 rows to one list)
+        unsigned act = __activemask();
+        int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+        int leader = __ffs(act) - 1;
+        unsigned long long slot = 0;
+        if (lane == leader) slot = atomicAdd(next_count, (unsigned long long)__popc(act));
+        slot = __shfl_sync(act, slot, leader);
+        next[slot + __popc(act & ((1u << lane) - 1u))] = r2;
     }
 }
 
@@ -481,6 +578,70 @@ extern "C" __global__ void gpumatch_gpr_push(
     idx_t v = i < len ? active[i] : (idx_t)-1;
     idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
     if (i < len) next[i] = out;
+}
+
+// gpumatch_gpr_push_list: gpumatch_gpr_push over a dense list whose length
+// lives on the device (no host read between iterations).
+//   cptr .. psi_col, active, next, stamp, it, inf : as gpumatch_gpr_push
+//   counts  : 2, the list lengths: this iteration's list has counts[cur]
+//             entries (or len_hint, see below); thread 0 zeroes
+//             counts[cur ^ 1], which gpumatch_gpr_fixup_compact of this
+//             iteration fills (it was last read by the previous iteration)
+//   len_hint: >= 0: the list length, known on the host (first iteration of
+//             a list), also stored into counts[cur] by thread 0; -1: read
+//             counts[cur]
+// Thread mapping: as gpumatch_gpr_push; the grid covers an upper bound of
+// the length (lists never grow) and surplus warps return at once.
+extern "C" __global__ void gpumatch_gpr_push_list(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
+    const idx_t* __restrict__ active, idx_t* __restrict__ next,
+    int* stamp, int it, unsigned long long* counts, int cur, long long len_hint, idx_t inf)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long len = len_hint >= 0 ? len_hint : (long long)counts[cur];
+    if (i == 0) {
+        counts[cur ^ 1] = 0ULL;
+        if (len_hint >= 0) counts[cur] = (unsigned long long)len_hint;
+    }
+    if (i - (threadIdx.x & (GPUMATCH_WARP - 1)) >= len) return;  // whole warps only
+    idx_t v = i < len ? active[i] : (idx_t)-1;
+    idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
+    if (i < len) next[i] = out;
+}
+
+// gpumatch_gpr_fixup_compact: gpumatch_gpr_fixup fused with the shrink of
+// the list (the paper's prefix-sum compaction, here an append).
+//   mu_row  : m, read only
+//   mu_col  : n, updated as in gpumatch_gpr_fixup
+//   active  : the list the push just processed, counts[cur] entries
+//   next    : its per-slot output (the column each slot hands on, or -1)
+//   out     : out, the non-empty slots' columns after the roll-back, in
+//             unspecified order; their number in counts[cur ^ 1] (zeroed
+//             by the push of this iteration)
+// Thread mapping: one thread per slot, whole warps (the grid covers an
+// upper bound of the length); warp-aggregated appends.  No races on
+// mu_col (as gpumatch_gpr_fixup).
+extern "C" __global__ void gpumatch_gpr_fixup_compact(
+    const idx_t* __restrict__ mu_row, idx_t* mu_col,
+    const idx_t* __restrict__ active, const idx_t* __restrict__ next, idx_t* __restrict__ out,
+    unsigned long long* counts, int cur)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    long long len = (long long)counts[cur];
+    if (i - lane >= len) return;  // whole warps only
+    idx_t o = -1;
+    if (i < len) o = gpr_fixup_slot(mu_row, mu_col, active[i], next[i]);
+    bool keep = o >= 0;
+    unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, keep);
+    if (mask) {
+        unsigned long long first = 0;
+        int leader = __ffs(mask) - 1;
+        if (lane == leader) first = atomicAdd(&counts[cur ^ 1], (unsigned long long)__popc(mask));
+        first = __shfl_sync(GPUMATCH_FULL_MASK, first, leader);
+        if (keep) out[first + __popc(mask & ((1u << lane) - 1u))] = o;
+    }
 }
 
 // gpumatch_gpr_fixup: roll back the pushes that lost a race.
