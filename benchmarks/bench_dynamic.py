@@ -8,8 +8,10 @@ For each case a solver is built and solved once; then, for each kind of
 batch (``inc``: capacities raised / edges added, ``dec``: lowered /
 removed, ``mixed``) and each batch size (0.01 %, 0.1 %, 1 %, 10 % of the
 arcs or edges), one batch is applied to the same solver (changes
-accumulate) and timed as ``update + solve`` (``rebuild_fraction=1``, so
-no switch by batch size; the flow solver's ``time_budget`` guard stays on
+accumulate) and timed as ``update + solve`` (matching: ``--rebuild-fraction``,
+default 1, so no switch by batch size; ``default`` runs with the
+solver's default switch; ``--steps`` times the update and the solve
+apart and prints their phases; the flow solver's ``time_budget`` guard stays on
 and may abandon a repair for a solve from scratch: ``--log`` records the
 mode and the phases of every batch), then the updated graph is solved from scratch with
 ``maximum_flow`` / ``bipartite_matching`` (graph already on the device, not
@@ -131,18 +133,29 @@ def _host(a):
     return a.get() if hasattr(a, "get") else a
 
 
-def bench_matching(small, backend, rng, rows_out, deadline, warm_init):
+def bench_matching(small, backend, rng, rows_out, deadline, warm_init, rebuild_fraction="1", steps=False,
+                   relabel_k=0.7):
     from gpumatch import generators as G
     from gpumatch.matching import MatchingSolver, bipartite_matching
+    from gpumatch.matching._dynamic import REBUILD_FRACTION
 
     m = n = 20_000 if small else 1_000_000
     A = sp.csr_matrix(G.random_bipartite(m, n, 5, seed=0))
     A.sort_indices()
     keys = (np.repeat(np.arange(m, dtype=np.int64), np.diff(A.indptr)) * n + A.indices).astype(np.int64)
-    solver = MatchingSolver(to_dev(A, backend), backend=backend, rebuild_fraction=1.0, warm_init=warm_init)
+    rf = REBUILD_FRACTION if rebuild_fraction == "default" else float(rebuild_fraction)
+    solver = MatchingSolver(to_dev(A, backend), backend=backend, rebuild_fraction=rf, warm_init=warm_init,
+                            relabel_k=relabel_k)
     solver.solve()
-    bipartite_matching(to_dev(A, backend), backend=backend)
+    bipartite_matching(to_dev(A, backend), backend=backend)   # warm-up (compile)
+    # warm-up of the update kernels and of a warm-started solve: two edges out and back
+    e = keys[:2]
+    solver.remove_edges(arr(e // n, backend), arr(e % n, backend))
+    solver.solve()
+    solver.add_edges(arr(e // n, backend), arr(e % n, backend))
+    solver.solve()
     name = f"random_bipartite_{m}_d5"
+    label = f"{name} ({warm_init}, rf={rebuild_fraction}" + (f", k={relabel_k:g})" if relabel_k != 0.7 else ")")
     rng = np.random.default_rng(1)
     for kind in KINDS:
         for frac in FRACS:
@@ -151,32 +164,59 @@ def bench_matching(small, backend, rng, rows_out, deadline, warm_init):
                 return
             k = max(1, int(round(frac * keys.shape[0])))
             n_rem = {"inc": 0, "dec": k, "mixed": k // 2}[kind]
-            rem = keys[rng.choice(keys.shape[0], size=n_rem, replace=False)] if n_rem else keys[:0]
+            rem = np.sort(keys[rng.choice(keys.shape[0], size=n_rem, replace=False)]) if n_rem else keys[:0]
             draw = 2 * (k - n_rem) + 8
             cand = np.unique(rng.integers(0, m, size=draw) * n + rng.integers(0, n, size=draw))
-            cand = cand[~np.isin(cand, keys)]
-            add = rng.permutation(cand)[:k - n_rem]
-            keys = np.union1d(np.setdiff1d(keys, rem), add)
+            at = np.minimum(np.searchsorted(keys, cand), keys.shape[0] - 1)
+            cand = cand[keys[at] != cand]
+            add = np.sort(rng.permutation(cand)[:k - n_rem])
+            # keys stay sorted and unique: drop by position, insert by position (no re-sort)
+            keep = np.ones(keys.shape[0], dtype=bool)
+            keep[np.searchsorted(keys, rem)] = False
+            keys = keys[keep]
+            keys = np.insert(keys, np.searchsorted(keys, add), add)
             rr, rc, ar, ac = (arr(x, backend) for x in (rem // n, rem % n, add // n, add % n))
-            Ad = sp.csr_matrix((np.ones(keys.shape[0], dtype=np.float64), (keys // n, keys % n)), shape=(m, n))
+            rows = keys // n
+            indptr = np.zeros(m + 1, dtype=np.int64)
+            np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+            Ad = sp.csr_matrix((np.ones(keys.shape[0], dtype=np.float64), (keys - rows * n).astype(np.int32),
+                                indptr.astype(np.int32)), shape=(m, n))
             Ad = to_dev(Ad, backend)
             sync(backend)
-            t0 = time.perf_counter()
+            ts = time.perf_counter()
             solver.remove_edges(rr, rc)
+            if steps:
+                sync(backend)
+            t_rem = time.perf_counter() - ts
             solver.add_edges(ar, ac)
+            if steps:
+                sync(backend)
+            t1 = time.perf_counter()
             res = solver.solve()
             sync(backend)
-            t_dyn = time.perf_counter() - t0
+            t2 = time.perf_counter()
+            t_dyn = t2 - ts
             t0 = time.perf_counter()
             ref = bipartite_matching(Ad, backend=backend)
             sync(backend)
             t_scr = time.perf_counter() - t0
-            row = ("matching", f"{name} ({warm_init})", int(keys.shape[0]), kind, frac, k, t_dyn, t_scr,
-                   res.size == ref.size)
-            LOG.append({"case": name, "warm_init": warm_init, "kind": kind, "frac": frac, "t_dyn": t_dyn,
-                        "t_scr": t_scr, "stats": res.stats, "scratch_stats": ref.stats})
+            row = ("matching", label, int(keys.shape[0]), kind, frac, k, t_dyn, t_scr,
+                   res.size == ref.size and res.size == int((_host(ref.col_to_row) >= 0).sum()))
+            st = res.stats
+            LOG.append({"case": name, "warm_init": warm_init, "rebuild_fraction": rf, "relabel_k": relabel_k,
+                        "kind": kind, "frac": frac,
+                        "t_dyn": t_dyn, "t_update": t1 - ts, "t_remove": t_rem, "t_solve": t2 - t1, "t_scr": t_scr,
+                        "stats": st, "scratch_stats": ref.stats})
             rows_out.append(row)
             _print(row)
+            if steps:
+                print(f"#   steps: update {(t1 - ts) * 1e3:.2f} ms (remove {t_rem * 1e3:.2f}, synced), "
+                      f"solve {(t2 - t1) * 1e3:.2f} ms "
+                      f"[{st['mode']}: relabels {st['global_relabels']}, push iterations "
+                      f"{st['push_iterations']}, init {st['time_init'] * 1e3:.2f}, relabel "
+                      f"{st['time_relabel'] * 1e3:.2f}, push {st['time_push'] * 1e3:.2f} ms]; scratch: relabels "
+                      f"{ref.stats['global_relabels']}, relabel {ref.stats['time_relabel'] * 1e3:.2f}, push "
+                      f"{ref.stats['time_push'] * 1e3:.2f} ms", flush=True)
 
 
 def _print(row):
@@ -190,8 +230,16 @@ def main(argv=None):
     ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")
     ap.add_argument("--backend", default="auto", choices=("auto", "numpy", "cupy"))
     ap.add_argument("--only", choices=("flow", "matching"), default=None)
-    ap.add_argument("--warm-init", default="greedy",
-                    help="comma-separated warm_init values of MatchingSolver to run (greedy, none, karp_sipser)")
+    ap.add_argument("--warm-init", default="none",
+                    help="comma-separated warm_init values of MatchingSolver to run (none, greedy, karp_sipser)")
+    ap.add_argument("--rebuild-fraction", default="1",
+                    help="comma-separated rebuild_fraction values of MatchingSolver to run ('default': the "
+                         "solver's default; 1: never from scratch by batch size)")
+    ap.add_argument("--relabel-k", default="0.7",
+                    help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
+                         "the warm-started solves)")
+    ap.add_argument("--steps", action="store_true",
+                    help="matching: time the update and the solve apart (one more sync) and print the phases")
     ap.add_argument("--log", default=None, help="write per-batch statistics (JSON lines) to this file")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds; later cases are skipped")
     args = ap.parse_args(argv)
@@ -208,8 +256,10 @@ def main(argv=None):
     if args.only in (None, "flow"):
         bench_flow(args.small, backend, rng, rows, deadline)
     if args.only in (None, "matching"):
-        for wi in args.warm_init.split(","):
-            bench_matching(args.small, backend, rng, rows, deadline, wi)
+        for rf in args.rebuild_fraction.split(","):
+            for wi in args.warm_init.split(","):
+                for rk in args.relabel_k.split(","):
+                    bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk))
     if args.log:
         import json
 

@@ -1,11 +1,19 @@
 """Dynamic maximum bipartite matching: re-solve after batches of edge changes.
 
-:class:`MatchingSolver` keeps the edge set (sorted ``row * n + col`` keys)
-and the current matching on its backend.  Adding edges keeps the matching
-valid; removing a matched edge unmatches its two endpoints.  The next
-:meth:`MatchingSolver.solve` runs G-PR warm-started from the surviving
-pairs, so only the few free vertices that the batch created (or that the
-new edges can now serve) need augmenting paths.
+:class:`MatchingSolver` keeps, on its backend, the graph as a sorted CSR
+*and* its transpose (CSC), and the current matching.  A batch of added or
+removed edges patches both patterns in place of a re-sort or a transpose
+(:func:`gpumatch.csr.locate_entries`, :func:`~gpumatch.csr.delete_entries`,
+:func:`~gpumatch.csr.insert_entries`: one bandwidth-bound pass each);
+adding edges keeps the matching valid and removing a matched edge
+unmatches its two endpoints (:func:`~gpumatch.csr.unmatch_pairs`).  The
+next :meth:`MatchingSolver.solve` runs G-PR on the kept arrays, warm-started
+from the surviving pairs, so only the few free vertices that the batch
+created (or that the new edges can now serve) need augmenting paths.
+
+What stays per solve is G-PR's global relabels (a BFS from every free row
+over what it reaches by alternating paths): at least one to find the work
+and one to prove the matching maximum, whatever the batch size.
 """
 
 from __future__ import annotations
@@ -15,13 +23,16 @@ import time
 import numpy as np
 
 from .. import _backend
-from .._validation import CSRGraph, as_csr_graph, as_index_array, check_option, index_dtype_for
+from .. import csr as _csr
+from .._validation import as_csr_graph, as_index_array, check_option, index_dtype_for
 from . import _driver
 from . import api as _api
 
 __all__ = ["MatchingSolver"]
 
 _WARM_INITS = ("none", "greedy", "karp_sipser")
+#: Default of ``MatchingSolver(rebuild_fraction=...)`` (see its docstring).
+REBUILD_FRACTION = 0.02
 
 
 class MatchingSolver:
@@ -39,14 +50,22 @@ class MatchingSolver:
     rebuild_fraction : float, optional
         When the edges added and removed since the last solve exceed this
         fraction of the edges, :meth:`solve` starts from scratch (greedy
-        initial matching) instead of from the surviving pairs.  Default
-        0.002: on an H100, for ``random_bipartite(10**6, 10**6, 5)`` (which
-        G-PR matches from scratch in about 11 ms), warm starts won up to
-        1.7x at 0.01 % and 0.1 % of the edges changed and lost at 1 % and
-        beyond (``benchmarks/bench_dynamic.py``).
-    warm_init : {"greedy", "none", "karp_sipser"}, optional
+        initial matching, on the kept arrays) instead of from the surviving
+        pairs.  Default :data:`REBUILD_FRACTION` (0.02): on an H100, for
+        ``random_bipartite(10**6, 10**6, 5)``, warm starts beat a solve from
+        scratch at 0.01 % and 0.1 % of the edges changed (1.2-2.4x), were
+        within 10 % of it at 1 % (a solve from scratch inside the solver
+        was slower there) and lost at 10 % (``benchmarks/bench_dynamic.py``,
+        ``benchmarks/results/h100_dynamic.md``).
+    warm_init : {"none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
         G-PR (``init`` of :func:`~gpumatch.matching.bipartite_matching`).
+        Default ``"none"``: after a small batch the greedy pass over every
+        vertex finds next to nothing.
+    relabel_k : float, optional
+        G-PR's global-relabel frequency in the warm-started solves (a
+        relabel after ``ceil(relabel_k * maxLevel)`` push iterations), as
+        in :func:`~gpumatch.matching.bipartite_matching`.
 
     Attributes
     ----------
@@ -61,10 +80,13 @@ class MatchingSolver:
     graph at most (number of removed matched edges + number of added edges)
     short of maximum, so G-PR [1]_ started from them (a global relabel from
     the free rows, then pushes from the few free columns that can reach
-    one) does far less work than a solve from scratch when batches are
-    small: the same incremental principle as dynamic push-relabel max flow
-    [2]_.  The cost that stays is linear in the graph (rebuilding the CSR
-    and its transpose, one BFS per relabel); past `rebuild_fraction` a
+    one) does far less push work than a solve from scratch when batches
+    are small: the same incremental principle as dynamic push-relabel max
+    flow [2]_.  The solver keeps the CSR and its transpose on the backend
+    and patches both per batch (O(nnz) passes, no sort of the edge set, no
+    transpose, no validation of its own arrays).  The cost that stays is
+    one BFS over the alternating-reachable part of the graph per global
+    relabel, at least two per solve; past `rebuild_fraction` a
     from-scratch solve is used.
 
     Several maximum matchings may exist; which one is returned may vary.
@@ -97,8 +119,11 @@ class MatchingSolver:
     [1, -1, 2]
     """
 
-    def __init__(self, graph, *, backend="auto", rebuild_fraction=0.002, warm_init="greedy"):
+    def __init__(self, graph, *, backend="auto", rebuild_fraction=REBUILD_FRACTION, warm_init="none",
+                 relabel_k=0.7):
         check_option("warm_init", warm_init, _WARM_INITS)
+        _api._check_params("none", relabel_k, 512)
+        self.relabel_k = float(relabel_k)
         if isinstance(rebuild_fraction, bool) or not isinstance(rebuild_fraction, (int, float, np.integer,
                                                                                      np.floating)) \
                 or not rebuild_fraction >= 0:
@@ -109,14 +134,30 @@ class MatchingSolver:
         self.backend = g.backend
         self.shape = g.shape
         self._cupy_out = g.cupy_out
-        xp = self._xp = _backend.get_xp(g.backend)
+        self._xp = _backend.get_xp(g.backend)
         m, n = g.shape
-        from .. import csr
+        idx = np.dtype(index_dtype_for(m + n + 2, g.nnz + 1))
+        if np.dtype(g.index_dtype).itemsize == 8:  # keep 64-bit graphs 64-bit, as make_state
+            idx = np.dtype(np.int64)
+        xp = self._xp
+        self._rptr, self._rind = g.indptr.astype(idx), g.indices.astype(idx)   # copies: never the caller's
+        # the one transpose of the solver's life, with the rows of each
+        # column sorted (the batches' edits search them); later batches
+        # patch both patterns
+        if xp is np:
+            import scipy.sparse as sp
 
-        rows = csr.segment_owner(g.indptr.astype(np.int64), g.nnz)
-        self._keys = rows * np.int64(max(n, 1)) + g.indices.astype(np.int64)   # sorted, distinct
-        self._col_to_row = xp.full(n, -1, dtype=np.int64)
+            t = sp.csr_matrix((np.ones(g.nnz, dtype=np.int8), self._rind, self._rptr), shape=(m, n)).tocsc()
+            t.sort_indices()
+            self._cptr, self._cind = t.indptr.astype(idx), t.indices.astype(idx)
+        else:
+            cptr, cind = _csr.transpose(self._rptr, self._rind, n)
+            self._cptr, self._cind = cptr.astype(idx, copy=False), cind.astype(idx, copy=False)
+        self._mu_row = xp.full(m, -1, dtype=idx)
+        self._mu_col = xp.full(n, -1, dtype=idx)
+        self._st = None
         self._pending = 0
+        self._t_update = 0.0
         self._solved = False
         self._result = None
 
@@ -125,22 +166,21 @@ class MatchingSolver:
     @property
     def num_edges(self) -> int:
         """Current number of edges."""
-        return int(self._keys.shape[0])
+        return int(self._rind.shape[0])
 
-    def _graph(self):
-        xp = self._xp
-        m, n = self.shape
-        keys = self._keys
-        nnz = int(keys.shape[0])
-        idt = index_dtype_for(m + 1, n + 1, nnz + 1)
-        rows = keys // max(n, 1)
-        cols = (keys - rows * max(n, 1)).astype(idt)
-        indptr = xp.searchsorted(rows, xp.arange(m + 1, dtype=np.int64)).astype(idt)
-        return indptr, cols, (m, n)
+    def _state(self):
+        """The G-PR state over the kept arrays (built once, then re-pointed)."""
+        arrays = (self._rptr, self._rind, self._cptr, self._cind, self._mu_row, self._mu_col)
+        st = self._st
+        if st is None:
+            st = self._st = _driver.state_from_arrays(*arrays, self.backend)
+        else:
+            st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col = arrays
+        return st
 
     def graph(self):
         """The current graph as a CSR matrix (scipy, or cupyx for CuPy input), values 1."""
-        indptr, cols, shape = self._graph()
+        indptr, cols, shape = self._rptr, self._rind, self.shape
         data = self._xp.ones(cols.shape[0], dtype=np.float64)
         if self._cupy_out:
             import cupyx.scipy.sparse as cpx
@@ -152,38 +192,60 @@ class MatchingSolver:
         return sp.csr_matrix((_backend.to_numpy(data), _backend.to_numpy(cols), _backend.to_numpy(indptr)),
                              shape=shape)
 
-    def _batch(self, rows, cols):
-        """Validated keys of a batch (ValueError on any problem; nothing changes)."""
+    def _batch(self, rows, cols, adding):
+        """Validate a batch and find it in both patterns (ValueError on any
+        problem; nothing changes).  One host read-back on the GPU.
+
+        Returns, or None for an empty batch: for the CSR (row-major order)
+        and for the CSC (column-major order) the batch's segments, indices
+        and positions (:func:`gpumatch.csr.locate_entries`), and the batch's
+        rows and columns."""
         xp = self._xp
         m, n = self.shape
-        out = []
-        for what, a, hi_ in (("rows", rows, m), ("cols", cols, n)):
-            a = as_index_array(a, what, self.backend)
-            if a.shape[0]:
-                lo, hi = int(a.min()), int(a.max())
-                if lo < 0 or hi >= hi_:
-                    bad = lo if lo < 0 else hi
-                    raise ValueError(f"{what}: index {bad} is out of range [0, {hi_})")
-            out.append(a.astype(np.int64))
-        r, c = out
+        r = as_index_array(rows, "rows", self.backend)
+        c = as_index_array(cols, "cols", self.backend)
         if r.shape[0] != c.shape[0]:
             raise ValueError(f"rows and cols must have the same length, got {r.shape[0]} and {c.shape[0]}")
-        keys = r * np.int64(max(n, 1)) + c
-        if keys.shape[0] > 1:
-            sk = xp.sort(keys)
-            dup = sk[1:] == sk[:-1]
-            if bool(dup.any()):
-                k = int(sk[1:][dup][0])
-                raise ValueError(f"edge ({k // max(n, 1)}, {k % max(n, 1)}) appears more than once in the batch")
-        return r, c, keys
+        k = int(r.shape[0])
+        if k == 0:
+            return None
+        r, c = r.astype(np.int64), c.astype(np.int64)
+        # the batch in row-major and in column-major order (sorted keys, no
+        # gathers); out-of-range ids are caught below, before any use
+        ks = xp.sort(r * np.int64(max(n, 1)) + c)
+        rs = ks // np.int64(max(n, 1))
+        cs = ks - rs * np.int64(max(n, 1))
+        kc = xp.sort(c * np.int64(max(m, 1)) + r)
+        cc = kc // np.int64(max(m, 1))
+        rc = kc - cc * np.int64(max(m, 1))
+        pos_r, found_r = _csr.locate_entries(self._rptr, self._rind, rs, cs)
+        pos_c, _ = _csr.locate_entries(self._cptr, self._cind, cc, rc)
+        flags = xp.stack([((r < 0) | (r >= m)).any(), ((c < 0) | (c >= n)).any(),
+                          (ks[1:] == ks[:-1]).any() if k > 1 else xp.zeros((), dtype=bool),
+                          found_r.any() if adding else (~found_r).any()])
+        rbad, cbad, dup, presence = (bool(f) for f in _backend.to_numpy(flags))
+        for bad, what, a, hi_ in ((rbad, "rows", r, m), (cbad, "cols", c, n)):
+            if bad:
+                lo, hi = int(a.min()), int(a.max())
+                raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
+        if dup:
+            i = int(xp.flatnonzero(ks[1:] == ks[:-1])[0])
+            raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) appears more than once in the batch")
+        if presence:
+            i = int(xp.flatnonzero(found_r if adding else ~found_r)[0])
+            state = "already in the graph" if adding else "not in the graph"
+            raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) is {state}")
+        return (rs, cs, pos_r), (cc, rc, pos_c), (r, c)
 
-    def _present(self, keys):
-        nnz = int(self._keys.shape[0])
-        xp = self._xp
-        if nnz == 0:
-            return xp.zeros(keys.shape[0], dtype=bool), xp.zeros(keys.shape[0], dtype=np.int64)
-        at = xp.minimum(xp.searchsorted(self._keys, keys), nnz - 1)
-        return self._keys[at] == keys, at
+    def _widen(self, nnz):
+        """Switch every kept index array to int64 when `nnz` edges need it."""
+        m, n = self.shape
+        idx = np.dtype(index_dtype_for(m + n + 2, nnz + 1))
+        if idx.itemsize <= np.dtype(self._rind.dtype).itemsize:
+            return
+        self._rptr, self._rind, self._cptr, self._cind, self._mu_row, self._mu_col = (
+            a.astype(idx) for a in (self._rptr, self._rind, self._cptr, self._cind, self._mu_row, self._mu_col))
+        self._st = None
 
     def add_edges(self, rows, cols):
         """Add the edges ``(rows[i], cols[i])``.
@@ -195,25 +257,17 @@ class MatchingSolver:
             twice in the batch, or an edge that is already in the graph; the
             graph and matching are then unchanged.
         """
-        r, c, keys = self._batch(rows, cols)
-        if keys.shape[0] == 0:
+        t0 = time.perf_counter()
+        found = self._batch(rows, cols, adding=True)
+        if found is None:
             return
-        xp = self._xp
-        there, _ = self._present(keys)
-        if bool(there.any()):
-            k = int(xp.flatnonzero(there)[0])
-            raise ValueError(f"edge ({int(r[k])}, {int(c[k])}) is already in the graph")
-        keys = xp.sort(keys)
-        nk, nold = int(keys.shape[0]), int(self._keys.shape[0])
-        at = xp.searchsorted(self._keys, keys) + xp.arange(nk, dtype=np.int64)
-        new = xp.empty(nold + nk, dtype=np.int64)
-        mark = xp.zeros(nold + nk, dtype=bool)
-        mark[at] = True
-        new[at] = keys
-        new[~mark] = self._keys
-        self._keys = new
-        self._pending += int(keys.shape[0])
+        (rs, cs, pos_r), (cc, rc, pos_c), _ = found
+        self._widen(self.num_edges + int(rs.shape[0]))
+        self._rptr, self._rind = _csr.insert_entries(self._rptr, self._rind, pos_r, rs, cs)
+        self._cptr, self._cind = _csr.insert_entries(self._cptr, self._cind, pos_c, cc, rc)
+        self._pending += int(rs.shape[0])
         self._result = None
+        self._t_update += time.perf_counter() - t0
 
     def remove_edges(self, rows, cols):
         """Remove the edges ``(rows[i], cols[i])``; a removed matched edge frees both endpoints.
@@ -225,21 +279,17 @@ class MatchingSolver:
             twice in the batch, or an edge that is not in the graph; the
             graph and matching are then unchanged.
         """
-        r, c, keys = self._batch(rows, cols)
-        if keys.shape[0] == 0:
+        t0 = time.perf_counter()
+        found = self._batch(rows, cols, adding=False)
+        if found is None:
             return
-        xp = self._xp
-        there, at = self._present(keys)
-        if not bool(there.all()):
-            k = int(xp.flatnonzero(~there)[0])
-            raise ValueError(f"edge ({int(r[k])}, {int(c[k])}) is not in the graph")
-        keep = xp.ones(self._keys.shape[0], dtype=bool)
-        keep[at] = False
-        self._keys = self._keys[keep]
-        matched = self._col_to_row[c] == r
-        self._col_to_row[c[matched]] = -1
-        self._pending += int(keys.shape[0])
+        (_, _, pos_r), (_, _, pos_c), (r, c) = found
+        _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c)
+        self._rptr, self._rind = _csr.delete_entries(self._rptr, self._rind, pos_r)
+        self._cptr, self._cind = _csr.delete_entries(self._cptr, self._cind, pos_c)
+        self._pending += int(r.shape[0])
         self._result = None
+        self._t_update += time.perf_counter() - t0
 
     def solve(self):
         """Maximum matching of the current graph, warm-started from the previous one.
@@ -249,34 +299,38 @@ class MatchingSolver:
         MatchingResult
             ``row_to_col``, ``col_to_row`` (int32, -1 unmatched), ``size``
             and ``stats`` (with ``mode``: ``"scratch"``, ``"dynamic"`` or
-            ``"cached"``, and ``time_total``).
+            ``"cached"``; ``batch``, the edges changed
+            since the last solve; ``time_total`` of the solve and
+            ``time_update`` of the updates since the last solve, host
+            seconds without a device sync).
         """
         if self._result is not None:
             res = self._result
             return _api.MatchingResult(res.row_to_col, res.col_to_row, res.size,
                                        dict(res.stats, mode="cached"))
         t0 = time.perf_counter()
-        indptr, cols, shape = self._graph()
-        scratch = (not self._solved) or self._pending > self.rebuild_fraction * max(self.num_edges, 1)
-        # the edge set is canonical by construction and the surviving pairs
-        # are a matching of it: skip the public entry point's checks
-        g = CSRGraph(indptr, cols, shape, self.backend, False)
-        st = _driver.make_state(g)
+        m, n = self.shape
+        nnz = self.num_edges
+        scratch = (not self._solved) or self._pending > self.rebuild_fraction * max(nnz, 1)
+        st = self._state()
+        st.stamp.fill(0)   # stamps of an earlier solve must not match this one's iterations
         if scratch:
+            st.mu_row.fill(-1)
+            st.mu_col.fill(-1)
             gstats = _driver.run_gpr(st, init="greedy")
         else:
-            gstats = _driver.run_gpr(st, init=self.warm_init, initial_col=self._col_to_row.astype(st.idx))
+            gstats = _driver.run_gpr(st, init=self.warm_init, relabel_k=self.relabel_k)
         size = int(st.xp.count_nonzero(st.mu_col >= 0))
-        res = _api.MatchingResult(st.mu_row.astype(np.int32, copy=False), st.mu_col.astype(np.int32, copy=False),
-                                  size, gstats)
-        self._col_to_row = self._xp.asarray(res.col_to_row).astype(np.int64)
-        out = lambda a: _backend.output_like(a, self._cupy_out)  # noqa: E731
-        stats = dict(res.stats, mode="scratch" if scratch else "dynamic", batch=self._pending)
+        out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
+        stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
+                     time_update=self._t_update)
         self._pending = 0
+        self._t_update = 0.0
         self._solved = True
+        res = _api.MatchingResult(out(self._mu_row), out(self._mu_col), int(size), stats)
         stats["time_total"] = time.perf_counter() - t0
-        self._result = _api.MatchingResult(out(res.row_to_col), out(res.col_to_row), int(res.size), stats)
-        return self._result
+        self._result = res
+        return res
 
     def matching(self, perm_type="row"):
         """The current maximum matching in scipy's format (solving first if needed).
