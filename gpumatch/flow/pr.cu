@@ -297,6 +297,31 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
     }
 }
 
+// One tile's part of a BFS level at frontier vertex x (reverse CSR): lanes
+// stride over x's in-arcs (v -> x with spare capacity) and out-arcs (x -> v
+// carrying flow, so v -> x is residual) and label each unreached v with
+// `label`, appending it to `next` (the CAS lets exactly one tile claim it).
+__device__ __forceinline__ void bfs_visit_rcsr(
+    idx_t x, int lane, const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, const i64* __restrict__ flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out, int* height, idx_t* next, unsigned long long* next_count, int label)
+{
+    for (idx_t j = in_indptr[x] + lane; j < in_indptr[x + 1]; j += TILE) {
+        const idx_t k = in_to_out[j];
+        if (cap[k] - flow[k] > 0) {
+            const idx_t v = in_indices[j];
+            if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
+        }
+    }
+    for (idx_t p = indptr[x] + lane; p < indptr[x + 1]; p += TILE) {
+        if (flow[p] > 0) {
+            const idx_t v = indices[p];
+            if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
+        }
+    }
+}
+
 // gpumatch_pr_bfs_rcsr: one level of the global relabel, a worklist BFS from
 // the target over reverse residual arcs (v is labelled from w when v -> w
 // has residual capacity).
@@ -328,19 +353,8 @@ extern "C" __global__ void gpumatch_pr_bfs_rcsr(
     const idx_t x = frontier[w];
     if ((long long)(indptr[x + 1] - indptr[x]) + (long long)(in_indptr[x + 1] - in_indptr[x]) > hub_deg)
         continue;  // a hub: its arcs are scanned by gpumatch_pr_bfs_hub_rcsr
-    for (idx_t j = in_indptr[x] + lane; j < in_indptr[x + 1]; j += TILE) {
-        idx_t k = in_to_out[j];
-        if (cap[k] - flow[k] > 0) {  // v -> x has spare capacity
-            idx_t v = in_indices[j];
-            if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
-        }
-    }
-    for (idx_t p = indptr[x] + lane; p < indptr[x + 1]; p += TILE) {
-        if (flow[p] > 0) {  // x -> v carries flow: v -> x is residual
-            idx_t v = indices[p];
-            if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
-        }
-    }
+    bfs_visit_rcsr(x, lane, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, height, next, next_count,
+                   level + 1);
     }
 }
 
@@ -738,20 +752,8 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_bfs_loop_rcsr(
         if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
         const int label = level0 + (int)j + 1;
         for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
-            const idx_t x = frontier[w];
-            for (idx_t q = in_indptr[x] + lane; q < in_indptr[x + 1]; q += TILE) {
-                const idx_t k = in_to_out[q];
-                if (cap[k] - flow[k] > 0) {
-                    const idx_t v = in_indices[q];
-                    if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
-                }
-            }
-            for (idx_t p = indptr[x] + lane; p < indptr[x + 1]; p += TILE) {
-                if (flow[p] > 0) {
-                    const idx_t v = indices[p];
-                    if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
-                }
-            }
+            bfs_visit_rcsr(frontier[w], lane, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, height,
+                           next, next_count, label);
         }
         __syncthreads();
         ++j;
