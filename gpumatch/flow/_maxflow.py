@@ -311,13 +311,19 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
     batch = max(1, int(TUNING.get("batch", 1)))
     it0 = stats["iterations"]
     acc = stats.get("_t")  # seconds spent in relabels and discharges (read-backs synchronise)
-    t0 = time.perf_counter()
-    _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
-    stats["global_relabels"] += 1
-    work = _active(xp, st, target, hlimit, idt)
-    t_gr = time.perf_counter() - t0
-    if acc is not None:
-        acc["relabel"] = acc.get("relabel", 0.0) + t_gr
+
+    def relabel():
+        """Global relabel, then the new worklist; returns ``(work, seconds)``."""
+        t0 = time.perf_counter()
+        _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
+        stats["global_relabels"] += 1
+        w = _active(xp, st, target, hlimit, idt)
+        t = time.perf_counter() - t0
+        if acc is not None:
+            acc["relabel"] = acc.get("relabel", 0.0) + t
+        return w, t
+
+    work, t_gr = relabel()
     since = 0
     t_win = time.perf_counter()
     while True:
@@ -331,13 +337,8 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
         early = adaptive and ratio and since > 0 and time.perf_counter() - t_win > ratio * t_gr
         if work.shape[0] == 0 or since >= freq or early:
             t_dis = time.perf_counter() - t_win
-            t0 = time.perf_counter()
-            _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
-            stats["global_relabels"] += 1
-            work = _active(xp, st, target, hlimit, idt)
-            t_gr = time.perf_counter() - t0
+            work, t_gr = relabel()
             if acc is not None:
-                acc["relabel"] = acc.get("relabel", 0.0) + t_gr
                 acc["discharge"] = acc.get("discharge", 0.0) + t_dis
             if adaptive and since >= freq:
                 freq = _next_relabel_period(freq, t_gr, t_dis)
