@@ -134,7 +134,7 @@ def _host(a):
 
 
 def bench_matching(small, backend, rng, rows_out, deadline, warm_init, rebuild_fraction="1", steps=False,
-                   relabel_k=0.7):
+                   relabel_k=0.7, warm_method="augment", repeats=1):
     from gpumatch import generators as G
     from gpumatch.matching import MatchingSolver, bipartite_matching
     from gpumatch.matching._dynamic import REBUILD_FRACTION
@@ -145,7 +145,7 @@ def bench_matching(small, backend, rng, rows_out, deadline, warm_init, rebuild_f
     keys = (np.repeat(np.arange(m, dtype=np.int64), np.diff(A.indptr)) * n + A.indices).astype(np.int64)
     rf = REBUILD_FRACTION if rebuild_fraction == "default" else float(rebuild_fraction)
     solver = MatchingSolver(to_dev(A, backend), backend=backend, rebuild_fraction=rf, warm_init=warm_init,
-                            relabel_k=relabel_k)
+                            relabel_k=relabel_k, warm_method=warm_method)
     solver.solve()
     bipartite_matching(to_dev(A, backend), backend=backend)   # warm-up (compile)
     # warm-up of the update kernels and of a warm-started solve: two edges out and back
@@ -155,68 +155,85 @@ def bench_matching(small, backend, rng, rows_out, deadline, warm_init, rebuild_f
     solver.add_edges(arr(e // n, backend), arr(e % n, backend))
     solver.solve()
     name = f"random_bipartite_{m}_d5"
-    label = f"{name} ({warm_init}, rf={rebuild_fraction}" + (f", k={relabel_k:g})" if relabel_k != 0.7 else ")")
+    label = (f"{name} ({warm_method}, {warm_init}, rf={rebuild_fraction}"
+             + (f", k={relabel_k:g})" if relabel_k != 0.7 else ")"))
     rng = np.random.default_rng(1)
     for kind in KINDS:
         for frac in FRACS:
             if time.perf_counter() > deadline:
                 print(f"# time budget spent: stopping at matching {kind} {frac}", flush=True)
                 return
-            k = max(1, int(round(frac * keys.shape[0])))
-            n_rem = {"inc": 0, "dec": k, "mixed": k // 2}[kind]
-            rem = np.sort(keys[rng.choice(keys.shape[0], size=n_rem, replace=False)]) if n_rem else keys[:0]
-            draw = 2 * (k - n_rem) + 8
-            cand = np.unique(rng.integers(0, m, size=draw) * n + rng.integers(0, n, size=draw))
-            at = np.minimum(np.searchsorted(keys, cand), keys.shape[0] - 1)
-            cand = cand[keys[at] != cand]
-            add = np.sort(rng.permutation(cand)[:k - n_rem])
-            # keys stay sorted and unique: drop by position, insert by position (no re-sort)
-            keep = np.ones(keys.shape[0], dtype=bool)
-            keep[np.searchsorted(keys, rem)] = False
-            keys = keys[keep]
-            keys = np.insert(keys, np.searchsorted(keys, add), add)
-            rr, rc, ar, ac = (arr(x, backend) for x in (rem // n, rem % n, add // n, add % n))
-            rows = keys // n
-            indptr = np.zeros(m + 1, dtype=np.int64)
-            np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
-            Ad = sp.csr_matrix((np.ones(keys.shape[0], dtype=np.float64), (keys - rows * n).astype(np.int32),
-                                indptr.astype(np.int32)), shape=(m, n))
-            Ad = to_dev(Ad, backend)
-            sync(backend)
-            ts = time.perf_counter()
-            solver.remove_edges(rr, rc)
-            if steps:
-                sync(backend)
-            t_rem = time.perf_counter() - ts
-            solver.add_edges(ar, ac)
-            if steps:
-                sync(backend)
-            t1 = time.perf_counter()
-            res = solver.solve()
-            sync(backend)
-            t2 = time.perf_counter()
-            t_dyn = t2 - ts
-            t0 = time.perf_counter()
-            ref = bipartite_matching(Ad, backend=backend)
-            sync(backend)
-            t_scr = time.perf_counter() - t0
-            row = ("matching", label, int(keys.shape[0]), kind, frac, k, t_dyn, t_scr,
-                   res.size == ref.size and res.size == int((_host(ref.col_to_row) >= 0).sum()))
-            st = res.stats
-            LOG.append({"case": name, "warm_init": warm_init, "rebuild_fraction": rf, "relabel_k": relabel_k,
-                        "kind": kind, "frac": frac,
-                        "t_dyn": t_dyn, "t_update": t1 - ts, "t_remove": t_rem, "t_solve": t2 - t1, "t_scr": t_scr,
-                        "stats": st, "scratch_stats": ref.stats})
+            reps = []
+            for _ in range(repeats):
+                keys, one = _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, label,
+                                            warm_init, rf, relabel_k, warm_method)
+                reps.append(one)
+            # medians of the batches' dynamic and scratch times
+            t_dyn = float(np.median([r[6] for r in reps]))
+            t_scr = float(np.median([r[7] for r in reps]))
+            row = reps[0][:6] + (t_dyn, t_scr, all(r[8] for r in reps))
             rows_out.append(row)
             _print(row)
-            if steps:
-                print(f"#   steps: update {(t1 - ts) * 1e3:.2f} ms (remove {t_rem * 1e3:.2f}, synced), "
-                      f"solve {(t2 - t1) * 1e3:.2f} ms "
-                      f"[{st['mode']}: relabels {st['global_relabels']}, push iterations "
-                      f"{st['push_iterations']}, init {st['time_init'] * 1e3:.2f}, relabel "
-                      f"{st['time_relabel'] * 1e3:.2f}, push {st['time_push'] * 1e3:.2f} ms]; scratch: relabels "
-                      f"{ref.stats['global_relabels']}, relabel {ref.stats['time_relabel'] * 1e3:.2f}, push "
-                      f"{ref.stats['time_push'] * 1e3:.2f} ms", flush=True)
+
+
+def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, label, warm_init, rf, relabel_k,
+                    warm_method):
+    """One batch of `kind` and size `frac`: update + solve, then the scratch reference; returns (keys, row)."""
+    from gpumatch.matching import bipartite_matching
+
+    k = max(1, int(round(frac * keys.shape[0])))
+    n_rem = {"inc": 0, "dec": k, "mixed": k // 2}[kind]
+    rem = np.sort(keys[rng.choice(keys.shape[0], size=n_rem, replace=False)]) if n_rem else keys[:0]
+    draw = 2 * (k - n_rem) + 8
+    cand = np.unique(rng.integers(0, m, size=draw) * n + rng.integers(0, n, size=draw))
+    at = np.minimum(np.searchsorted(keys, cand), keys.shape[0] - 1)
+    cand = cand[keys[at] != cand]
+    add = np.sort(rng.permutation(cand)[:k - n_rem])
+    # keys stay sorted and unique: drop by position, insert by position (no re-sort)
+    keep = np.ones(keys.shape[0], dtype=bool)
+    keep[np.searchsorted(keys, rem)] = False
+    keys = keys[keep]
+    keys = np.insert(keys, np.searchsorted(keys, add), add)
+    rr, rc, ar, ac = (arr(x, backend) for x in (rem // n, rem % n, add // n, add % n))
+    rows = keys // n
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    Ad = sp.csr_matrix((np.ones(keys.shape[0], dtype=np.float64), (keys - rows * n).astype(np.int32),
+                        indptr.astype(np.int32)), shape=(m, n))
+    Ad = to_dev(Ad, backend)
+    sync(backend)
+    ts = time.perf_counter()
+    solver.remove_edges(rr, rc)
+    if steps:
+        sync(backend)
+    t_rem = time.perf_counter() - ts
+    solver.add_edges(ar, ac)
+    if steps:
+        sync(backend)
+    t1 = time.perf_counter()
+    res = solver.solve()
+    sync(backend)
+    t2 = time.perf_counter()
+    t_dyn = t2 - ts
+    t0 = time.perf_counter()
+    ref = bipartite_matching(Ad, backend=backend)
+    sync(backend)
+    t_scr = time.perf_counter() - t0
+    row = ("matching", label, int(keys.shape[0]), kind, frac, k, t_dyn, t_scr,
+           res.size == ref.size and res.size == int((_host(ref.col_to_row) >= 0).sum()))
+    st = res.stats
+    LOG.append({"case": name, "warm_init": warm_init, "warm_method": warm_method, "rebuild_fraction": rf,
+                "relabel_k": relabel_k, "kind": kind, "frac": frac,
+                "t_dyn": t_dyn, "t_update": t1 - ts, "t_remove": t_rem, "t_solve": t2 - t1, "t_scr": t_scr,
+                "stats": st, "scratch_stats": ref.stats})
+    if steps:
+        print(f"#   {kind} {frac * 100:g}%: update {(t1 - ts) * 1e3:.2f} ms (remove {t_rem * 1e3:.2f}, "
+              f"synced), solve {(t2 - t1) * 1e3:.2f} ms "
+              f"[{st['mode']}: augment phases {st.get('aug_phases', 0)}, paths {st.get('aug_paths', 0)}, "
+              f"levels {st.get('aug_levels', 0)}, loops {st.get('aug_loop_launches', 0)}, "
+                  f"augment {st.get('time_augment', 0) * 1e3:.2f} ms, relabels {st['global_relabels']}, push iterations "
+              f"{st['push_iterations']}]; scratch {t_scr * 1e3:.2f} ms", flush=True)
+    return keys, row
 
 
 def _print(row):
@@ -238,6 +255,13 @@ def main(argv=None):
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")
+    ap.add_argument("--warm-method", default="augment",
+                    help="comma-separated warm_method values of MatchingSolver to run (augment, gpr)")
+    ap.add_argument("--aug-loop-max", default=None,
+                    help="comma-separated values of gpumatch.matching._augment.LOOP_MAX to run (frontiers of at "
+                         "most this many rows run in the one-block BFS loop)")
+    ap.add_argument("--repeats", type=int, default=3,
+                    help="matching: batches per (kind, size); the row shows the medians")
     ap.add_argument("--steps", action="store_true",
                     help="matching: time the update and the solve apart (one more sync) and print the phases")
     ap.add_argument("--log", default=None, help="write per-batch statistics (JSON lines) to this file")
@@ -259,7 +283,15 @@ def main(argv=None):
         for rf in args.rebuild_fraction.split(","):
             for wi in args.warm_init.split(","):
                 for rk in args.relabel_k.split(","):
-                    bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk))
+                    for wm in args.warm_method.split(","):
+                        for lm in (args.aug_loop_max or "").split(","):
+                            if lm:
+                                from gpumatch.matching import _augment
+
+                                _augment.LOOP_MAX = int(lm)
+                                print(f"# augment LOOP_MAX = {lm}", flush=True)
+                            bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
+                                           wm, max(1, args.repeats))
     if args.log:
         import json
 

@@ -58,9 +58,17 @@ def get_module(relpath: str, defines: tuple = ()):
     return mod
 
 
+_kernels: dict = {}
+
+
 def get_kernel(relpath: str, name: str, defines: tuple = ()):
-    """One kernel (``extern "C"`` function `name`) of :func:`get_module`."""
-    return get_module(relpath, defines).get_function(name)
+    """One kernel (``extern "C"`` function `name`) of :func:`get_module`,
+    looked up once per device (launchers of small batches are host-bound)."""
+    key = (_backend.cp.cuda.Device().id, relpath, name, tuple(defines))
+    kern = _kernels.get(key)
+    if kern is None:
+        kern = _kernels[key] = get_module(relpath, defines).get_function(name)
+    return kern
 
 
 def grid_for(count: int, block: int = BLOCK) -> tuple:

@@ -308,6 +308,26 @@ extern "C" __global__ void gpumatch_csr_insert_scatter(
     }
 }
 
+// gpumatch_csr_shift_ptr: the row pointers after a batch of deletions or
+// insertions (gpumatch.csr.delete_entries / insert_entries).
+//   ptr         : count, the old pointers (PTR_T)
+//   keys        : k, sorted (int64): deleted positions, or the rows of the
+//                 inserted entries
+//   by_position : 1 (deletion): out[i] = ptr[i] - #{keys < ptr[i]};
+//                 0 (insertion): out[i] = ptr[i] + #{keys < i}
+//   out         : count, the new pointers
+// Thread mapping: one thread per pointer, a binary search in keys.  No
+// shared writes.
+extern "C" __global__ void gpumatch_csr_shift_ptr(
+    const PTR_T* __restrict__ ptr, long long count, const long long* __restrict__ keys, long long k,
+    int by_position, PTR_T* __restrict__ out)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= count) return;
+    long long p = (long long)ptr[i];
+    out[i] = by_position ? (PTR_T)(p - gm_lower_bound(keys, k, p)) : (PTR_T)(p + gm_lower_bound(keys, k, i));
+}
+
 // gpumatch_unmatch_pairs: drop the pairs (rows[i], cols[i]) that are matched.
 //   rows, cols : k, int64 (distinct pairs)
 //   mate_row   : m, column of each row or -1 (IND_T), updated

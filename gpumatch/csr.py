@@ -550,14 +550,15 @@ def delete_entries(indptr, indices, positions):
     positions = positions.astype(np.int64, copy=False)
     k = positions.shape[0]
     count = indices.shape[0]
-    # entries removed before the start of each row
-    new_indptr = indptr - xp.searchsorted(positions, indptr.astype(np.int64), side="left").astype(indptr.dtype)
     if xp is np:
+        # entries removed before the start of each row
+        new_indptr = indptr - np.searchsorted(positions, indptr.astype(np.int64), side="left").astype(indptr.dtype)
         keep = np.ones(count, dtype=bool)
         keep[positions] = False
         return new_indptr, indices[keep]
     from . import _cuda
 
+    new_indptr = _shift_ptr(indptr, positions, by_position=True)
     out = xp.empty(count - k, dtype=indices.dtype)
     if count:
         kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_delete_scatter", _defines_for(indices))
@@ -601,11 +602,11 @@ def insert_entries(indptr, indices, positions, segments, values):
     k = positions.shape[0]
     count = indices.shape[0]
     nseg = indptr.shape[0] - 1
-    before = xp.searchsorted(segments.astype(np.int64, copy=False), xp.arange(nseg + 1, dtype=np.int64),
-                             side="left")
-    new_indptr = indptr + before.astype(indptr.dtype)
     values = values.astype(indices.dtype, copy=False)
     if xp is np:
+        before = np.searchsorted(segments.astype(np.int64, copy=False), np.arange(nseg + 1, dtype=np.int64),
+                                 side="left")
+        new_indptr = indptr + before.astype(indptr.dtype)
         out = np.empty(count + k, dtype=indices.dtype)
         dest = positions + np.arange(k, dtype=np.int64)
         mark = np.zeros(count + k, dtype=bool)
@@ -615,12 +616,26 @@ def insert_entries(indptr, indices, positions, segments, values):
         return new_indptr, out
     from . import _cuda
 
+    new_indptr = _shift_ptr(indptr, segments.astype(np.int64, copy=False), by_position=False)
     out = xp.empty(count + k, dtype=indices.dtype)
     if count + k:
         kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_insert_scatter", _defines_for(indices))
         kern(_cuda.grid_for(count + k), (_cuda.BLOCK,),
              (indices, np.int64(count), positions, values, np.int64(k), out))
     return new_indptr, out
+
+
+def _shift_ptr(indptr, keys, by_position):
+    """CUDA: the row pointers after deleting the sorted positions `keys`
+    (`by_position`) or inserting entries into the sorted rows `keys`."""
+    from . import _cuda
+
+    out = _backend.cp.empty_like(indptr)
+    count = indptr.shape[0]
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_shift_ptr", _ptr_ind_defines(indptr, indptr))
+    kern(_cuda.grid_for(count), (_cuda.BLOCK,),
+         (indptr, np.int64(count), keys, np.int64(keys.shape[0]), np.int32(1 if by_position else 0), out))
+    return out
 
 
 def unmatch_pairs(mate_row, mate_col, rows, cols):

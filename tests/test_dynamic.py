@@ -298,12 +298,14 @@ MATCHING_GRAPHS = _matching_graphs()
 
 @pytest.mark.parametrize("name", sorted(MATCHING_GRAPHS))
 @pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
-@pytest.mark.parametrize("warm_init", ["greedy", "none"])
-def test_matching_batches(backend, name, kind, warm_init):
+@pytest.mark.parametrize("warm_init,warm_method", [("none", "augment"), ("greedy", "augment"), ("none", "gpr"),
+                                                   ("greedy", "gpr")])
+def test_matching_batches(backend, name, kind, warm_init, warm_method):
     A = MATCHING_GRAPHS[name]
     rng = np.random.default_rng(_seed(name, kind))
     Ain = A if backend == "numpy" else _cupyx(A)
-    solver = MatchingSolver(Ain, backend=backend, rebuild_fraction=1.0, warm_init=warm_init)
+    solver = MatchingSolver(Ain, backend=backend, rebuild_fraction=1.0, warm_init=warm_init,
+                            warm_method=warm_method)
     _check_matching_result(solver.solve(), A)
     for size in [1, 2, max(1, A.nnz // 1000), max(1, A.nnz // 100), max(1, A.nnz // 10), 1]:
         ar, ac, rr, rc = _edge_batch(rng, A, kind, size)
@@ -334,7 +336,13 @@ def test_matching_rebuild_and_cache():
     assert (solver.graph() != A).nnz == 0
 
 
-def test_matching_bad_updates_leave_state(backend):
+@pytest.mark.parametrize("host_batch", [None, 0])
+def test_matching_bad_updates_leave_state(backend, host_batch, monkeypatch):
+    """Bad batches raise and change nothing, whether checked on the host (small) or on the device."""
+    from gpumatch.matching import _dynamic
+
+    if host_batch is not None:
+        monkeypatch.setattr(_dynamic, "HOST_BATCH", host_batch)
     A = MATCHING_GRAPHS["rect"]
     m, n = A.shape
     Ain = A if backend == "numpy" else _cupyx(A)
@@ -378,6 +386,110 @@ def test_matching_corpus(backend, corpus_dir):
             solver.add_edges(_to_backend(ar, backend), _to_backend(ac, backend))
             A = _apply_edges(A, ar, ac, rr, rc)
             _check_matching_result(solver.solve(), A)
+
+
+def _augment_state(A, backend, start):
+    from gpumatch._validation import as_csr_graph
+    from gpumatch.matching import _driver
+
+    st = _driver.make_state(as_csr_graph(A if backend == "numpy" else _cupyx(A), backend))
+    kern = _driver.kernels_for(backend)
+    if start == "greedy":
+        _driver.greedy(st, kern)
+        kern.fix_matching(st)
+    return st
+
+
+def _host(a):
+    return a if isinstance(a, np.ndarray) else a.get()
+
+
+@pytest.mark.parametrize("start", ["empty", "greedy"])
+@pytest.mark.parametrize("loop_max", [0, 3, 2048])
+def test_augment_phases_reach_maximum(backend, start, loop_max, monkeypatch):
+    """Augmenting-path phases from any consistent matching end at a maximum one
+    (on the GPU: grid-wide levels only, short one-block loops, the default)."""
+    from gpumatch.matching import _augment
+    from gpumatch.matching._augment import augment
+
+    if backend == "numpy" and loop_max != 2048:
+        pytest.skip("LOOP_MAX only steers the CUDA launches")
+    monkeypatch.setattr(_augment, "LOOP_MAX", loop_max)
+
+    graphs = dict(MATCHING_GRAPHS)
+    graphs["mesh"] = sp.csr_matrix(G.delaunay(400, seed=5))
+    graphs["rmat"] = sp.csr_matrix(G.rmat(9, 6, seed=6))
+    graphs["empty_rows"] = sp.csr_matrix((np.ones(3), ([0, 0, 4], [1, 2, 2])), shape=(6, 4))
+    graphs["no_edges"] = sp.csr_matrix((5, 3))
+    for name, A in graphs.items():
+        A = sp.csr_matrix(A)
+        A.sort_indices()
+        st = _augment_state(A, backend, start)
+        stats = augment(st)
+        assert stats["aug_converged"], name
+        mu_row, mu_col = _host(st.mu_row), _host(st.mu_col)
+        size = int((sp_matching(A, perm_type="row") >= 0).sum())
+        check_matching(A, mu_col, "row", expected_size=size)
+        matched = np.flatnonzero(mu_row >= 0)
+        assert np.array_equal(mu_col[mu_row[matched]], matched), name   # both sides agree
+        if start == "empty":
+            assert stats["aug_paths"] == size, name
+
+
+def test_augment_random_starts(backend):
+    """Many small random graphs, each from a random consistent partial matching:
+    the phases' stopping rule (no flipped tree touched) never stops early."""
+    from gpumatch.matching._augment import augment
+
+    rng = np.random.default_rng(_seed("augment-random"))
+    for trial in range(60 if backend == "numpy" else 20):
+        m, n = int(rng.integers(1, 40)), int(rng.integers(1, 40))
+        A = _random_pattern(rng, m, n, int(rng.integers(1, 3 * (m + n))))
+        st = _augment_state(A, backend, "empty")
+        # a random partial matching: a random subset of a greedy one
+        xp = np if backend == "numpy" else __import__("cupy")
+        coo = A.tocoo()
+        order = rng.permutation(coo.nnz)
+        mr, mc = np.full(m, -1), np.full(n, -1)
+        for e in order:
+            r, c = coo.row[e], coo.col[e]
+            if mr[r] < 0 and mc[c] < 0 and rng.random() < 0.7:
+                mr[r], mc[c] = c, r
+        st.mu_row[...] = xp.asarray(mr.astype(st.mu_row.dtype))
+        st.mu_col[...] = xp.asarray(mc.astype(st.mu_col.dtype))
+        stats = augment(st)
+        assert stats["aug_converged"]
+        size = int((sp_matching(A, perm_type="row") >= 0).sum())
+        check_matching(A, _host(st.mu_col), "row", expected_size=size)
+        assert stats["aug_paths"] == size - int((mr >= 0).sum()), trial
+
+
+def test_augment_max_phases_and_handover(backend, monkeypatch):
+    """A cap on the phases leaves a valid smaller matching; the solver then finishes with G-PR."""
+    from gpumatch.matching import _dynamic
+    from gpumatch.matching._augment import augment
+
+    A = sp.csr_matrix(G.grid(12, 12, drop=0.1, seed=4))
+    st = _augment_state(A, backend, "empty")
+    stats = augment(st, max_phases=1)
+    assert stats["aug_phases"] == 1 and not stats["aug_converged"] and stats["aug_paths"] > 0
+    mu_row, mu_col = _host(st.mu_row), _host(st.mu_col)
+    matched = np.flatnonzero(mu_col >= 0)      # a valid matching of that many edges
+    assert matched.shape[0] == stats["aug_paths"]
+    assert np.array_equal(mu_row[mu_col[matched]], matched)
+    assert all(A[int(mu_col[c]), int(c)] for c in matched)
+    monkeypatch.setattr(_dynamic, "MAX_AUGMENT_PHASES", 1)
+    rng = np.random.default_rng(21)
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver.solve()
+    ar, ac, rr, rc = _edge_batch(rng, A, "dec", A.nnz // 5)
+    solver.remove_edges(_to_backend(rr, backend), _to_backend(rc, backend))
+    A = _apply_edges(A, ar, ac, rr, rc)
+    res = solver.solve()
+    assert res.stats["aug_phases"] == 1
+    if not res.stats["aug_converged"]:
+        assert res.stats["global_relabels"] >= 1
+    _check_matching_result(res, A)
 
 
 # ---------------------------------------------------------------------------

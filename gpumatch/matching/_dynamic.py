@@ -7,13 +7,16 @@ removed edges patches both patterns in place of a re-sort or a transpose
 :func:`~gpumatch.csr.insert_entries`: one bandwidth-bound pass each);
 adding edges keeps the matching valid and removing a matched edge
 unmatches its two endpoints (:func:`~gpumatch.csr.unmatch_pairs`).  The
-next :meth:`MatchingSolver.solve` runs G-PR on the kept arrays, warm-started
-from the surviving pairs, so only the few free vertices that the batch
-created (or that the new edges can now serve) need augmenting paths.
+next :meth:`MatchingSolver.solve` starts from the surviving pairs and runs
+augmenting-path phases (:mod:`gpumatch.matching._augment`: disjoint
+alternating BFS trees from the free rows, each stopping at its first free
+column), so only the few free vertices that the batch created (or that
+the new edges can now serve) get paths; G-PR warm-started from the same
+pairs is the other ``warm_method``.
 
-What stays per solve is G-PR's global relabels (a BFS from every free row
-over what it reaches by alternating paths): at least one to find the work
-and one to prove the matching maximum, whatever the batch size.
+What stays per solve is about two alternating BFS over the part of the
+graph that the free rows reach (one that finds the paths, one that proves
+the matching maximum), whatever the batch size.
 """
 
 from __future__ import annotations
@@ -25,12 +28,26 @@ import numpy as np
 from .. import _backend
 from .. import csr as _csr
 from .._validation import as_csr_graph, as_index_array, check_option, index_dtype_for
-from . import _driver
+from . import _augment, _driver
 from . import api as _api
 
 __all__ = ["MatchingSolver"]
 
 _WARM_INITS = ("none", "greedy", "karp_sipser")
+_WARM_METHODS = ("augment", "gpr")
+#: Batches of at most this many edges are checked and sorted on the host.
+HOST_BATCH = 1 << 16
+#: Augmenting-path phases of a warm-started solve before it hands over to
+#: G-PR (``warm_method="augment"``).
+MAX_AUGMENT_PHASES = 32
+
+
+def _check_batch_host(r, c, m, n):
+    """Range checks of a batch on the host (ValueError naming the first bad index)."""
+    for what, a, hi_ in (("rows", r, m), ("cols", c, n)):
+        if a.shape[0] and (a.min() < 0 or a.max() >= hi_):
+            lo, hi = int(a.min()), int(a.max())
+            raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
 #: Default of ``MatchingSolver(rebuild_fraction=...)`` (see its docstring).
 REBUILD_FRACTION = 0.02
 
@@ -53,9 +70,9 @@ class MatchingSolver:
         initial matching, on the kept arrays) instead of from the surviving
         pairs.  Default :data:`REBUILD_FRACTION` (0.02): on an H100, for
         ``random_bipartite(10**6, 10**6, 5)``, warm starts beat a solve from
-        scratch at 0.01 % and 0.1 % of the edges changed (1.2-2.4x), were
-        within 10 % of it at 1 % (a solve from scratch inside the solver
-        was slower there) and lost at 10 % (``benchmarks/bench_dynamic.py``,
+        scratch at 0.01 % and 0.1 % of the edges changed (1.4-3.0x), were
+        level with it at 1 % (1.0-1.3x) and lost at 10 % (0.8-1.15x)
+        (``benchmarks/bench_dynamic.py``,
         ``benchmarks/results/h100_dynamic.md``).
     warm_init : {"none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
@@ -66,6 +83,16 @@ class MatchingSolver:
         G-PR's global-relabel frequency in the warm-started solves (a
         relabel after ``ceil(relabel_k * maxLevel)`` push iterations), as
         in :func:`~gpumatch.matching.bipartite_matching`.
+    warm_method : {"augment", "gpr"}, optional
+        How a warm-started solve finds the missing paths.  ``"augment"``
+        (default): augmenting-path phases, each a BFS of vertex-disjoint
+        trees from the free rows that stop at their first free column,
+        until a phase proves the matching maximum (G-PR finishes if
+        :data:`MAX_AUGMENT_PHASES` do not suffice).  ``"gpr"``: G-PR from the
+        surviving pairs, whose global relabels are BFS from every free row
+        to the end.  On the H100 benchmark the two were level after
+        additions and ``"augment"`` won after removals (0.01 %: 2.8x
+        against 2.0x).
 
     Attributes
     ----------
@@ -78,16 +105,15 @@ class MatchingSolver:
     Adding an edge never invalidates a matching; removing a matched edge
     frees both endpoints.  The surviving pairs are a matching of the new
     graph at most (number of removed matched edges + number of added edges)
-    short of maximum, so G-PR [1]_ started from them (a global relabel from
-    the free rows, then pushes from the few free columns that can reach
-    one) does far less push work than a solve from scratch when batches
-    are small: the same incremental principle as dynamic push-relabel max
-    flow [2]_.  The solver keeps the CSR and its transpose on the backend
-    and patches both per batch (O(nnz) passes, no sort of the edge set, no
-    transpose, no validation of its own arrays).  The cost that stays is
-    one BFS over the alternating-reachable part of the graph per global
-    relabel, at least two per solve; past `rebuild_fraction` a
-    from-scratch solve is used.
+    short of maximum, so a few augmenting paths finish the job: the same
+    incremental principle as dynamic push-relabel max flow [2]_ (G-PR [1]_
+    from the surviving pairs with ``warm_method="gpr"``).  The solver keeps
+    the CSR and its transpose on the backend and patches both per batch
+    (O(nnz) passes, no sort of the edge set, no transpose, no validation of
+    its own arrays; small batches are checked and ordered on the host).
+    The cost that stays is about two BFS over the alternating-reachable
+    part of the graph per solve; past `rebuild_fraction` a from-scratch
+    solve is used.
 
     Several maximum matchings may exist; which one is returned may vary.
 
@@ -120,8 +146,10 @@ class MatchingSolver:
     """
 
     def __init__(self, graph, *, backend="auto", rebuild_fraction=REBUILD_FRACTION, warm_init="none",
-                 relabel_k=0.7):
+                 relabel_k=0.7, warm_method="augment"):
         check_option("warm_init", warm_init, _WARM_INITS)
+        check_option("warm_method", warm_method, _WARM_METHODS)
+        self.warm_method = warm_method
         _api._check_params("none", relabel_k, 512)
         self.relabel_k = float(relabel_k)
         if isinstance(rebuild_fraction, bool) or not isinstance(rebuild_fraction, (int, float, np.integer,
@@ -209,6 +237,30 @@ class MatchingSolver:
         k = int(r.shape[0])
         if k == 0:
             return None
+        if k <= HOST_BATCH:
+            # a small batch is checked and ordered on the host: one read-back
+            # and one upload cost less than the device sorts and reductions
+            rc_h = _backend.to_numpy(xp.stack([r.astype(np.int64), c.astype(np.int64)]))
+            _check_batch_host(rc_h[0], rc_h[1], m, n)
+            ks = np.sort(rc_h[0] * np.int64(max(n, 1)) + rc_h[1])
+            rs_h = ks // np.int64(max(n, 1))
+            kc = np.sort(rc_h[1] * np.int64(max(m, 1)) + rc_h[0])
+            cc_h = kc // np.int64(max(m, 1))
+            if (ks[1:] == ks[:-1]).any():
+                i = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
+                raise ValueError(f"edge ({int(rs_h[i])}, {int(ks[i] - rs_h[i] * max(n, 1))}) appears more than "
+                                 "once in the batch")
+            packed = xp.asarray(np.concatenate([rs_h, ks - rs_h * np.int64(max(n, 1)), cc_h,
+                                                kc - cc_h * np.int64(max(m, 1))]))
+            rs, cs, cc, rc = (packed[i * k:(i + 1) * k] for i in range(4))
+            pos_r, found_r = _csr.locate_entries(self._rptr, self._rind, rs, cs)
+            pos_c, _ = _csr.locate_entries(self._cptr, self._cind, cc, rc)
+            presence = bool(found_r.any() if adding else (~found_r).any())
+            if presence:
+                i = int(xp.flatnonzero(found_r if adding else ~found_r)[0])
+                state = "already in the graph" if adding else "not in the graph"
+                raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) is {state}")
+            return (rs, cs, pos_r), (cc, rc, pos_c), (rs, cs)
         r, c = r.astype(np.int64), c.astype(np.int64)
         # the batch in row-major and in column-major order (sorted keys, no
         # gathers); out-of-range ids are caught below, before any use
@@ -300,7 +352,9 @@ class MatchingSolver:
             ``row_to_col``, ``col_to_row`` (int32, -1 unmatched), ``size``
             and ``stats`` (with ``mode``: ``"scratch"``, ``"dynamic"`` or
             ``"cached"``; ``batch``, the edges changed
-            since the last solve; ``time_total`` of the solve and
+            since the last solve; with ``warm_method="augment"``,
+            ``aug_phases``, ``aug_paths``, ``aug_levels`` and
+            ``aug_converged`` of the augmenting phases; ``time_total`` of the solve and
             ``time_update`` of the updates since the last solve, host
             seconds without a device sync).
         """
@@ -318,6 +372,8 @@ class MatchingSolver:
             st.mu_row.fill(-1)
             st.mu_col.fill(-1)
             gstats = _driver.run_gpr(st, init="greedy")
+        elif self.warm_method == "augment":
+            gstats = self._augment(st)
         else:
             gstats = _driver.run_gpr(st, init=self.warm_init, relabel_k=self.relabel_k)
         size = int(st.xp.count_nonzero(st.mu_col >= 0))
@@ -331,6 +387,24 @@ class MatchingSolver:
         stats["time_total"] = time.perf_counter() - t0
         self._result = res
         return res
+
+    def _augment(self, st):
+        """Warm-started solve by augmenting-path phases (G-PR finishes if they do not converge)."""
+        kern = _driver.kernels_for(self.backend)
+        t0 = time.perf_counter()
+        if self.warm_init == "greedy":
+            _driver.greedy(st, kern)
+        elif self.warm_init == "karp_sipser":
+            _driver.karp_sipser(st, kern)
+        kern.fix_matching(st)
+        t1 = time.perf_counter()
+        astats = _augment.augment(st, max_phases=MAX_AUGMENT_PHASES)
+        stats = dict(backend=self.backend, push_iterations=0, global_relabels=0, time_init=t1 - t0,
+                     time_relabel=0.0, time_push=0.0, **astats)
+        if not astats["aug_converged"]:
+            gstats = _driver.run_gpr(st, init="none", relabel_k=self.relabel_k)
+            stats.update({k: v for k, v in gstats.items() if k not in ("time_init",)})
+        return stats
 
     def matching(self, perm_type="row"):
         """The current maximum matching in scipy's format (solving first if needed).

@@ -22,20 +22,7 @@
 #define GPR_HEAVY 32
 #endif
 
-// ---------------------------------------------------------------------------
-// small helpers (overloaded for 32- and 64-bit indices)
-
-__device__ __forceinline__ int gm_cas(int* a, int expected, int value)
-{
-    return atomicCAS(a, expected, value);
-}
-__device__ __forceinline__ long long gm_cas(long long* a, long long expected, long long value)
-{
-    return (long long)atomicCAS((unsigned long long*)a, (unsigned long long)expected,
-                                (unsigned long long)value);
-}
-__device__ __forceinline__ void gm_max(int* a, int value) { atomicMax(a, value); }
-__device__ __forceinline__ void gm_max(long long* a, long long value) { atomicMax(a, value); }
+// gm_cas and gm_max (atomics overloaded for both index widths) are in _common.cuh.
 
 // ---------------------------------------------------------------------------
 // gpumatch_gpr_greedy: one round of the cheap greedy initial matching.
