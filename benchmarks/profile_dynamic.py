@@ -227,8 +227,8 @@ def profile_flow(size, reps):
             t0 = time.perf_counter()
             solver.solve()
             sync()
-            print(f"## variant {label}: init {t_init * 1e3:.1f} ms, first solve {(time.perf_counter() - t0) * 1e3:.1f} ms",
-                  flush=True)
+            t_first = time.perf_counter() - t0
+            print(f"## variant {label}: init {t_init * 1e3:.1f} ms, first solve {t_first * 1e3:.1f} ms", flush=True)
             rng = np.random.default_rng(5)
             for kind in kinds:
                 for frac in fracs:
@@ -270,10 +270,14 @@ def profile_flow(size, reps):
                         acc.setdefault("iterations", []).append(st.get("iterations", 0))
                         for key, v in st.get("time", {}).items():
                             acc.setdefault("t." + key + " ms", []).append(v * 1e3)
-                        for name, its, grs, sec in st.get("phases", []):
+                        for ph in st.get("phases", []):
+                            name, its, grs, sec = ph[:4]
                             acc.setdefault(f"phase {name} ms", []).append(sec * 1e3)
                             acc.setdefault(f"phase {name} relabels", []).append(grs)
                             acc.setdefault(f"phase {name} iterations", []).append(its)
+                            if len(ph) >= 6:
+                                acc.setdefault(f"phase {name} relabel ms", []).append(ph[4] * 1e3)
+                                acc.setdefault(f"phase {name} calls", []).append(ph[5])
                         tag = f"{st.get('mode')}/{st.get('repair', '-')}/{st.get('cut', '-')}" + \
                             ("/F" if st.get("fallback") else "")
                         acc.setdefault("modes", []).append(tag)
@@ -292,6 +296,7 @@ def profile_flow(size, reps):
         # one global relabel from the sink, the output build and the value alone (default solver)
         solver = MaxFlowSolver(Cd, s, t, backend="cupy", rebuild_fraction=1.0, time_budget=None)
         solver.solve()
+        solver._contexts()
         acc = {}
         tick = _timer(cp)
         for _ in range(5):

@@ -638,3 +638,188 @@ def test_matching_relabel_k():
     res = solver.solve()
     assert res.stats["mode"] == "dynamic"
     _check_matching_result(res, A)
+
+
+# --- flow repair (cut-aware, no-work shortcut) ---
+
+
+def _flow_solver(name, backend):
+    C, s, t, maxcap = FLOW_GRAPHS[name]
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    res = solver.solve()
+    _check_flow_result(res, C, s, t)
+    return solver, res, C, s, t, maxcap
+
+
+def _host_array(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+def _arc_lists(C, res):
+    """Stored arcs of C (no self-loops) with their net flow, the cut's side, and which cross S -> T."""
+    coo = sp.coo_matrix(C)
+    keep = coo.row != coo.col
+    r, c, cap = coo.row[keep].astype(np.int64), coo.col[keep].astype(np.int64), coo.data[keep].astype(np.int64)
+    F = sp.csr_matrix(_host_array(res.flow.toarray()) if not sp.issparse(res.flow) else res.flow)
+    f = np.asarray(F[r, c]).ravel().astype(np.int64)
+    side = _host_array(res.source_side).astype(bool)
+    return r, c, cap, f, side, side[r] & ~side[c]
+
+
+def _update(solver, backend, r, c, new):
+    solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_shortcut_off_cut_increases(backend, name):
+    # increases of arcs that do not cross the minimum cut S -> T leave the
+    # flow maximum: no excess, no deficit, no push-relabel and no BFS
+    solver, res, C, s, t, maxcap = _flow_solver(name, backend)
+    r, c, cap, f, side, cross = _arc_lists(C, res)
+    rng = np.random.default_rng(_seed("shortcut", name))
+    off = np.flatnonzero(~cross)
+    k = rng.choice(off, size=min(25, off.shape[0]), replace=False)
+    new = cap[k] + rng.integers(1, maxcap + 1, size=k.shape[0])
+    _update(solver, backend, r[k], c[k], new)
+    C2 = _apply(C, r[k], c[k], new)
+    res2 = solver.solve()
+    st = res2.stats
+    assert st["mode"] == "dynamic" and st["repair"] == "none" and st["cut"] == "kept"
+    assert st["iterations"] == 0 and st["global_relabels"] == 0
+    _check_flow_result(res2, C2, s, t)
+    assert int(res2.flow_value) == int(res.flow_value) == int(maximum_flow(C2, s, t, backend="numpy").flow_value)
+    assert np.array_equal(_host_array(res2.source_side), _host_array(res.source_side))
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_shortcut_decreases_above_flow(backend, name):
+    # a decrease to a capacity at least the arc's flow moves nothing
+    solver, res, C, s, t, maxcap = _flow_solver(name, backend)
+    r, c, cap, f, side, cross = _arc_lists(C, res)
+    Cb = sp.csr_matrix(C)
+    lone = np.asarray(Cb[c, r]).ravel() == 0          # no anti-parallel arc: net flow == arc flow
+    lone &= np.asarray(sp.csr_matrix((np.ones_like(r), (c, r)), shape=C.shape)[r, c]).ravel() == 0
+    cand = np.flatnonzero(lone & (cap > f) & (f >= 0))
+    if cand.shape[0] == 0:
+        pytest.skip("no arc below capacity")
+    rng = np.random.default_rng(_seed("above", name))
+    k = rng.choice(cand, size=min(25, cand.shape[0]), replace=False)
+    new = f[k] + rng.integers(0, cap[k] - f[k])       # in [flow, old capacity)
+    _update(solver, backend, r[k], c[k], new)
+    C2 = _apply(C, r[k], c[k], new)
+    res2 = solver.solve()
+    assert res2.stats["repair"] == "none" and res2.stats["global_relabels"] == 0
+    _check_flow_result(res2, C2, s, t)
+    assert int(res2.flow_value) == int(res.flow_value)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_cut_crossing_increases(backend, name):
+    # increases of arcs of the cut push their new residual and re-maximise
+    solver, res, C, s, t, maxcap = _flow_solver(name, backend)
+    r, c, cap, f, side, cross = _arc_lists(C, res)
+    cand = np.flatnonzero(cross)
+    rng = np.random.default_rng(_seed("cross", name))
+    for size in (1, 5):
+        k = rng.choice(cand, size=min(size, cand.shape[0]), replace=False)
+        new = C.tocsr()[r[k], c[k]].A1.astype(np.int64) + rng.integers(1, maxcap + 1, size=k.shape[0])
+        _update(solver, backend, r[k], c[k], new)
+        C = _apply(C, r[k], c[k], new)
+        res = solver.solve()
+        assert res.stats["mode"] == "dynamic" and res.stats["repair"] == "phases"
+        _check_flow_result(res, C, s, t)
+        r, c, cap, f, side, cross = _arc_lists(C, res)
+        cand = np.flatnonzero(cross)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_cut_arc_decreases_keep_the_cut(backend, name):
+    # a decrease of an arc of the cut lowers the value by as much and the
+    # cut stays minimum: the repair stays on each side of it, with no BFS
+    solver, res, C, s, t, maxcap = _flow_solver(name, backend)
+    r, c, cap, f, side, cross = _arc_lists(C, res)
+    cand = np.flatnonzero(cross & (cap > 0))
+    rng = np.random.default_rng(_seed("cutdec", name))
+    k = rng.choice(cand, size=min(4, cand.shape[0]), replace=False)
+    new = np.maximum(cap[k] - rng.integers(1, maxcap + 1, size=k.shape[0]), 0)
+    _update(solver, backend, r[k], c[k], new)
+    C2 = _apply(C, r[k], c[k], new)
+    res2 = solver.solve()
+    assert res2.stats["repair"] == "phases" and res2.stats["cut"] == "kept"
+    _check_flow_result(res2, C2, s, t)
+    assert int(res2.flow_value) == int(res.flow_value) - int((cap[k] - new).sum())
+    assert np.array_equal(_host_array(res2.source_side), side)
+
+
+def test_flow_augmenting_fallback(monkeypatch):
+    # a phase X that only ever returns excess to the source leaves a valid
+    # but not maximum flow: the cut check, the BFS and phase F repair it
+    from gpumatch.flow import _dynamic as D
+
+    def return_only(self):
+        xp, idt, s, t = self._xp, self._idt, self.source, self.sink
+        st = {"height": self._height, "excess": self._excess}
+        near = lambda: xp.concatenate([xp.asarray([s], dtype=idt),  # noqa: E731
+                                        xp.nonzero(self._inner(self._excess < 0))[0].astype(idt)])
+        D._Phase(self, self._ctx, st, near, terminals=(s, t), hlimit=self._V, blocked=t, name="X").run()
+
+    monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", return_only)
+    C = sp.csr_matrix(np.array([[0, 1, 0, 0], [0, 0, 5, 0], [0, 0, 0, 5], [0, 0, 0, 0]], dtype=np.int64))
+    solver = MaxFlowSolver(C, 0, 3, backend="numpy", rebuild_fraction=1.0, time_budget=None)
+    assert int(solver.solve().flow_value) == 1
+    solver.update_capacities([0], [1], [4])
+    res = solver.solve()
+    assert res.stats["cut"] == "bfs" and res.stats["fallback"]
+    C2 = _apply(C, [0], [1], [4])
+    _check_flow_result(res, C2, 0, 3)
+    assert int(res.flow_value) == 4
+    # and on a larger graph, batch after batch
+    C, s, t, maxcap = FLOW_GRAPHS["rlg"]
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=None)
+    res = solver.solve()
+    rng = np.random.default_rng(23)
+    for _ in range(3):
+        r, c, cap, f, side, cross = _arc_lists(C, res)
+        k = rng.choice(np.flatnonzero(cross), size=3, replace=False)
+        new = cap[k] + rng.integers(1, maxcap + 1, size=3)
+        solver.update_capacities(r[k], c[k], new)
+        C = _apply(C, r[k], c[k], new)
+        res = solver.solve()
+        _check_flow_result(res, C, s, t)
+
+
+def test_flow_scratch_time_is_the_fastest_seen():
+    C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=0.0, time_budget=0.5)
+    solver.solve()
+    first = solver._t_scratch
+    solver._t_scratch = first * 1000           # as if the first solve had paid a compilation
+    solver.update_capacities([int(sp.coo_matrix(C).row[0])], [int(sp.coo_matrix(C).col[0])], [0])
+    assert solver.solve().stats["mode"] == "scratch"
+    assert solver._t_scratch < first * 1000
+
+
+def test_flow_abandoned_repair_sends_larger_batches_to_scratch():
+    # with no time at all, a repair that needs push-relabel is abandoned;
+    # a larger batch then starts from scratch at once, one as small is
+    # tried again
+    C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=0.0)
+    res = solver.solve()
+
+    def t_side_arcs(C, res, n):
+        # arcs with flow inside the sink side: their cut leaves an excess there, which phase X moves
+        r, c, cap, f, side, cross = _arc_lists(C, res)
+        k = np.flatnonzero((f > 0) & ~side[r] & ~side[c] & (r != s) & (c != t))[:n]
+        assert k.shape[0] == n
+        return r[k], c[k], np.zeros(n, dtype=np.int64)
+
+    for n, mode, reason in [(2, "dynamic->scratch", "time_budget"), (3, "scratch", "abandoned before"),
+                            (2, "dynamic->scratch", "time_budget")]:
+        r, c, new = t_side_arcs(C, res, n)
+        solver.update_capacities(r, c, new)
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == mode and res.stats["scratch_reason"] == reason
+        _check_flow_result(res, C, s, t)

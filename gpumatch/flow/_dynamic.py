@@ -1,32 +1,53 @@
 """Dynamic maximum flow: re-solve after a batch of capacity changes.
 
 :class:`MaxFlowSolver` keeps the residual network of one graph (reverse-CSR
-layout, one flow value per arc) on its backend between solves.  A batch of
-capacity changes turns the previous maximum flow into a *pseudo-flow*:
+layout, one flow value per arc) on its backend between solves, together
+with the source side ``S`` of a minimum cut of the last maximum flow.  The
+cut is what makes small batches cheap.  For a maximum flow every arc from
+``S`` to ``T`` (the rest) is saturated and every arc from ``T`` to ``S``
+carries nothing, and :meth:`MaxFlowSolver.update_capacities` keeps it so:
 
-* where a capacity drops below the flow on its arc, the flow is cut to the
-  new capacity, which leaves an excess at the tail and a deficit at the head;
-* where a *saturated* arc gains capacity, the new residual is pushed along it
-  at once (excess at the head, deficit at the tail).  An arc that was not
-  saturated cannot lie on a minimum cut, so raising it changes nothing.
+* a capacity that drops below the flow on its arc cuts the flow to the new
+  capacity (excess at the tail, deficit at the head); an arc of ``S -> T``
+  stays saturated that way;
+* an increase on an arc of ``S -> T`` pushes the new residual along it at
+  once (excess at the head, deficit at the tail), so that arc stays
+  saturated too; any other change of capacity leaves the flow alone (an arc
+  of ``T -> S`` carries nothing, whatever its capacity).
 
-The next :meth:`MaxFlowSolver.solve` repairs and re-maximises the
-pseudo-flow with the push-relabel kernels of :mod:`gpumatch.flow`, in
-phases that each start with an exact global relabel towards their sinks:
+So after every batch the flow still saturates the cut ``S``, whose new
+capacity the solver keeps up to date.  If no vertex is left with an excess
+or a deficit, the flow is valid and its value equals the capacity of a cut:
+it is maximum and ``S`` still a minimum cut, and :meth:`MaxFlowSolver.solve`
+has nothing to do but build its output.  Otherwise it repairs the
+pseudo-flow with the push-relabel kernels of :mod:`gpumatch.flow` in two
+phases:
 
-A1. excess to the sink;  A2. excess left to the deficits (extra sinks of
-height 0);  B. excess left back to the source;  D1. deficits filled from the
-source;  D2. deficits left filled by cancelling flow towards the sink.  D1
-and D2 are push-relabel on the transposed network, where a deficit is an
-excess.  The flow is then valid; a BFS from the sink decides: if the source
-cannot reach the sink the flow is maximum (and the BFS gives the minimum
-cut), else phase F saturates the source arcs whose head reaches the sink and
-runs the two phases of a full solve from the valid flow.
+X. every excess goes to the sink or to a deficit on the sink side ``T``
+   (height 0), else to the source or to a deficit on the source side
+   (height ``V - 1``), so excess that can stay in ``T`` never crosses the
+   cut;
+D. every deficit is filled from the source (height 0), else by cancelling
+   flow towards the sink (height ``V - 1``): push-relabel on the transposed
+   network, where a deficit is an excess.
 
-Two guards keep a dynamic solve from costing more than a solve from scratch:
-past ``rebuild_fraction`` changed arcs the solver starts from scratch, and a
-repair that runs longer than ``time_budget`` times the last from-scratch
-solve is abandoned for one.
+Excess on the source side and deficits on the sink side first go straight
+to their terminal along paths of one or two arcs where they can (no BFS),
+and a relabel runs the BFS from the far targets only when some excess
+needs them.  Both phases always succeed (an excess can flow back to where
+it came from, a deficit can cancel the flow that left it).
+
+If the new flow value equals the capacity of ``S``, ``S`` is still a
+minimum cut and the flow maximum; only otherwise a BFS from the sink
+computes the new cut, and if the source still reaches the sink, phase F
+saturates the source arcs whose head reaches the sink and runs the two
+phases of a full solve from the valid flow.
+
+Two guards keep a dynamic solve from costing much more than a solve from
+scratch: past ``rebuild_fraction`` changed arcs the solver starts from
+scratch, and a repair that runs longer than ``time_budget`` times the
+fastest from-scratch solve seen is abandoned for one (and larger batches
+then start from scratch at once for a while).
 """
 
 from __future__ import annotations
@@ -41,55 +62,159 @@ from . import _maxflow as _mf
 
 __all__ = ["MaxFlowSolver"]
 
+#: Tuning of the repair phases (benchmarks may change it).
+#: ``group``: discharge launches queued before the first read-back of a
+#: phase (and after each global relabel); the group doubles after every
+#: read-back up to ``TUNING["batch"]`` of :mod:`gpumatch.flow._maxflow`, so
+#: a worklist that empties after two launches does not pay for 64.
+#: ``relabel_ratio``: a global relabel runs as soon as the discharges since
+#: the last one took this many times as long as it did (None: never before
+#: the worklist is empty), so that stuck excess is lifted by a BFS instead
+#: of climbing one height step per launch.
+#: ``max_period``: a global relabel runs at the latest after this many
+#: discharge iterations (None: no bound).
+#: ``lazy_far``: a relabel skips the BFS from the far targets (height
+#: ``V - 1``) when the BFS from the near ones labelled every vertex with
+#: excess, once the unlabelled ones sent what they could straight to the
+#: far terminal along paths of one or two arcs.
+#: ``discharge_loop``: discharge iterations over worklists of at most this
+#: many vertices run in one persistent block on the GPU (0: never); a
+#: repair moves a few units of excess along long paths, where one launch
+#: per hop would cost far more than the hop.
+#: ``early_stop``: the BFS of a relabel in phases X and D stops once every
+#: vertex with excess has a height.
+#: Defaults measured on an H100 (``benchmarks/profile_dynamic.py``): a
+#: ratio of 1 spent half of the long GENRMF and RLG repairs in relabels;
+#: the early stop did not pay (the excess sits at all depths) and is off.
+REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
+          "early_stop": False}
+
+_WARMED = set()
+
 
 def _scatter_add(xp, a, idx, vals):
     """``a[idx] += vals`` with repeated indices accumulated (both backends)."""
     xp.add.at(a, idx, vals)  # cupy.add.at is what the deprecated cupyx.scatter_add calls
 
 
+def _warm_up(backend):
+    """Solve a four-vertex network once per device and process.
+
+    On CuPy the first solve of a process compiles (or loads from CuPy's
+    cache) the element-wise kernels a from-scratch solve uses; doing it here
+    keeps that one-time cost out of the from-scratch time that sets the
+    repair's time budget.
+    """
+    if backend != "cupy":
+        return
+    cp = _backend.cp
+    dev = int(cp.cuda.Device().id)
+    if dev in _WARMED:
+        return
+    # 0 -> 1 -> 2 -> 3 -> 4 -> 5 (sink) with a bottleneck at 4 -> 5 and a
+    # side arc 1 -> 5: the greedy start, phase 1, the direct return and
+    # phase 2 (excess stranded three arcs from the source) all run
+    indptr = cp.asarray([0, 1, 3, 4, 5, 6, 6], dtype=np.int32)
+    indices = cp.asarray([1, 2, 5, 3, 4, 5], dtype=np.int32)
+    cap = cp.asarray([9, 9, 1, 9, 9, 1], dtype=np.int64)
+    _mf._solve(indptr, indices, cap, 0, 5, "cupy", "reverse_csr")
+    _WARMED.add(dev)
+
+
 class _OverBudget(Exception):
     """The dynamic repair ran past its time budget (the solver then starts from scratch)."""
 
 
-def _relabel(K, ctx, st, xp, targets, blocked, hlimit, batch, deadline=None):
-    """Exact heights: BFS distance to the set `targets` over reverse residual arcs."""
-    h = st["height"]
-    h.fill(-1)
-    h[targets] = 0
-    if blocked is not None:
-        h[blocked] = hlimit
-    frontier = targets
-    level = 0
-    while frontier.shape[0]:
-        if deadline is not None and time.perf_counter() > deadline:
-            raise _OverBudget()
-        frontier, ran = K.bfs_level(ctx, st, frontier, level, batch)
-        level += ran
-    h[h == -1] = hlimit
-    return level
-
-
 class _Phase:
-    """One push-relabel run towards a set of height-0 vertices (sinks)."""
+    """One push-relabel run towards two tiers of height-0 vertices (targets).
 
-    def __init__(self, solver, ctx, st, sinks_fn, terminals, blocked, name=""):
-        self.name = name
+    Parameters
+    ----------
+    solver : MaxFlowSolver
+    ctx, st : kernel context and state (``height``, ``excess``) of the network used
+    near, far : callables returning index arrays; `far` may be None
+        The BFS of a global relabel starts from the `near` targets at level
+        0 and, for the vertices it did not reach, from the `far` targets at
+        level ``solver._far_level``.
+    terminals : (target, other)
+        Passed to the discharge kernel (neither is ever discharged).
+    hlimit : int
+        Heights at or above it are inactive.
+    blocked : int or None
+        A vertex held at `hlimit` (never reached by the BFS).
+    must_clear : bool
+        The phase must leave no excess: when the worklist empties with
+        excess left at `hlimit`, one more full relabel decides.
+    far_return : callable or None
+        ``far_return(xs)`` sends what it can of the excess of the vertices
+        `xs` straight to the far terminal (paths of one or two arcs).
+    early : bool
+        A relabel may stop its BFS once every vertex with excess has a
+        height (``REPAIR["early_stop"]``); the phase's last, confirming
+        relabel never does.
+    """
+
+    def __init__(self, solver, ctx, st, near, far=None, *, terminals, hlimit, blocked=None, must_clear=True,
+                 far_return=None, early=False, name=""):
         self.s = solver
+        self.early = early
         self.ctx, self.st = ctx, st
-        self.sinks_fn = sinks_fn          # () -> array of height-0 vertices
-        self.terminals = terminals        # (target, other) passed to the kernel
-        self.blocked = blocked            # vertex held at height hlimit, or None
+        self.near, self.far = near, far
+        self.far_return = far_return
+        self.terminals = terminals
+        self.hlimit = int(hlimit)
+        self.blocked = blocked
+        self.must_clear = must_clear
+        self.name = name
+        self.full = True       # did the last relabel run the BFS from the far targets (or is there none)?
 
-    def relabel(self):
-        s = self.s
+    def relabel(self, force_full=False):
+        """Exact two-tier heights (BFS over reverse residual arcs); returns the seconds it took."""
+        s, xp = self.s, self.s._xp
         t0 = time.perf_counter()
-        _relabel(s._K, self.ctx, self.st, s._xp, self.sinks_fn(), self.blocked, s._V, s._batch, s._deadline)
+        h = self.st["height"]
+        h.fill(-1)
+        if self.blocked is not None:
+            h[self.blocked] = self.hlimit
+        near = self.near()
+        h[near] = 0
+        watch = None
+        if self.early and not force_full and REPAIR.get("early_stop", True):
+            # only the vertices with excess need a height: stop the BFS once
+            # they all have one (the rest get the next level, a valid label)
+            watch = xp.nonzero(s._inner(self.st["excess"] > 0))[0]
+        level, stopped = s._bfs(self.ctx, self.st, near, 0, watch if watch is not None and watch.shape[0] else None)
+        if stopped:
+            h[h < 0] = level + 1
+            if self.far is not None:
+                # the far targets wait for a full relabel: excess that climbs
+                # past the partial labels must not drain into them meanwhile
+                h[self.far()] = self.hlimit
+            self.full = False
+            s._stats["global_relabels"] += 1
+            return time.perf_counter() - t0
+        self.full = True
+        if self.far is not None:
+            lazy = REPAIR.get("lazy_far", True) and not force_full
+            if lazy and self.far_return is not None:
+                xs = s._unlabeled_excess(self.st, nodes=True)
+                if xs.shape[0]:
+                    self.far_return(xs.astype(s._idt))
+            if lazy and not s._unlabeled_excess(self.st):
+                self.full = False
+            else:
+                far = self.far()
+                far = far[h[far] < 0]
+                if far.shape[0]:
+                    h[far] = s._far_level
+                    s._bfs(self.ctx, self.st, far, s._far_level)
+        h[h < 0] = self.hlimit
         s._stats["global_relabels"] += 1
         return time.perf_counter() - t0
 
     def active(self):
         s, xp = self.s, self.s._xp
-        mask = (self.st["excess"] > 0) & (self.st["height"] < s._V)
+        mask = (self.st["excess"] > 0) & (self.st["height"] < self.hlimit)
         mask[s.source] = False
         mask[s.sink] = False
         return xp.nonzero(mask)[0].astype(s._idt)
@@ -97,67 +222,80 @@ class _Phase:
     def run(self, before=None):
         """Relabel, call `before` (may add excess), discharge until no vertex is active.
 
-        Heights are exact after the first relabel and valid (a lower bound on
-        the distance to the sinks) afterwards; the phase ends when no vertex
-        below height V holds excess.
+        Discharge launches go in groups that start at ``REPAIR["group"]`` and
+        double after each read-back; a global relabel runs whenever the
+        discharges since the last one took ``REPAIR["relabel_ratio"]`` times
+        its duration.  Heights are exact after a relabel and valid lower
+        bounds on the distance to the targets in between, so a vertex at
+        `hlimit` cannot reach any target.
         """
         s = self.s
-        tun = _mf.TUNING
-        adaptive = tun.get("adaptive", True)
-        guard = tun.get("max_iterations")
-        freq = s._freq
-        gr0 = s._stats["global_relabels"]
+        stats = s._stats
+        guard = _mf.TUNING.get("max_iterations")
+        ratio = REPAIR.get("relabel_ratio")
+        period = REPAIR.get("max_period")
+        g0 = max(1, int(REPAIR.get("group", 1)))
+        gr0, it0 = stats["global_relabels"], stats["iterations"]
         t_run = time.perf_counter()
-        self.relabel()
+        t_gr = t_rel = self.relabel()
+        calls = 0
         if before is not None:
             before()
         work = self.active()
-        since = 0
-        it0 = s._stats["iterations"]
+        group, since = g0, 0
         t_win = time.perf_counter()
         target, other = self.terminals
         while True:
             if work.shape[0] == 0:
-                # no global relabel to confirm the end (the next phase starts
-                # with its own): a scan of the excesses catches any vertex the
-                # worklist lost; heights stay valid, so a vertex at height V
-                # really cannot reach a sink of this phase
+                # a scan of the excesses catches any vertex the worklist lost
                 work = self.active()
                 if work.shape[0] == 0:
-                    break
-            if since >= freq:
-                t_dis = time.perf_counter() - t_win
+                    if not self.must_clear or not s._excess_left(self.st):
+                        break
+                    if since == 0 and self.full:
+                        break  # no target can take the excess left: the caller reports it
+                    # excess at hlimit: a full relabel decides (far targets, stale heights)
+                    t_gr = self.relabel(force_full=True)
+                    t_rel += t_gr
+                    work = self.active()
+                    group, since = g0, 0
+                    t_win = time.perf_counter()
+                    continue
+            if since and ((ratio is not None and time.perf_counter() - t_win > ratio * t_gr)
+                          or (period is not None and since >= period)):
                 t_gr = self.relabel()
+                t_rel += t_gr
                 work = self.active()
-                if adaptive and since >= freq:
-                    freq = _mf._next_relabel_period(freq, t_gr, t_dis)
-                since = 0
+                group, since = g0, 0
                 t_win = time.perf_counter()
                 continue
-            if guard is not None and s._stats["iterations"] - it0 > guard:
+            if guard is not None and stats["iterations"] - it0 > guard:
                 raise RuntimeError(f"push-relabel did not finish within {guard} iterations")
             if s._deadline is not None and time.perf_counter() > s._deadline:
                 raise _OverBudget()
-            k = max(1, min(s._batch, freq - since))
-            work, ran = s._K.discharge(self.ctx, self.st, work, s._stamp, target, other, s._V, k)
-            s._stamp += k
-            s._stats["iterations"] += ran
+            work, ran = s._K.discharge(self.ctx, self.st, work, s._stamp, target, other, self.hlimit, group)
+            calls += 1
+            s._stamp += group
+            stats["iterations"] += ran
             since += ran
-        s._freq = freq
-        s._stats.setdefault("phases", []).append(
-            (self.name, s._stats["iterations"] - it0, s._stats["global_relabels"] - gr0,
-             round(time.perf_counter() - t_run, 4)))
-        return s._stats["iterations"] - it0
+            group = min(2 * group, s._batch)
+        its = stats["iterations"] - it0
+        # (name, discharge iterations, global relabels, seconds, seconds in relabels, discharge calls)
+        stats.setdefault("phases", []).append(
+            (self.name, its, stats["global_relabels"] - gr0, round(time.perf_counter() - t_run, 4), round(t_rel, 4),
+             calls))
+        return its
 
 
 class MaxFlowSolver:
     """Maximum flow that is re-solved after batches of capacity changes.
 
-    The solver keeps the graph, its capacities and the current flow on the
-    backend (the GPU for ``"cupy"``).  :meth:`update_capacities` changes the
-    capacities of existing arcs; the next :meth:`solve` starts from the
-    previous maximum flow instead of from zero, which is much faster than
-    :func:`~gpumatch.flow.maximum_flow` when the batch is small.
+    The solver keeps the graph, its capacities, the current flow and the
+    source side of a minimum cut on the backend (the GPU for ``"cupy"``).
+    :meth:`update_capacities` changes the capacities of existing arcs; the
+    next :meth:`solve` starts from the previous maximum flow instead of from
+    zero, which is much faster than :func:`~gpumatch.flow.maximum_flow` when
+    the batch is small.
 
     Parameters
     ----------
@@ -177,14 +315,21 @@ class MaxFlowSolver:
     rebuild_fraction : float, optional
         When the arcs changed since the last solve exceed this fraction of
         all arcs, :meth:`solve` starts from scratch.  Default 0.002: on an
-        H100 the repair won (up to 3x) at 0.01 % and mostly at 0.1 % of the
-        arcs changed, and lost beyond (``benchmarks/bench_dynamic.py``).
+        H100 repairs of 0.01 % and 0.1 % of the arcs won where the batch
+        stays local, repairs of 1 % never did (see the notes).
     time_budget : float or None, optional
         A repair still running after ``time_budget`` times the duration of
-        the last from-scratch solve is abandoned and the solve restarts from
-        scratch (``stats["mode"] == "dynamic->scratch"``), so that a dynamic
-        solve costs at most about ``1 + time_budget`` from-scratch solves.
-        Default 0.25; None disables the guard.
+        the fastest from-scratch solve seen so far is abandoned and the
+        solve restarts from scratch (``stats["mode"] ==
+        "dynamic->scratch"``), so that a dynamic solve costs at most about
+        ``1 + time_budget`` from-scratch solves.  After that, batches
+        larger than the abandoned one start from scratch at once
+        (``stats["scratch_reason"] == "abandoned before"``; the bound
+        doubles at each use, so that such repairs are tried again later).
+        Default 0.25: an abandoned repair then cost at most about 1.5
+        solves from scratch as ``maximum_flow`` times them on an H100
+        (whose times vary by up to a quarter from run to run); None
+        disables the guard.
 
     Attributes
     ----------
@@ -196,24 +341,42 @@ class MaxFlowSolver:
     Notes
     -----
     Following Kannappan, Kumar and Nasre [1]_, the previous maximum flow is
-    kept and repaired instead of recomputed.  A decrease below the flow on
-    an arc cuts that flow to the new capacity (excess at the tail, deficit
-    at the head); an increase of a saturated arc pushes the new residual
-    along it (excess at the head, deficit at the tail).  :meth:`solve` then
-    runs push-relabel from the excesses to the sink, then to the deficits
-    (extra sinks of height 0), returns what is left to the source, fills the
-    deficits from the source and then by cancelling flow towards the sink
-    (push-relabel on the transposed network, where a deficit is an excess).
-    A BFS from the sink over the residual network proves the flow maximum
-    and gives the minimum cut; if the source still reaches the sink, the
-    source arcs that lead to it are saturated and the two phases of a full
-    solve finish the job.  The result is always a valid maximum flow.
+    kept and repaired instead of recomputed, here guided by the last
+    minimum cut ``S`` (see :mod:`gpumatch.flow._dynamic`).  A decrease below
+    the flow on an arc cuts that flow to the new capacity (excess at the
+    tail, deficit at the head); an increase of an arc from ``S`` to its
+    complement pushes the new residual along it (excess at the head, deficit
+    at the tail); other changes leave the flow as it is, and the cut stays
+    saturated.  :meth:`solve` then moves every excess to the sink or a
+    deficit, preferring those on the sink side of the cut, else back
+    towards the source, and fills every deficit from the source, else by
+    cancelling flow towards the sink (push-relabel on the transposed
+    network).  When the resulting value equals the updated capacity of
+    ``S``, the flow is maximum and ``S`` still a minimum cut, with no BFS;
+    a batch that leaves no excess nor deficit (for example increases of arcs
+    off the cut, or decreases to at least the flow) needs no push-relabel at
+    all (``stats["repair"] == "none"``).  Otherwise a BFS from the sink
+    finds the new cut, and if an augmenting path is left, the source arcs
+    that lead to the sink are saturated and the two phases of a full solve
+    finish the job.  The result is always a valid maximum flow;
+    ``source_side`` is the source side of a minimum cut (after a repair
+    that kept the cut, the previous one).
 
-    Each phase starts with a global relabel (a BFS over the whole residual
-    network), so a dynamic solve costs a few BFS plus work proportional to
-    the part of the network the changes reach.  Where augmenting paths are
-    long (unit networks of bipartite graphs, GENRMF) that work can exceed a
-    solve from scratch; `rebuild_fraction` and `time_budget` bound the loss.
+    Speed: each phase starts with a global relabel (a BFS over the part of
+    the residual network that reaches its targets), so a dynamic solve
+    costs a few BFS plus work proportional to the part of the network the
+    changes reach.  Where many changes cross the cut or augmenting paths
+    are long, that work can exceed a solve from scratch; `rebuild_fraction`
+    and `time_budget` bound the loss.  On an H100
+    (``benchmarks/bench_dynamic.py``: the unit network of
+    ``random_bipartite(10**6, 10**6, 5)``, ``washington_rlg(512, 1024,
+    10000)``, ``genrmf(32, 256, 100, 10000)``; 80, 210 and 460-590 ms from
+    scratch), update + solve of 0.01 % of the arcs took 10 ms (unit,
+    increases), 24-57 ms (RLG decreases and mixed) and under 1 ms where
+    the batch missed the cut (RLG and GENRMF increases); of 0.1 %, 22 ms
+    (unit) and 60 ms (RLG increases).  Repairs of GENRMF decreases, of 1 %
+    of the arcs, and of networks changed by earlier large batches ran out
+    of time.
 
     References
     ----------
@@ -265,6 +428,11 @@ class MaxFlowSolver:
         V = self._V = g.n
         if V >= (1 << 30):
             raise ValueError("graphs with 2**30 or more vertices are not supported")
+        # two tiers of targets in the repair phases: near ones at height 0,
+        # far ones at V - 1; a vertex at 2 V - 1 cannot reach either (no
+        # simple path has V arcs), and every height stays below 2**31 - 1
+        self._far_level = V - 1
+        self._hlimit2 = 2 * V - 1
         nnz = self._nnz = g.nnz
         self._data = g.data.astype(np.int64, copy=True)       # capacities of all stored entries
         rows = csr.segment_owner(g.indptr.astype(np.int64), nnz)
@@ -281,44 +449,87 @@ class MaxFlowSolver:
         xp.cumsum(counts, out=indptr[1:])
         indptr = indptr.astype(idt)
         indices = g.indices[kept].astype(idt)
-        cap = self._data[kept].copy()
-        self._check_source_total(cap, indptr)
+        # per-arc arrays carry one dummy slot at index E: an update of a
+        # self-loop writes there, so a batch needs no compaction (no sync)
+        self._cap_p = xp.zeros(E + 1, dtype=np.int64)
+        self._cap_p[:E] = self._data[kept]
+        self._flow_p = xp.zeros(E + 1, dtype=np.int64)      # flow_p[E] stays 0
+        cap = self._cap_p[:E]
+        s, t = self.source, self.sink
+        self._s_out = (int(indptr[s]), int(indptr[s + 1]))
+        self._src_total = _mf._exact_sum(xp, cap[self._s_out[0]:self._s_out[1]])
+        if self._src_total > _mf._I64_MAX:
+            raise OverflowError("the total capacity out of the source does not fit int64")
         L = self._L = _mf._build_rcsr(xp, indptr, indices, cap, V)
-        self._tails = rows[kept]
-        self._heads = cols[kept]
+        L["flow"] = self._flow_p[:E]
+        self._tail_p = xp.zeros(E + 1, dtype=np.int64)
+        self._tail_p[:E] = rows[kept]
+        self._head_p = xp.zeros(E + 1, dtype=np.int64)
+        self._head_p[:E] = cols[kept]
+        self._s_in = (int(L["in_indptr"][s]), int(L["in_indptr"][s + 1]))
+        self._t_out = (int(indptr[t]), int(indptr[t + 1]))
+        a, b = int(L["in_indptr"][t]), int(L["in_indptr"][t + 1])
+        self._t_in_arcs = L["in_to_out"][a:b].astype(np.int64)
         # transposed network (phase D): arc j of the transposed CSR is the
-        # reverse of forward arc in_to_out[j]
+        # reverse of forward arc in_to_out[j]; its capacities follow every
+        # update, its flows are copied in and out around phase D
         in_to_out = L["in_to_out"].astype(np.int64)
         out_to_in = xp.empty_like(in_to_out)
         out_to_in[in_to_out] = xp.arange(E, dtype=np.int64)
         self._t_of = in_to_out
-        self._LT = {"indptr": L["in_indptr"], "indices": L["in_indices"], "cap": cap[in_to_out],
-                    "flow": xp.zeros_like(cap), "in_indptr": L["indptr"], "in_indices": L["indices"],
+        self._oti_p = xp.full(E + 1, E, dtype=np.int64)       # arc -> transposed position (E: dummy)
+        self._oti_p[:E] = out_to_in
+        self._capT_p = xp.zeros(E + 1, dtype=np.int64)
+        self._capT_p[:E] = cap[in_to_out]
+        self._LT = {"indptr": L["in_indptr"], "indices": L["in_indices"], "cap": self._capT_p[:E],
+                    "flow": xp.zeros(E, dtype=np.int64), "in_indptr": L["indptr"], "in_indices": L["indices"],
                     "in_to_out": out_to_in.astype(L["in_to_out"].dtype)}
         self._K = _mf._kernels(self.backend)
         self._ctx = None
         self._ctxT = None
         self._batch = max(1, int(_mf.TUNING.get("batch", 1)))
-        self._freq = _mf.TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
         self._stamp = 0
         self._excess = xp.zeros(V, dtype=np.int64)
         self._height = xp.zeros(V, dtype=np.int32)
-        self._pending = 0          # arcs changed since the last solve
+        self._side = xp.zeros(V, dtype=bool)    # source side of the last minimum cut
+        self._cap_cut = 0                        # its capacity under the current capacities
+        self._moved = False                      # an update moved flow since the last solve
+        self._pending = 0                        # arcs changed since the last solve
         self._solved = False
         self._result = None
+        self._plan = None
+        self._abandon_at = None                  # smallest batch whose repair ran out of time
+        self._claim = None                       # duplicate stamps of the CUDA batch check
+        self._batch_id = 0
         self._stats = {}
+        if self.backend == "cupy":
+            # compile here, not inside the first (timed) solve
+            self._contexts()
+            _warm_up(self.backend)
 
     # ------------------------------------------------------------------
     # helpers
     # ------------------------------------------------------------------
 
-    def _check_source_total(self, cap, indptr):
-        ps, pe = int(indptr[self.source]), int(indptr[self.source + 1])
-        if _mf._exact_sum(self._xp, cap[ps:pe]) > _mf._I64_MAX:
-            raise OverflowError("the total capacity out of the source does not fit int64")
-
     def _prepare(self, L):
-        return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E, (self.source, self.sink))
+        return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E, (self.source, self.sink),
+                                    discharge_loop=int(REPAIR.get("discharge_loop") or 0))
+
+    def _contexts(self):
+        """Kernel contexts of the network and of its transposed (compiled on first use)."""
+        xp, V, L, idt = self._xp, self._V, self._L, self._idt
+        if self._ctx is None:
+            self._ctx = self._prepare(L)
+            # out-position of the arc source -> u (-1 if none), for the direct return
+            self._src_arc = xp.full(V, -1, dtype=idt)
+            a, b = self._s_out
+            self._src_arc[L["indices"][a:b]] = xp.arange(a, b, dtype=idt)
+        if self._ctxT is None:
+            self._ctxT = self._prepare(self._LT)
+            # the same for the sink in the transposed network (its arcs t -> u are the arcs u -> t)
+            self._sink_arcT = xp.full(V, -1, dtype=idt)
+            a, b = int(L["in_indptr"][self.sink]), int(L["in_indptr"][self.sink + 1])
+            self._sink_arcT[L["in_indices"][a:b]] = xp.arange(a, b, dtype=idt)
 
     def _as_index(self, a, what, length=None):
         arr = as_index_array(a, what, self.backend)
@@ -328,34 +539,6 @@ class MaxFlowSolver:
         if arr.dtype == np.uint64 and arr.shape[0] and int(arr.max()) > _mf._I64_MAX:
             raise ValueError(f"{what}: value {int(arr.max())} does not fit int64")
         return arr.astype(np.int64, copy=False)
-
-    def _locate(self, rows, cols):
-        """Stored-entry positions of the arcs ``rows -> cols`` (ValueError if one is not an arc)."""
-        xp, V, nnz = self._xp, self._V, self._nnz
-        for what, a in (("rows", rows), ("cols", cols)):
-            if a.shape[0]:
-                lo, hi = int(a.min()), int(a.max())
-                if lo < 0 or hi >= V:
-                    bad = lo if lo < 0 else hi
-                    raise ValueError(f"{what}: vertex {bad} is out of range [0, {V})")
-        keys = rows * np.int64(max(V, 1)) + cols
-        if keys.shape[0] > 1:
-            sk = xp.sort(keys)
-            dup = sk[1:] == sk[:-1]
-            if bool(dup.any()):
-                k = int(sk[1:][dup][0])
-                raise ValueError(f"arc ({k // max(V, 1)}, {k % max(V, 1)}) appears more than once in the batch")
-        if not nnz:
-            if keys.shape[0]:
-                raise ValueError(f"({int(rows[0])}, {int(cols[0])}) is not an arc of the graph")
-            return keys
-        at = xp.minimum(xp.searchsorted(self._keys, keys), nnz - 1)
-        ok = self._keys[at] == keys
-        if not bool(ok.all()):
-            k = int(xp.flatnonzero(~ok)[0])
-            raise ValueError(f"({int(rows[k])}, {int(cols[k])}) is not an arc of the graph "
-                             "(only the capacities of stored entries can change)")
-        return at
 
     # ------------------------------------------------------------------
     # public
@@ -406,47 +589,139 @@ class MaxFlowSolver:
         -----
         Where a capacity drops below the current flow on its arc, the flow is
         cut to the new capacity at once (excess at the tail, deficit at the
-        head); the next :meth:`solve` repairs and re-maximises it.
+        head); where an arc from the source side of the last minimum cut to
+        the sink side gains capacity, the new residual is pushed along it
+        (excess at the head, deficit at the tail).  The next :meth:`solve`
+        repairs and re-maximises the flow.  All checks of a batch share one
+        read-back from the device.
         """
         rows = self._as_index(rows, "rows")
         cols = self._as_index(cols, "cols", rows.shape[0])
         caps = self._as_index(new_capacities, "new_capacities", rows.shape[0])
-        xp = self._xp
-        if caps.shape[0] and int(caps.min()) < 0:
-            raise ValueError(f"new_capacities must be non-negative, got {int(caps.min())}")
-        pos = self._locate(rows, cols)
-        if rows.shape[0] == 0:
+        n = int(rows.shape[0])
+        if n == 0:
             return
-        arc = self._arc_of[pos]
-        sel = arc >= 0
-        arc, c = arc[sel], caps[sel]
-        L = self._L
-        # the source's total capacity after the batch must fit int64
-        ps, pe = int(L["indptr"][self.source]), int(L["indptr"][self.source + 1])
-        if pe > ps:
-            at_src = (arc >= ps) & (arc < pe)
-            if bool(at_src.any()):
-                newcap = L["cap"][ps:pe].copy()
-                newcap[arc[at_src] - ps] = c[at_src]
-                if _mf._exact_sum(xp, newcap) > _mf._I64_MAX:
-                    raise OverflowError("the total capacity out of the source would not fit int64")
+        V = self._V
+        classify = self._classify_cuda if self.backend == "cupy" else self._classify_xp
+        h, apply = classify(rows, cols, caps)
+        if h["min_cap"] < 0:
+            raise ValueError(f"new_capacities must be non-negative, got {h['min_cap']}")
+        for what, lo_v, hi_v in (("rows", h["min_row"], h["max_row"]), ("cols", h["min_col"], h["max_col"])):
+            if lo_v < 0 or hi_v >= V:
+                raise ValueError(f"{what}: vertex {lo_v if lo_v < 0 else hi_v} is out of range [0, {V})")
+        if h["dup"] is not None:
+            raise ValueError(f"arc ({h['dup'][0]}, {h['dup'][1]}) appears more than once in the batch")
+        if h["miss"] is not None:
+            raise ValueError(f"({h['miss'][0]}, {h['miss'][1]}) is not an arc of the graph "
+                             "(only the capacities of stored entries can change)")
+        src_total = self._src_total + (h["src_hi"] << 32) + h["src_lo"]
+        if src_total > _mf._I64_MAX:
+            raise OverflowError("the total capacity out of the source would not fit int64")
         # --- all checks passed: apply ---
-        self._data[pos] = caps
-        f = L["flow"][arc]
-        old = L["cap"][arc]
-        # a cut below the flow moves the flow down to the new capacity; an
-        # increase on a saturated arc pushes the new residual at once (only
-        # saturated arcs can lie on a minimum cut): either way the tail
-        # gains `d` and the head loses it (d < 0: the reverse)
-        d = xp.where(f > c, f - c, xp.where((c > old) & (f == old), old - c, 0))
-        L["cap"][arc] = c
-        L["flow"][arc] = f - d
-        moved = d != 0
-        if bool(moved.any()):
-            _scatter_add(xp, self._excess, self._tails[arc[moved]], d[moved])
-            _scatter_add(xp, self._excess, self._heads[arc[moved]], -d[moved])
-        self._pending += int(rows.shape[0])
+        apply(h["moved"] > 0)
+        self._moved = self._moved or h["moved"] > 0
+        self._src_total = src_total
+        self._cap_cut += (h["cut_hi"] << 32) + h["cut_lo"]
+        self._pending += n
         self._result = None
+
+    def _classify_xp(self, rows, cols, caps):
+        """Check and classify a batch (vectorised; the NumPy twin of ``gpumatch_dyn_classify``).
+
+        Returns the host summary (the checks' values, the exact capacity
+        changes of the source's arcs and of the cut's arcs as sums of 32-bit
+        halves, the number of arcs whose flow moves) and the function that
+        applies the batch.
+        """
+        xp, V, nnz, E = self._xp, self._V, self._nnz, self._E
+        n = int(rows.shape[0])
+        Vl = np.int64(max(V, 1))
+        keys = rows * Vl + cols
+        if nnz:
+            at = xp.minimum(xp.searchsorted(self._keys, keys), nnz - 1)
+            found = self._keys[at] == keys
+            arc = self._arc_of[at]
+        else:
+            at = xp.zeros(n, dtype=np.int64)
+            found = xp.zeros(n, dtype=bool)
+            arc = xp.full(n, -1, dtype=np.int64)
+        miss = xp.argmax(~found)           # the first arc that is not stored (0 if every one is)
+        if n > 1:
+            sk = xp.sort(keys)
+            dup = sk[1:] == sk[:-1]
+            first = xp.argmax(dup)
+            dup_any, dup_key = dup[first], sk[first + 1]
+        else:
+            dup_any, dup_key = xp.zeros((), dtype=bool), keys[0]
+        a = xp.where(arc >= 0, arc, E)     # self-loops (and misses, rejected) -> the dummy slot
+        old = self._cap_p[a]
+        f = self._flow_p[a]
+        u, v = self._tail_p[a], self._head_p[a]
+        cross = self._side[u] & ~self._side[v]       # arcs of the cut S -> T (never the dummy)
+        # a cut below the flow moves the flow down to the new capacity; an
+        # increase on a saturated arc of the cut pushes the new residual at
+        # once: the tail gains `d` and the head loses it (d < 0: the reverse)
+        d = xp.where(f > caps, f - caps, xp.where(cross & (caps > old) & (f == old), old - caps, 0))
+        lo = np.int64(0xFFFFFFFF)
+
+        def halves(mask):
+            return (xp.where(mask, (caps >> 32) - (old >> 32), 0).sum(),
+                    xp.where(mask, (caps & lo) - (old & lo), 0).sum())
+
+        ps, pe = self._s_out
+        vals = (caps.min(), rows.min(), rows.max(), cols.min(), cols.max(), dup_any, dup_key, ~found[miss],
+                rows[miss], cols[miss], *halves((a >= ps) & (a < pe)), *halves(cross), (d != 0).sum())
+        r = _backend.to_numpy(xp.stack([xp.asarray(x, dtype=np.int64) for x in vals])).tolist()
+        h = dict(zip(("min_cap", "min_row", "max_row", "min_col", "max_col"), r[:5]))
+        h["dup"] = (r[6] // int(Vl), r[6] % int(Vl)) if r[5] else None
+        h["miss"] = (r[8], r[9]) if r[7] else None
+        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved"), r[10:]))
+
+        def apply(moved):
+            self._data[at] = caps
+            self._cap_p[a] = caps
+            self._capT_p[self._oti_p[a]] = caps
+            if moved:
+                self._flow_p[a] = f - d       # the dummy slot gets 0 - 0
+                _scatter_add(xp, self._excess, u, d)
+                _scatter_add(xp, self._excess, v, -d)
+
+        return h, apply
+
+    def _classify_cuda(self, rows, cols, caps):
+        """As :meth:`_classify_xp` with the kernels of ``flow/dynamic.cu`` (one read-back)."""
+        from .. import _cuda
+
+        cp = _backend.cp
+        n, nnz, E = int(rows.shape[0]), self._nnz, self._E
+        rows, cols, caps = (cp.ascontiguousarray(x) for x in (rows, cols, caps))
+        if self._claim is None or self._batch_id >= (1 << 31) - 2:
+            self._claim = cp.zeros(max(nnz, 1), dtype=np.int32)
+            self._batch_id = 0
+        self._batch_id += 1
+        big, small = _mf._I64_MAX, -_mf._I64_MAX - 1
+        acc = cp.asarray(np.array([big, big, small, big, small, big, big, 0, 0, 0, 0, 0], dtype=np.int64))
+        at = cp.empty(n, dtype=np.int64)
+        slot = cp.empty(n, dtype=np.int64)
+        d = cp.empty(n, dtype=np.int64)
+        grid = (max(1, min((n + 255) // 256, 4096)),)
+        k = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_classify")
+        ps, pe = self._s_out
+        k(grid, (256,), (rows, cols, caps, np.int64(n), self._keys, np.int64(nnz), self._arc_of, np.int64(self._V),
+                         np.int64(E), self._cap_p, self._flow_p, self._tail_p, self._head_p, self._side,
+                         np.int64(ps), np.int64(pe), self._claim, np.int32(self._batch_id), at, slot, d, acc))
+        r = [int(x) for x in acc.get()]
+        h = dict(zip(("min_cap", "min_row", "max_row", "min_col", "max_col"), r[:5]))
+        h["dup"] = (int(rows[r[5]]), int(cols[r[5]])) if r[5] != big else None
+        h["miss"] = (int(rows[r[6]]), int(cols[r[6]])) if r[6] != big else None
+        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved"), r[7:]))
+
+        def apply(moved):
+            k2 = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_apply")
+            k2(grid, (256,), (caps, np.int64(n), at, slot, d, self._data, self._cap_p, self._flow_p, self._capT_p,
+                              self._oti_p, self._tail_p, self._head_p, self._excess, np.int64(E)))
+
+        return h, apply
 
     def solve(self):
         """Maximum flow for the current capacities, from the previous flow when there is one.
@@ -455,107 +730,105 @@ class MaxFlowSolver:
         -------
         MaximumFlowResult
             As :func:`~gpumatch.flow.maximum_flow` returns it: ``flow_value``,
-            ``flow`` (skew-symmetric CSR), ``source_side`` (minimum cut) and
-            ``stats``, with ``stats["mode"]`` ``"scratch"``, ``"dynamic"`` or
-            ``"cached"`` (nothing changed since the last solve).
+            ``flow`` (skew-symmetric CSR), ``source_side`` (a minimum cut) and
+            ``stats``, with ``stats["mode"]`` ``"scratch"``, ``"dynamic"``,
+            ``"dynamic->scratch"`` (a repair abandoned at its time budget) or
+            ``"cached"`` (nothing changed since the last solve).  A dynamic
+            solve also reports ``stats["repair"]``: ``"none"`` when the batch
+            left no excess nor deficit (the previous flow was still maximum),
+            else ``"phases"``; and ``stats["cut"]``: ``"kept"`` when the
+            previous minimum cut still is one, ``"bfs"`` when a BFS found the
+            new one.  A solve from scratch reports why in
+            ``stats["scratch_reason"]``: ``"first solve"``,
+            ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
+            before"``.
         """
         if self._result is not None:
             res = self._result
             stats = dict(res.stats)
             stats["mode"] = "cached"
             return _mf.MaximumFlowResult(res.flow_value, res.flow, res.source_side, stats)
-        xp, V = self._xp, self._V
         t_start = time.perf_counter()
         self._stats = stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0,
                                "backend": self.backend, "layout": "reverse_csr", "method": "push_relabel",
                                "batch": self._pending}
         times = {}
-        scratch = (not self._solved) or self._pending > self.rebuild_fraction * max(self._nnz, 1)
+        pending = self._pending
+        if not self._solved:
+            scratch, reason = True, "first solve"
+        elif pending > self.rebuild_fraction * max(self._nnz, 1):
+            scratch, reason = True, "rebuild_fraction"
+        elif self._abandon_at is not None and pending > self._abandon_at:
+            # a smaller batch already ran out of time: do not pay for a
+            # repair and a solve from scratch again; the bound doubles at
+            # each use, so that repairs of such batches are tried again later
+            scratch, reason = True, "abandoned before"
+            self._abandon_at *= 2
+        else:
+            scratch, reason = False, None
         if not scratch:
             stats["mode"] = "dynamic"
             self._deadline = None
             if self.time_budget is not None and self._t_scratch is not None:
                 self._deadline = t_start + self.time_budget * self._t_scratch
             try:
-                self._repair(times)
+                value, side = self._repair(times)
             except _OverBudget:
                 stats["mode"] = "dynamic->scratch"
                 stats["time_abandoned"] = time.perf_counter() - t_start
-                scratch = True
+                scratch, reason = True, "time_budget"
+                self._abandon_at = pending if self._abandon_at is None else min(self._abandon_at, pending)
+            self._deadline = None
         if scratch:
             stats.setdefault("mode", "scratch")
+            stats["scratch_reason"] = reason
             t_s = time.perf_counter()
             L = self._L
-            value, f, side_scratch, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
-                                          self.backend, "reverse_csr")
+            _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
+                                         self.backend, "reverse_csr")
             L["flow"][...] = f
             self._excess.fill(0)
             for key in ("iterations", "phase2_iterations", "global_relabels"):
                 stats[key] = sst.get(key, 0)
             times.update(sst.get("time", {}))
             stats["relabel_period"] = sst.get("relabel_period")
-            if sst.get("relabel_period"):
-                self._freq = int(sst["relabel_period"])
             _backend.synchronize(self.backend)
-            self._t_scratch = time.perf_counter() - t_s
-        _backend.synchronize(self.backend)
+            t_scr = time.perf_counter() - t_s
+            # the fastest one: a first solve may include one-time costs
+            self._t_scratch = t_scr if self._t_scratch is None else min(self._t_scratch, t_scr)
+            value = self._value()
         t0 = time.perf_counter()
-        # minimum cut: vertices that cannot reach the sink in the residual network
-        if self._ctx is None:
-            self._ctx = self._prepare(self._L)
-        st = {"height": self._height, "excess": self._excess}
-        if scratch:
-            source_side = side_scratch
-        else:
-            if stats.get("fallback"):
-                _relabel(self._K, self._ctx, st, xp, xp.asarray([self.sink], dtype=self._idt), None, V,
-                         self._batch)
-                stats["global_relabels"] += 1
-            source_side = self._height >= V
-        if not bool(source_side[self.source]):  # pragma: no cover - would be a bug
-            raise RuntimeError("dynamic max flow left an augmenting path; please report this")
-        value = self._value()
-        arc_flow = xp.zeros(self._nnz, dtype=np.int64)
-        arc_flow[self._kept] = self._L["flow"]
-        flow = self._flow_matrix(arc_flow)
-        side = _backend.output_like(source_side, self._g.cupy_out)
+        self._side = side
+        self._cap_cut = value
+        self._moved = False
+        flow = self._flow_matrix()
+        side_out = _backend.output_like(side.copy(), self._g.cupy_out)
         times["output"] = time.perf_counter() - t0
         times["total"] = time.perf_counter() - t_start
         stats["time"] = times
         self._pending = 0
         self._solved = True
-        self._result = _mf.MaximumFlowResult(np.int64(value), flow, side, stats)
+        self._result = _mf.MaximumFlowResult(np.int64(value), flow, side_out, stats)
         return self._result
 
-    def _flow_matrix(self, arc_flow):
-        """Skew-symmetric flow CSR (as :func:`maximum_flow`), with the fixed pattern's sort cached."""
-        g, xp, V = self._g, self._xp, max(self._V, 1)
-        if getattr(self, "_plan", None) is None:
-            rows = csr.segment_owner(g.indptr.astype(np.int64), self._nnz)
-            cols = g.indices.astype(np.int64)
-            key = xp.concatenate([rows * V + cols, cols * V + rows])
-            order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
-            key = key[order]
-            n2 = key.shape[0]
-            last = xp.ones(n2, dtype=bool)
-            if n2:
-                last[:-1] = key[1:] != key[:-1]
-            ends = xp.nonzero(last)[0]
-            ukey = key[ends]
-            urow = ukey // V
-            counts = xp.bincount(urow, minlength=self._V) if n2 else xp.zeros(self._V, dtype=np.int64)
-            indptr = xp.zeros(self._V + 1, dtype=np.int64)
-            xp.cumsum(counts, out=indptr[1:])
-            idt = index_dtype_for(self._V + 1, int(ukey.shape[0]) + 1)
-            self._plan = (order, ends, indptr.astype(idt), (ukey - urow * V).astype(idt))
-        order, ends, indptr, ucol = self._plan
-        v = xp.concatenate([arc_flow, -arc_flow])[order]
-        if v.shape[0]:
-            seg = xp.cumsum(v)[ends]
-            data = seg.copy()
-            data[1:] -= seg[:-1]
-        else:
-            data = v
+    def _flow_matrix(self):
+        """Skew-symmetric flow CSR (as :func:`maximum_flow`), from a plan of the fixed pattern.
+
+        The plan (built once) sorts the pattern plus its transpose; each
+        output entry then reads the flow of its arc (negated for a
+        transposed one), and the few entries that hold both ``u -> v`` and
+        the reverse of ``v -> u`` add the second arc's flow.
+        """
+        g, xp = self._g, self._xp
+        if self._plan is None:
+            self._plan = self._output_plan()
+        e_arc, e_neg, p_arc, p_neg, p_at, indptr, ucol = self._plan
+        fp = self._flow_p
+        x = fp[e_arc]
+        data = xp.where(e_neg, -x, x)
+        if p_at.shape[0]:
+            y = fp[p_arc]
+            data[p_at] += xp.where(p_neg, -y, y)
         shape = (self._V, self._V)
         if g.cupy_out:
             import cupyx.scipy.sparse as cpx
@@ -571,112 +844,231 @@ class MaxFlowSolver:
         out.has_sorted_indices = True
         return out
 
+    def _output_plan(self):
+        g, xp, V, nnz, E = self._g, self._xp, max(self._V, 1), self._nnz, self._E
+        rows = csr.segment_owner(g.indptr.astype(np.int64), nnz)
+        cols = g.indices.astype(np.int64)
+        key = xp.concatenate([rows * V + cols, cols * V + rows])
+        order = xp.argsort(key, kind="stable") if xp is np else xp.argsort(key)
+        key = key[order]
+        n2 = key.shape[0]
+        last = xp.ones(n2, dtype=bool)
+        if n2:
+            last[:-1] = key[1:] != key[:-1]
+        ends = xp.nonzero(last)[0]
+        ukey = key[ends]
+        urow = ukey // V
+        counts = xp.bincount(urow, minlength=self._V) if n2 else xp.zeros(self._V, dtype=np.int64)
+        indptr = xp.zeros(self._V + 1, dtype=np.int64)
+        xp.cumsum(counts, out=indptr[1:])
+        idt = index_dtype_for(self._V + 1, int(ukey.shape[0]) + 1)
+        # sorted position -> the arc whose flow it shows (E: a self-loop, flow 0) and its sign;
+        # a key occurs at most twice (u -> v and the reverse of v -> u), as a run of two
+        adt = index_dtype_for(E + 2)
+        ent = order % max(nnz, 1)
+        neg = order >= nnz
+        arc = self._arc_of[ent] if nnz else ent
+        arc = xp.where(arc < 0, E, arc).astype(adt)
+        pair = xp.nonzero(~last)[0]              # first of a run of two; its key ends at pair + 1
+        p_at = (xp.cumsum(last) - 1)[pair + 1] if pair.shape[0] else pair
+        return (arc[ends], neg[ends], arc[pair], neg[pair], p_at, indptr.astype(idt),
+                (ukey - urow * V).astype(idt))
+
     # ------------------------------------------------------------------
     # the repair
     # ------------------------------------------------------------------
 
     def _value(self) -> int:
-        L, t = self._L, self.sink
-        a, b = int(L["in_indptr"][t]), int(L["in_indptr"][t + 1])
-        inflow = int(L["flow"][L["in_to_out"][a:b].astype(np.int64)].sum()) if b > a else 0
-        a, b = int(L["indptr"][t]), int(L["indptr"][t + 1])
-        outflow = int(L["flow"][a:b].sum()) if b > a else 0
-        return inflow - outflow
+        """Net flow into the sink (one read-back)."""
+        xp, flow = self._xp, self._L["flow"]
+        a, b = self._t_out
+        total = xp.zeros((), dtype=np.int64)
+        if self._t_in_arcs.shape[0]:
+            total = total + flow[self._t_in_arcs].sum()
+        if b > a:
+            total = total - flow[a:b].sum()
+        return int(total)
+
+    def _bfs(self, ctx, st, frontier, level, watch=None):
+        """BFS levels from `frontier` (height `level`) until none is left, checking the deadline.
+
+        With `watch` (vertex ids), the BFS stops as soon as all of them are
+        labelled.  Returns ``(height of the last frontier, stopped early)``;
+        after an early stop every unlabelled vertex is at least one level
+        further, so that height plus one is a valid label for all of them.
+        """
+        K, batch, h = self._K, self._batch, st["height"]
+        while frontier.shape[0]:
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                raise _OverBudget()
+            frontier, ran = K.bfs_level(ctx, st, frontier, level, batch)
+            level += ran
+            if watch is not None and frontier.shape[0] and not bool((h[watch] < 0).any()):
+                return level, True
+        return level, False
 
     def _inner(self, mask):
         mask[self.source] = False
         mask[self.sink] = False
         return mask
 
+    def _unlabeled_excess(self, st, nodes=False):
+        m = self._inner((st["excess"] > 0) & (st["height"] < 0))
+        return self._xp.nonzero(m)[0] if nodes else bool(m.any())
+
+    def _excess_left(self, st):
+        return bool(self._inner(st["excess"] > 0).any())
+
+    def _imbalance(self):
+        """(any excess, any deficit) at a vertex other than the terminals, in one read-back."""
+        xp, ex = self._xp, self._excess
+        ex[self.source] = 0     # the terminals' excesses mean nothing here
+        ex[self.sink] = 0
+        if ex.shape[0] == 0:
+            return False, False
+        hi, lo = _backend.to_numpy(xp.stack([ex.max(), ex.min()])).tolist()
+        return hi > 0, lo < 0
+
     def _repair(self, times):
-        """Turn the pseudo-flow into a maximum flow (phases A1, A2, B, D1, D2, then F if needed)."""
-        xp, V, L = self._xp, self._V, self._L
+        """Turn the pseudo-flow into a maximum flow; returns ``(value, source side of a minimum cut)``."""
+        xp, V = self._xp, self._V
         s, t = self.source, self.sink
-        idt = self._idt
-        if self._ctx is None:
-            self._ctx = self._prepare(L)
-        st = {"height": self._height, "excess": self._excess}
         stats = self._stats
-        one = lambda v: (lambda: xp.asarray([v], dtype=idt))  # noqa: E731
-        both = lambda: xp.asarray([s, t], dtype=idt)  # noqa: E731
-
-        def deficits():
-            return xp.nonzero(self._inner(self._excess < 0))[0].astype(idt)
-
-        def has(sign):
-            m = self._excess > 0 if sign > 0 else self._excess < 0
-            return bool(self._inner(m).any())
-
+        if self._ctx is None:
+            self._contexts()
         t0 = time.perf_counter()
-        # A1: excess to the sink; A2: what is left to the deficits
-        if has(1):
-            _Phase(self, self._ctx, st, one(t), (t, s), s, "A1").run()
-            if has(1) and has(-1):
-                _Phase(self, self._ctx, st, deficits, (t, s), s, "A2").run()
+        # the previous flow was maximum and left no imbalance: only an
+        # update that moved flow can have created one
+        pos, neg = self._imbalance() if self._moved else (False, False)
+        stats["repair"] = "phases" if pos or neg else "none"
+        if pos:
+            self._excess_phase()
+            pos, neg = self._imbalance()
+            if pos:  # pragma: no cover - would be a bug
+                raise RuntimeError("dynamic max flow could not place an excess; please report this")
         t1 = time.perf_counter()
-        times["phase1"] = t1 - t0
-        # B: excess left returns to the source
-        if has(1):
-            stats["phase2_iterations"] += _Phase(self, self._ctx, st, one(s), (s, t), t, "B").run()
-            if has(1):  # pragma: no cover - would be a bug
-                raise RuntimeError("dynamic max flow could not return an excess to the source; please report this")
-        t2 = time.perf_counter()
-        times["phase2"] = t2 - t1
-        # D1: deficits filled from the source, D2: by cancelling flow to the sink
-        if has(-1):
-            self._fill_deficits(one(s), t)
-            if has(-1):
-                self._fill_deficits(both, None)
-            if has(-1):  # pragma: no cover - would be a bug
+        times["excess"] = t1 - t0
+        if neg:
+            self._deficit_phase()
+            pos, neg = self._imbalance()
+            if pos or neg:  # pragma: no cover - would be a bug
                 raise RuntimeError("dynamic max flow could not fill a deficit; please report this")
-        t3 = time.perf_counter()
-        times["phase3"] = t3 - t2
-        # F: if the sink is still reachable from the source, saturate the
-        # source arcs that lead to it and run the two phases of a full solve
-        _relabel(self._K, self._ctx, st, xp, one(t)(), None, V, self._batch)
-        stats["global_relabels"] += 1
+        t2 = time.perf_counter()
+        times["deficit"] = t2 - t1
+        # The flow is valid now.  Every arc of the old cut S -> T stayed
+        # saturated through the update and `_cap_cut` follows its capacity,
+        # so value <= _cap_cut; equality proves the flow maximum and S still
+        # a minimum cut (the repair then never moved flow across the cut).
+        # That is always so when no phase ran: no excess and no deficit
+        # means no flow moved across the cut, whose forward arcs stayed
+        # saturated and whose backward arcs still carry nothing.
+        value = self._value()
+        side = self._side
+        stats["cut"] = "kept"
         stats["fallback"] = False
-        if int(self._height[s]) < V:
-            stats["fallback"] = True
-            _Phase(self, self._ctx, st, one(t), (t, s), s, "F1").run(before=self._saturate_source)
-            if has(1):
-                stats["phase2_iterations"] += _Phase(self, self._ctx, st, one(s), (s, t), t, "F2").run()
-        times["fallback"] = time.perf_counter() - t3
-        stats["relabel_period"] = int(self._freq)
+        if value != self._cap_cut:
+            stats["cut"] = "bfs"
+            side = self._sink_bfs()
+            if not bool(side[s]):
+                # F: an augmenting path is left; saturate the source arcs
+                # whose head reaches the sink, then the two phases of a full solve
+                stats["fallback"] = True
+                st = {"height": self._height, "excess": self._excess}
+                one = lambda v: (lambda: xp.asarray([v], dtype=self._idt))  # noqa: E731
+                _Phase(self, self._ctx, st, one(t), terminals=(t, s), hlimit=V, blocked=s, must_clear=False,
+                       name="F1").run(before=self._saturate_source)
+                if self._excess_left(st):
+                    stats["phase2_iterations"] += _Phase(self, self._ctx, st, one(s), terminals=(s, t), hlimit=V,
+                                                         blocked=t, name="F2").run()
+                side = self._sink_bfs()
+                if not bool(side[s]) or self._excess_left(st):  # pragma: no cover - would be a bug
+                    raise RuntimeError("dynamic max flow left an augmenting path; please report this")
+                value = self._value()
+        times["cut"] = time.perf_counter() - t2
+        return value, side
+
+    def _sink_bfs(self):
+        """Vertices that cannot reach the sink in the residual network (a BFS from the sink)."""
+        h = self._height
+        h.fill(-1)
+        h[self.sink] = 0
+        self._bfs(self._ctx, {"height": h, "excess": self._excess},
+                  self._xp.asarray([self.sink], dtype=self._idt), 0)
+        h[h < 0] = self._V
+        self._stats["global_relabels"] += 1
+        return h >= self._V
+
+    def _deficits(self, on_side):
+        """Vertices (not terminals) with a deficit, on the source side of the cut or off it."""
+        xp, side = self._xp, self._side
+        m = self._inner(self._excess < 0)
+        m &= side if on_side else ~side
+        return xp.nonzero(m)[0]
+
+    def _excess_phase(self):
+        """Phase X: excess to the sink or deficits of the sink side, else to the source or the others.
+
+        Excess on the source side of the cut cannot reach the sink side (the
+        cut is saturated); what it can send straight back to the source along
+        paths of one or two arcs goes first, without a BFS.
+        """
+        xp, idt, s, t = self._xp, self._idt, self.source, self.sink
+        st = {"height": self._height, "excess": self._excess}
+        back = lambda xs: self._K.return_excess(self._ctx, st, xs, self._src_arc, s)  # noqa: E731
+        xs = xp.nonzero(self._inner((self._excess > 0) & self._side))[0]
+        if xs.shape[0]:
+            back(xs.astype(idt))
+            if not self._imbalance()[0]:
+                return
+        near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
+        far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
+        _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2, far_return=back, early=True,
+               name="X").run()
+
+    def _deficit_phase(self):
+        """Phase D: deficits filled from the source, else by cancelling flow towards the sink.
+
+        Push-relabel on the transposed network, where a deficit is an
+        excess and pushing it from ``v`` to ``u`` adds flow on ``u -> v`` or
+        cancels flow on ``v -> u``.
+        """
+        xp, idt, s, t = self._xp, self._idt, self.source, self.sink
+        L, LT = self._L, self._LT
+        LT["flow"][...] = L["flow"][self._t_of]
+        stT = {"height": self._height, "excess": -self._excess}
+        # deficits on the sink side cannot be filled from the source (the cut
+        # is saturated): cancelling the flow of paths of one or two arcs to
+        # the sink goes first, without a BFS
+        back = lambda xs: self._K.return_excess(self._ctxT, stT, xs, self._sink_arcT, t)  # noqa: E731
+        xs = xp.nonzero(self._inner((stT["excess"] > 0) & ~self._side))[0]
+        if xs.shape[0]:
+            back(xs.astype(idt))
+        if self._excess_left(stT):
+            near = lambda: xp.asarray([s], dtype=idt)  # noqa: E731
+            far = lambda: xp.asarray([t], dtype=idt)  # noqa: E731
+            it = _Phase(self, self._ctxT, stT, near, far, terminals=(s, t), hlimit=self._hlimit2, far_return=back,
+                        early=True, name="D").run()
+            self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
+        L["flow"][self._t_of] = LT["flow"]
+        self._excess[...] = -stT["excess"]
 
     def _saturate_source(self):
         """Saturate the residual arcs out of the source whose head has a height below V."""
         xp, V, L, s = self._xp, self._V, self._L, self.source
         h = self._height
-        a, b = int(L["indptr"][s]), int(L["indptr"][s + 1])
+        a, b = self._s_out
         if b > a:
             k = xp.arange(a, b, dtype=np.int64)
             head = L["indices"][a:b].astype(np.int64)
             r = L["cap"][a:b] - L["flow"][a:b]
             on = (r > 0) & (h[head] < V)
-            if bool(on.any()):
-                L["flow"][k[on]] += r[on]
-                _scatter_add(xp, self._excess, head[on], r[on])
-        a, b = int(L["in_indptr"][s]), int(L["in_indptr"][s + 1])
+            L["flow"][k] += xp.where(on, r, 0)
+            _scatter_add(xp, self._excess, head, xp.where(on, r, 0))
+        a, b = self._s_in
         if b > a:
             k = L["in_to_out"][a:b].astype(np.int64)
             tail = L["in_indices"][a:b].astype(np.int64)
             r = L["flow"][k]
             on = (r > 0) & (h[tail] < V)
-            if bool(on.any()):
-                L["flow"][k[on]] -= r[on]
-                _scatter_add(xp, self._excess, tail[on], r[on])
-
-    def _fill_deficits(self, sinks_fn, blocked):
-        """Push-relabel on the transposed network, where deficits are excesses, towards `sinks_fn()`."""
-        L, LT = self._L, self._LT
-        LT["cap"][...] = L["cap"][self._t_of]
-        LT["flow"][...] = L["flow"][self._t_of]
-        if self._ctxT is None:
-            self._ctxT = self._prepare(LT)
-        stT = {"height": self._height, "excess": -self._excess}
-        s, t = self.source, self.sink
-        it = _Phase(self, self._ctxT, stT, sinks_fn, (s, t), blocked, "D" if blocked is None else "D1").run()
-        self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
-        L["flow"][self._t_of] = LT["flow"]
-        self._excess[...] = -stT["excess"]
+            L["flow"][k] -= xp.where(on, r, 0)
+            _scatter_add(xp, self._excess, tail, xp.where(on, r, 0))

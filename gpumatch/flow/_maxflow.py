@@ -58,10 +58,13 @@ _I64_MAX = np.iinfo(np.int64).max
 #: of several blocks (reverse CSR; None: never), so that the hubs of skewed
 #: graphs and the terminals of unit networks do not serialise on one lane
 #: group.
+#: ``discharge_loop``: discharge iterations over worklists of at most this
+#: many vertices run in one persistent block (reverse CSR; 0: never; the
+#: dynamic solver's repairs set their own value).
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
                 "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
                 "hub_degree": 1024, "relabel_time_ratio": 5.0,
-                "bfs_loop": 512}
+                "bfs_loop": 512, "discharge_loop": 0}
 
 
 @dataclass
@@ -242,12 +245,13 @@ def _build_bcsr(xp, indptr, indices, cap, V, idt):
 # ---------------------------------------------------------------------------
 
 
-def _prepare_kernels(backend, L, lay, V, E, terminals=()):
+def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None):
     """The kernel twin's per-solve context.
 
     On CuPy the lane-group size follows the mean degree, and vertices of
     more than ``TUNING["hub_degree"]`` arcs get a block each (`terminals`,
-    the source and the sink, are never discharged).
+    the source and the sink, are never discharged); `discharge_loop`
+    overrides ``TUNING["discharge_loop"]``.
     """
     K = _kernels(backend)
     if backend == "cupy":
@@ -255,9 +259,11 @@ def _prepare_kernels(backend, L, lay, V, E, terminals=()):
         if tile is None:
             mean = (2.0 * E) / max(V, 1)
             tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
+        if discharge_loop is None:
+            discharge_loop = TUNING.get("discharge_loop", 0)
         return K.prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8),
                          hub_degree=TUNING.get("hub_degree"), terminals=terminals,
-                         bfs_loop=TUNING.get("bfs_loop", 0))
+                         bfs_loop=TUNING.get("bfs_loop", 0), discharge_loop=discharge_loop)
     return K.prepare(L, lay)
 
 

@@ -23,10 +23,12 @@ BFS_LOOP_BLOCK = 1024
 #: BFS levels queued between two read-backs while the persistent kernel is
 #: in use (a frontier that shrinks goes back to it sooner).
 BFS_MULTI_STEPS = 8
+#: Threads of the block of the persistent discharge loop (its launch bound in pr.cu).
+DISCHARGE_LOOP_BLOCK = 512
 
 
 class _Ctx:
-    def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0):
+    def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0):
         cp = _backend.cp
         self.L = L
         self.layout = layout
@@ -45,6 +47,11 @@ class _Ctx:
         if layout == "rcsr" and self.bfs_loop_max > 0:
             self.k_bfs_loop = _cuda.get_kernel(_SRC, "gpumatch_pr_bfs_loop_rcsr", defines)
             self.loop_state = cp.zeros(2, dtype=np.int64)
+        self.k_discharge_loop = None
+        self.discharge_loop_max = int(discharge_loop or 0)
+        if layout == "rcsr" and self.discharge_loop_max > 0:
+            self.k_discharge_loop = _cuda.get_kernel(_SRC, "gpumatch_pr_discharge_loop_rcsr", defines)
+            self.dloop_state = cp.zeros(2, dtype=np.int64)
         V = (L["indptr"] if layout == "rcsr" else L["bptr"]).shape[0] - 1
         self.V = V
         # Ping-pong list buffers (launch j reads bufs[j % 2], writes
@@ -130,23 +137,27 @@ class _Ctx:
         return self.bufs[k % 2][:m]
 
 
-def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loop=0):
+def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0):
     """Compile (cached) and allocate the scratch arrays of one solve.
 
     Vertices with more than `hub_degree` arcs (reverse CSR; None: none) are
     discharged by a whole block and scanned in segments by the BFS;
     `terminals` (source and sink) are never discharged.  BFS frontiers of at
     most `bfs_loop` vertices run in the persistent one-block kernel
-    (reverse CSR; 0: never).
+    (reverse CSR; 0: never), and so do discharge iterations over worklists
+    of at most `discharge_loop` vertices.
     """
-    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop)
+    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop, discharge_loop)
 
 
 def discharge(ctx, st, work, it, target, other, hlimit, k=1):
     """Up to `k` launches of the discharge kernel, the first over `work`.
 
     Returns ``(next worklist, launches counted)``; launches after the list
-    ran empty do nothing.  Launch ``j`` uses the stamp ``it + j``.
+    ran empty do nothing.  Launch ``j`` uses the stamp ``it + j``.  A list
+    of at most ``ctx.discharge_loop_max`` vertices runs its iterations in
+    one persistent block instead (until it grows past that, meets a hub or
+    `k` iterations ran; the count returned is then the iterations run).
     """
     n = work.shape[0]
     if n == 0:
@@ -155,6 +166,14 @@ def discharge(ctx, st, work, it, target, other, hlimit, k=1):
     head = ctx.arrays()
     tail = (np.int64(target), np.int64(other), np.int32(hlimit))
     h, ex = st["height"], st["excess"]
+    if ctx.k_discharge_loop is not None and n <= ctx.discharge_loop_max:
+        ctx.k_discharge_loop((1,), (DISCHARGE_LOOP_BLOCK,),
+                             head + (h, ex, ctx.bufs[0], ctx.bufs[1], ctx.cnt, ctx.stamp, np.int32(it)) + tail
+                             + (ctx.hub_deg, np.int64(ctx.discharge_loop_max), np.int64(k), ctx.dloop_state))
+        j, size = (int(x) for x in ctx.dloop_state.get())
+        if j > 0:
+            return ctx.bufs[j % 2][:size], j
+        # the first list holds a hub: multi-block launches
     pre = None
     if ctx.hubs is not None and ctx.hubs.shape[0]:
         hubs, nh = ctx.hubs, np.int64(ctx.hubs.shape[0])

@@ -108,6 +108,86 @@ __device__ __forceinline__ i64 tile_claim(i64 want, i64& rem, int lane, unsigned
 // Block 0 zeroes `zero_count`, the counter the *next* launch writes (three
 // counters rotate: read, written, zeroed for the next launch).
 
+// One tile's discharge of the non-hub vertex u (reverse CSR): the body of
+// gpumatch_pr_discharge_rcsr, shared with the persistent loop kernel
+// gpumatch_pr_discharge_loop_rcsr.  Arguments as in that kernel.
+__device__ __forceinline__ void discharge_vertex_rcsr(
+    idx_t u, int lane, unsigned mask,
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    int* height, i64* excess, idx_t* next, unsigned long long* next_count, int* stamp, int iter,
+    long long target, long long other, int hlimit)
+{
+    const idx_t ob = indptr[u], oe = indptr[u + 1];
+    const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+    const idx_t odeg = oe - ob;
+    for (int c = 0; c < CYCLES; ++c) {
+        i64 e = 0;
+        int hu = 0;
+        if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
+        e = __shfl_sync(mask, e, 0, TILE);
+        hu = __shfl_sync(mask, hu, 0, TILE);
+        if (e <= 0 || hu >= hlimit) break;
+        i64 rem = e;
+        u64 best = KEY_INF;
+        for (idx_t base = ob; base < oe && rem > 0; base += TILE) {
+            const idx_t p = base + lane;
+            i64 r = 0;
+            int hv = 0;
+            idx_t v = 0;
+            if (p < oe) {
+                r = cap[p] - __ldcg(flow + p);
+                if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
+            }
+            const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
+            if (d > 0) {
+                atomic_add_i64(flow + p, d);
+                atomic_add_i64(excess + v, d);
+                if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+            }
+            if (r - d > 0) {
+                u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
+                best = key < best ? key : best;
+            }
+        }
+        for (idx_t base = ib; base < ie && rem > 0; base += TILE) {
+            const idx_t j = base + lane;
+            i64 r = 0;
+            int hv = 0;
+            idx_t v = 0, k = 0;
+            if (j < ie) {
+                k = in_to_out[j];
+                r = __ldcg(flow + k);
+                if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
+            }
+            const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
+            if (d > 0) {
+                atomic_add_i64(flow + k, -d);
+                atomic_add_i64(excess + v, d);
+                if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+            }
+            if (r - d > 0) {
+                u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
+                best = key < best ? key : best;
+            }
+        }
+        if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+        if (rem == 0) { __syncwarp(mask); continue; }
+        best = tile_min(best, mask);
+        if (lane == 0) {
+            // no residual arc left: u can never send its excess on
+            const int hmin = (int)(best >> 32);
+            height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
+        }
+        __syncwarp(mask);
+        if (best == KEY_INF) break;
+    }
+    if (lane == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
+        enqueue(u, stamp, iter, next, next_count);
+}
+
 // gpumatch_pr_discharge_rcsr: one discharge step of push-relabel (reverse CSR).
 //   indptr     : V + 1, out-arc pointers
 //   indices    : E, head of each out-arc
@@ -157,74 +237,67 @@ extern "C" __global__ void gpumatch_pr_discharge_rcsr(
     const unsigned mask = tile_mask();
     for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nwork; w += ntiles) {
         const idx_t u = work[w];
-        const idx_t ob = indptr[u], oe = indptr[u + 1];
-        const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
-        const idx_t odeg = oe - ob;
-        if ((long long)odeg + (long long)(ie - ib) > hub_deg) continue;  // a hub: gpumatch_pr_discharge_hub_rcsr
-        for (int c = 0; c < CYCLES; ++c) {
-            i64 e = 0;
-            int hu = 0;
-            if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
-            e = __shfl_sync(mask, e, 0, TILE);
-            hu = __shfl_sync(mask, hu, 0, TILE);
-            if (e <= 0 || hu >= hlimit) break;
-            i64 rem = e;
-            u64 best = KEY_INF;
-            for (idx_t base = ob; base < oe && rem > 0; base += TILE) {
-                const idx_t p = base + lane;
-                i64 r = 0;
-                int hv = 0;
-                idx_t v = 0;
-                if (p < oe) {
-                    r = cap[p] - __ldcg(flow + p);
-                    if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
-                }
-                const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
-                if (d > 0) {
-                    atomic_add_i64(flow + p, d);
-                    atomic_add_i64(excess + v, d);
-                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
-                }
-                if (r - d > 0) {
-                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
-                    best = key < best ? key : best;
-                }
-            }
-            for (idx_t base = ib; base < ie && rem > 0; base += TILE) {
-                const idx_t j = base + lane;
-                i64 r = 0;
-                int hv = 0;
-                idx_t v = 0, k = 0;
-                if (j < ie) {
-                    k = in_to_out[j];
-                    r = __ldcg(flow + k);
-                    if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
-                }
-                const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
-                if (d > 0) {
-                    atomic_add_i64(flow + k, -d);
-                    atomic_add_i64(excess + v, d);
-                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
-                }
-                if (r - d > 0) {
-                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
-                    best = key < best ? key : best;
-                }
-            }
-            if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
-            if (rem == 0) { __syncwarp(mask); continue; }
-            best = tile_min(best, mask);
-            if (lane == 0) {
-                // no residual arc left: u can never send its excess on
-                const int hmin = (int)(best >> 32);
-                height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
-            }
-            __syncwarp(mask);
-            if (best == KEY_INF) break;
-        }
-        if (lane == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
-            enqueue(u, stamp, iter, next, next_count);
+        if ((long long)(indptr[u + 1] - indptr[u]) + (long long)(in_indptr[u + 1] - in_indptr[u]) > hub_deg)
+            continue;  // a hub: gpumatch_pr_discharge_hub_rcsr
+        discharge_vertex_rcsr(u, lane, mask, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, height,
+                              excess, next, next_count, stamp, iter, target, other, hlimit);
     }
+}
+
+// gpumatch_pr_discharge_loop_rcsr: persistent mode of gpumatch_pr_discharge_rcsr
+// for short worklists.  ONE block runs discharge iterations iter0, iter0 + 1,
+// ... with __syncthreads() between them, until a worklist is empty, longer
+// than `limit`, holds a hub (those iterations need the multi-block kernels),
+// or `max_iters` iterations ran; excess travelling down a long path (a
+// dynamic repair, the last vertices of a solve) then costs a few
+// microseconds per hop instead of a launch.
+//   indptr .. excess, stamp, target, other, hlimit, hub_deg :
+//                as in gpumatch_pr_discharge_rcsr
+//   buf0, buf1 : the worklist buffers; iteration j reads buf[j % 2] and
+//                writes buf[(j + 1) % 2]
+//   counts     : 3, the ring of worklist lengths (iteration j reads
+//                counts[j % 3], writes counts[(j + 1) % 3], zeroes
+//                counts[(j + 2) % 3], as a sequence of single launches does)
+//   state      : 2, out: iterations run (j) and the length of the list left
+// Thread mapping: TILE lanes per worklist entry, block-stride over the list.
+// Each iteration makes the same pushes and relabels as one
+// gpumatch_pr_discharge_rcsr launch over the same list (the NumPy twin of
+// both is _pr_numpy.discharge).
+extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    int* height, i64* excess, idx_t* buf0, idx_t* buf1, unsigned long long* counts, int* stamp, int iter0,
+    long long target, long long other, int hlimit, long long hub_deg, long long limit, long long max_iters,
+    long long* state)
+{
+    const int lane = threadIdx.x & (TILE - 1);
+    const unsigned mask = tile_mask();
+    const int tiles = blockDim.x / TILE;
+    long long j = 0;
+    unsigned long long size = *((volatile unsigned long long*)counts);
+    while (j < max_iters && size > 0ull && (long long)size <= limit) {
+        const idx_t* work = (j & 1) ? buf1 : buf0;
+        idx_t* next = (j & 1) ? buf0 : buf1;
+        unsigned long long* next_count = counts + (j + 1) % 3;
+        bool hub = false;
+        for (long long w = threadIdx.x; w < (long long)size; w += blockDim.x) {
+            const idx_t u = work[w];
+            hub |= (long long)(indptr[u + 1] - indptr[u]) + (long long)(in_indptr[u + 1] - in_indptr[u]) > hub_deg;
+        }
+        if (__syncthreads_or(hub)) break;
+        if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
+        for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
+            discharge_vertex_rcsr(work[w], lane, mask, indptr, indices, cap, flow, in_indptr, in_indices,
+                                  in_to_out, height, excess, next, next_count, stamp, iter0 + (int)j, target, other,
+                                  hlimit);
+        }
+        __syncthreads();
+        ++j;
+        size = *((volatile unsigned long long*)(counts + j % 3));
+    }
+    if (threadIdx.x == 0) { state[0] = j; state[1] = (long long)size; }
 }
 
 // gpumatch_pr_discharge_bcsr: one discharge step (bidirectional CSR).

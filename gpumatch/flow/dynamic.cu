@@ -1,0 +1,118 @@
+// CUDA kernels of MaxFlowSolver.update_capacities (gpumatch/flow/_dynamic.py):
+// one batch of capacity changes is checked and classified by one launch with
+// one small read-back, then applied by a second launch.  The NumPy twin is
+// the vectorised code of MaxFlowSolver._classify_xp and the apply step of
+// update_capacities.
+//
+// Per-arc arrays (cap, flow, tail, head, oti) have one dummy slot at index E
+// that stands for self-loops and entries that are not arcs.
+
+#define I64_MAX 0x7fffffffffffffffll
+#define LOW32 0xffffffffll
+
+__device__ __forceinline__ void add_i64(long long* p, long long v)
+{
+    atomicAdd((unsigned long long*)p, (unsigned long long)v);  // two's complement wraps like signed addition
+}
+
+// gpumatch_dyn_classify: look up and classify the changes rows[i] -> cols[i]
+// (new capacity caps[i]).
+//   rows, cols, caps : n, the batch (int64)
+//   keys       : nnz, sorted keys row * V + col of the stored entries
+//   arc_of     : nnz, arc of each stored entry (-1: self-loop)
+//   cap, flow, tail, head : E + 1, per arc (dummy slot E)
+//   side       : V, source side of the last minimum cut
+//   s_lo, s_hi : the out-arcs of the source are arcs s_lo .. s_hi - 1
+//   claim, batch : nnz stamps; an entry claimed twice in one batch is a duplicate
+//   at, slot, d : n, out: stored position, arc (E if none) and the flow
+//                moved (tail gains d, head loses d)
+//   acc        : 12, in/out: min cap, min/max row, min/max col (atomic
+//                min/max), first duplicate and first missing index (atomic
+//                min), the capacity change of the source's arcs and of the
+//                cut's arcs as sums of high and low 32-bit halves, and the
+//                number of arcs whose flow moves
+// Thread mapping: one thread per change (grid-stride).  A decrease below
+// the flow cuts it to the new capacity; an increase of a saturated arc of
+// the cut (tail on the source side, head not) pushes the new residual.
+extern "C" __global__ void gpumatch_dyn_classify(
+    const long long* __restrict__ rows, const long long* __restrict__ cols, const long long* __restrict__ caps,
+    long long n, const long long* __restrict__ keys, long long nnz, const long long* __restrict__ arc_of,
+    long long V, long long E, const long long* __restrict__ cap, const long long* __restrict__ flow,
+    const long long* __restrict__ tail, const long long* __restrict__ head, const bool* __restrict__ side,
+    long long s_lo, long long s_hi, int* claim, int batch,
+    long long* at, long long* slot, long long* d, long long* acc)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const long long r = rows[i], c = cols[i], nc = caps[i];
+        atomicMin(acc + 0, nc);
+        atomicMin(acc + 1, r);
+        atomicMax(acc + 2, r);
+        atomicMin(acc + 3, c);
+        atomicMax(acc + 4, c);
+        long long pos = 0, a = E, dd = 0;
+        bool found = false;
+        if (r >= 0 && r < V && c >= 0 && c < V && nnz > 0) {
+            const long long key = r * V + c;
+            long long lo = 0, hi = nnz;
+            while (lo < hi) {
+                const long long mid = lo + (hi - lo) / 2;
+                if (keys[mid] < key) lo = mid + 1; else hi = mid;
+            }
+            found = lo < nnz && keys[lo] == key;
+            pos = lo < nnz ? lo : nnz - 1;
+        }
+        if (!found) {
+            atomicMin(acc + 6, i);
+        } else {
+            if (atomicExch(claim + pos, batch) == batch) atomicMin(acc + 5, i);
+            const long long k = arc_of[pos];
+            a = k >= 0 ? k : E;
+        }
+        if (a < E) {
+            const long long old = cap[a], f = flow[a];
+            const bool cross = side[tail[a]] && !side[head[a]];
+            dd = f > nc ? f - nc : ((cross && nc > old && f == old) ? old - nc : 0);
+            if (a >= s_lo && a < s_hi) {
+                add_i64(acc + 7, (nc >> 32) - (old >> 32));
+                add_i64(acc + 8, (nc & LOW32) - (old & LOW32));
+            }
+            if (cross) {
+                add_i64(acc + 9, (nc >> 32) - (old >> 32));
+                add_i64(acc + 10, (nc & LOW32) - (old & LOW32));
+            }
+            if (dd != 0) add_i64(acc + 11, 1);
+        }
+        at[i] = pos;
+        slot[i] = a;
+        d[i] = dd;
+    }
+}
+
+// gpumatch_dyn_apply: apply a classified batch (all checks passed).
+//   caps, n, at, slot, d : as in gpumatch_dyn_classify
+//   data       : nnz, capacities of the stored entries
+//   cap, flow, capT : E + 1, capacities and flows of the arcs, capacities of
+//                the transposed arcs (oti: arc -> transposed position)
+//   tail, head : E + 1, ends of the arcs; excess : V (atomic)
+// Thread mapping: one thread per change; arcs are distinct within a batch.
+extern "C" __global__ void gpumatch_dyn_apply(
+    const long long* __restrict__ caps, long long n, const long long* __restrict__ at,
+    const long long* __restrict__ slot, const long long* __restrict__ d, long long* data, long long* cap,
+    long long* flow, long long* capT, const long long* __restrict__ oti, const long long* __restrict__ tail,
+    const long long* __restrict__ head, long long* excess, long long E)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const long long nc = caps[i], a = slot[i], dd = d[i];
+        data[at[i]] = nc;
+        if (a >= E) continue;
+        cap[a] = nc;
+        capT[oti[a]] = nc;
+        if (dd != 0) {
+            flow[a] -= dd;
+            add_i64(excess + tail[a], dd);
+            add_i64(excess + head[a], -dd);
+        }
+    }
+}
