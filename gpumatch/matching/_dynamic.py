@@ -42,6 +42,13 @@ HOST_BATCH = 1 << 16
 MAX_AUGMENT_PHASES = 32
 
 
+def _raise_presence(xp, found, rs, cs, adding):
+    """ValueError naming the first edge of a sorted batch that is (adding) or is not in the graph."""
+    i = int(xp.flatnonzero(found if adding else ~found)[0])
+    state = "already in the graph" if adding else "not in the graph"
+    raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) is {state}")
+
+
 def _check_batch_host(r, c, m, n):
     """Range checks of a batch on the host (ValueError naming the first bad index)."""
     for what, a, hi_ in (("rows", r, m), ("cols", c, n)):
@@ -257,9 +264,7 @@ class MatchingSolver:
             pos_c, _ = _csr.locate_entries(self._cptr, self._cind, cc, rc)
             presence = bool(found_r.any() if adding else (~found_r).any())
             if presence:
-                i = int(xp.flatnonzero(found_r if adding else ~found_r)[0])
-                state = "already in the graph" if adding else "not in the graph"
-                raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) is {state}")
+                _raise_presence(xp, found_r, rs, cs, adding)
             return (rs, cs, pos_r), (cc, rc, pos_c), (rs, cs)
         r, c = r.astype(np.int64), c.astype(np.int64)
         # the batch in row-major and in column-major order (sorted keys, no
@@ -284,9 +289,7 @@ class MatchingSolver:
             i = int(xp.flatnonzero(ks[1:] == ks[:-1])[0])
             raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) appears more than once in the batch")
         if presence:
-            i = int(xp.flatnonzero(found_r if adding else ~found_r)[0])
-            state = "already in the graph" if adding else "not in the graph"
-            raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) is {state}")
+            _raise_presence(xp, found_r, rs, cs, adding)
         return (rs, cs, pos_r), (cc, rc, pos_c), (r, c)
 
     def _widen(self, nnz):
