@@ -98,7 +98,7 @@ def _scatter_add(xp, a, idx, vals):
 
 
 def _warm_up(backend):
-    """Solve a four-vertex network once per device and process.
+    """Solve a six-vertex network once per device and process.
 
     On CuPy the first solve of a process compiles (or loads from CuPy's
     cache) the element-wise kernels a from-scratch solve uses; doing it here
@@ -1054,15 +1054,14 @@ class MaxFlowSolver:
 
     def _saturate_source(self):
         """Saturate the residual arcs out of the source whose head has a height below V."""
-        xp, V, L, s = self._xp, self._V, self._L, self.source
+        xp, V, L = self._xp, self._V, self._L
         h = self._height
         a, b = self._s_out
         if b > a:
-            k = xp.arange(a, b, dtype=np.int64)
             head = L["indices"][a:b].astype(np.int64)
             r = L["cap"][a:b] - L["flow"][a:b]
             on = (r > 0) & (h[head] < V)
-            L["flow"][k] += xp.where(on, r, 0)
+            L["flow"][a:b] += xp.where(on, r, 0)
             _scatter_add(xp, self._excess, head, xp.where(on, r, 0))
         a, b = self._s_in
         if b > a:
