@@ -8,9 +8,9 @@ For each case a solver is built and solved once; then, for each kind of
 batch (``inc``: capacities raised / edges added, ``dec``: lowered /
 removed, ``mixed``) and each batch size (0.01 %, 0.1 %, 1 %, 10 % of the
 arcs or edges), one batch is applied to the same solver (changes
-accumulate) and timed as ``update + solve`` (matching: ``--rebuild-fraction``,
-default 1, so no switch by batch size; ``default`` runs with the
-solver's default switch; ``--steps`` times the update and the solve
+accumulate) and timed as ``update + solve`` (``--rebuild-fraction`` for
+matching, ``--flow-rebuild-fraction`` for flow: default 1, so no switch by
+batch size; ``default`` runs with the solver's default switch; ``--steps`` times the update and the solve
 apart and prints their phases; the flow solver's ``time_budget`` guard stays on
 and may abandon a repair for a solve from scratch: ``--log`` records the
 mode and the phases of every batch), then the updated graph is solved from scratch with
@@ -78,13 +78,15 @@ def arr(a, backend):
     return a
 
 
-def bench_flow(small, backend, rng, rows_out, deadline):
+def bench_flow(small, backend, rng, rows_out, deadline, rebuild_fraction="1"):
     from gpumatch.flow import MaxFlowSolver, maximum_flow
 
     for name, C, s, t, maxcap in flow_cases(small):
         C.sort_indices()
         coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
-        solver = MaxFlowSolver(to_dev(C, backend), s, t, backend=backend, rebuild_fraction=1.0)
+        kw = {} if rebuild_fraction == "default" else {"rebuild_fraction": float(rebuild_fraction)}
+        solver = MaxFlowSolver(to_dev(C, backend), s, t, backend=backend, **kw)
+        name = f"{name} (rf={rebuild_fraction})"
         solver.solve()
         maximum_flow(to_dev(C, backend), s, t, backend=backend)  # warm-up (compile)
         for kind in KINDS:
@@ -252,6 +254,9 @@ def main(argv=None):
     ap.add_argument("--rebuild-fraction", default="1",
                     help="comma-separated rebuild_fraction values of MatchingSolver to run ('default': the "
                          "solver's default; 1: never from scratch by batch size)")
+    ap.add_argument("--flow-rebuild-fraction", default="1",
+                    help="rebuild_fraction of MaxFlowSolver ('default': the solver's default switch to a "
+                         "solve from scratch; 1: always dynamic)")
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")
@@ -278,7 +283,8 @@ def main(argv=None):
     rows = []
     deadline = time.perf_counter() + args.budget
     if args.only in (None, "flow"):
-        bench_flow(args.small, backend, rng, rows, deadline)
+        for frf in args.flow_rebuild_fraction.split(","):
+            bench_flow(args.small, backend, rng, rows, deadline, frf)
     if args.only in (None, "matching"):
         for rf in args.rebuild_fraction.split(","):
             for wi in args.warm_init.split(","):

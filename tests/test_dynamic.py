@@ -388,6 +388,69 @@ def test_matching_corpus(backend, corpus_dir):
             _check_matching_result(solver.solve(), A)
 
 
+def _check_forest(solver, A):
+    """The kept forest of a converged solve is a Koenig certificate: every free
+    row with an edge is in a tree, no free column is, trees are closed (a tree
+    row's columns are all in trees), each tree column's mate and parent are rows
+    of its tree (the parent over an edge), each tree's root is free, and
+    (rows with edges outside the trees) + (tree columns) is a vertex cover of
+    the matching's size."""
+    f = solver._st.extra["augment"]
+    assert f["valid"]
+    m, n = A.shape
+    tree_row, root_col = _host(f["tree_row"])[:m].astype(np.int64), _host(f["root_col"])[:n].astype(np.int64)
+    parent = _host(f["parent_col"])[:n].astype(np.int64)
+    mu_row, mu_col = _host(solver._mu_row).astype(np.int64), _host(solver._mu_col).astype(np.int64)
+    A = sp.csr_matrix(A)
+    deg = np.diff(A.indptr)
+    assert (tree_row[(mu_row < 0) & (deg > 0)] >= 0).all(), "a free row with edges is in no tree"
+    assert (root_col[mu_col < 0] < 0).all(), "a free column is in a tree"
+    zc = np.flatnonzero(root_col >= 0)
+    assert (tree_row[mu_col[zc]] == root_col[zc]).all(), "a tree column's mate is not in its tree"
+    assert (tree_row[parent[zc]] == root_col[zc]).all(), "a tree column's parent is not in its tree"
+    coo = A.tocoo()
+    assert np.isin(parent[zc] * n + zc, coo.row.astype(np.int64) * n + coo.col).all(), \
+        "a tree column's parent edge is missing"
+    roots = np.unique(root_col[zc])
+    assert (tree_row[roots] == roots).all() and (mu_row[roots] < 0).all(), "a tree's root is not free"
+    in_tree = tree_row[coo.row] >= 0
+    assert (root_col[coo.col[in_tree]] >= 0).all(), "a tree is not closed"
+    cover = int(((tree_row < 0) & (deg > 0)).sum()) + zc.shape[0]
+    assert cover == int((mu_col >= 0).sum()), "the cover and the matching differ in size"
+
+
+@pytest.mark.parametrize("name", sorted(MATCHING_GRAPHS) + ["mesh"])
+def test_matching_kept_forest_certifies(backend, name):
+    """Long random sequences of batches (several calls between solves, both
+    kinds, sizes from one edge to 10 %): after each solve the kept forest is a
+    Koenig certificate, the solve was incremental and its matching is maximum."""
+    A = MATCHING_GRAPHS[name] if name != "mesh" else sp.csr_matrix(G.delaunay(300, seed=2))
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    rng = np.random.default_rng(_seed("forest", name))
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver.solve()
+    incremental = 0
+    for step in range(14 if backend == "numpy" else 8):
+        for _ in range(int(rng.integers(1, 4))):
+            kind = ("inc", "dec", "mixed")[int(rng.integers(3))]
+            size = int(rng.choice([1, 2, 5, max(1, A.nnz // 50), max(1, A.nnz // 10)]))
+            ar, ac, rr, rc = _edge_batch(rng, A, kind, size)
+            if rng.random() < 0.5:
+                solver.remove_edges(_to_backend(rr, backend), _to_backend(rc, backend))
+                solver.add_edges(_to_backend(ar, backend), _to_backend(ac, backend))
+            else:
+                solver.add_edges(_to_backend(ar, backend), _to_backend(ac, backend))
+                solver.remove_edges(_to_backend(rr, backend), _to_backend(rc, backend))
+            A = _apply_edges(A, ar, ac, rr, rc)
+        res = solver.solve()
+        assert res.stats["aug_converged"], step
+        incremental += res.stats["aug_incremental"]
+        _check_matching_result(res, A)
+        _check_forest(solver, A)
+    assert incremental >= (13 if backend == "numpy" else 7)   # every solve but the first after G-PR
+
+
 def _augment_state(A, backend, start):
     from gpumatch._validation import as_csr_graph
     from gpumatch.matching import _driver

@@ -3,10 +3,10 @@
 After a small batch of edge changes the surviving pairs of a maximum
 matching are only a few augmenting paths short of maximum, and those paths
 start next to the changes.  G-PR's global relabel is the wrong tool there:
-it is a BFS from *every* free row that runs to its end, and once a changed
-edge opens the perfectly matched core it visits nearly the whole graph, two
-to seven times per solve.  Here each phase is a level-synchronous
-alternating BFS from the free rows in which
+it is a BFS from *every* free row that runs to its end, and on graphs like
+``random_bipartite(10**6, 10**6, 5)`` the free rows' alternating reach is
+nearly the whole graph, so each relabel visits it all.  Here each phase is
+a level-synchronous alternating BFS in which
 
 * every free row grows its own search tree, the trees kept vertex-disjoint
   (a column, and with it its mate row, joins the first tree that claims
@@ -14,12 +14,19 @@ alternating BFS from the free rows in which
 * a tree stops growing at the first free column it reaches;
 
 then every tree that reached a free column flips its path (disjoint trees:
-no conflicts).  Phases repeat until one flips nothing.  That last phase
-grew every tree to its end without meeting a free column, so no
-alternating path joins a free row to a free column: the matching is
-maximum (Berge).  At a near-maximum matching the trees of the old free rows
-only cover their small alternating neighbourhoods, and the trees that do
-work stop after a few levels.
+no conflicts) and is dissolved; the rows of the other trees next to its
+columns grow their trees into them in the next phase.  A phase that flips
+nothing has grown every tree to its end without meeting a free column: no
+alternating path joins a free row to a free column, the matching is
+maximum (Berge), and the trees (the *forest*) are a Koenig certificate of it.
+
+The forest is kept between the solves of a
+:class:`~gpumatch.matching.MatchingSolver` (``incremental=True``): a batch
+of edge changes only breaks the trees it touches (:func:`note_removed`) and
+opens the rows that gain an edge out of the forest (:func:`note_added`), so
+the next solve searches again only there instead of from every free row
+through the whole graph (the invariant and why it suffices are in the
+header of ``augment.cu``).
 
 One driver, :func:`augment`, for both kernel sets: the CUDA kernels are in
 ``augment.cu`` (short frontiers run many levels inside one launch of one
@@ -36,7 +43,7 @@ import numpy as np
 
 from .. import _backend
 
-__all__ = ["augment", "LOOP_MAX", "LEVELS_PER_CHECK"]
+__all__ = ["augment", "note_added", "note_removed", "invalidate", "LOOP_MAX", "LEVELS_PER_CHECK"]
 
 #: On the GPU, frontiers of at most this many rows run their BFS levels in
 #: the persistent one-block kernel ``gpumatch_aug_loop``; longer ones run
@@ -46,27 +53,37 @@ LOOP_MAX = 2048
 LEVELS_PER_CHECK = 8
 
 
-def augment(st, max_phases=None) -> dict:
+def augment(st, max_phases=None, incremental=False) -> dict:
     """Augment the matching of a G-PR state until it is maximum.
 
     Parameters
     ----------
     st : GPRState
         The state (:mod:`gpumatch.matching._driver`); only ``rptr``,
-        ``rind``, ``mu_row`` and ``mu_col`` are used, and the matching must
-        be consistent (``mu_col[c] = r`` exactly when ``mu_row[r] = c``).
-        The matching is updated in place.
+        ``rind``, ``cptr``, ``cind``, ``mu_row`` and ``mu_col`` are used, and
+        the matching must be consistent (``mu_col[c] = r`` exactly when
+        ``mu_row[r] = c``).  The matching is updated in place.
     max_phases : int or None
         Stop after this many phases even if the last one flipped paths
         (the matching is then valid, larger, but maybe not maximum).
+    incremental : bool
+        Start from the forest that the last converged call left on `st`
+        (see ``augment.cu``), patched by :func:`note_added` and
+        :func:`note_removed` for every edge changed since: only the trees
+        the changes broke or opened are searched again.  Valid only when
+        the graph and the matching changed through those calls alone
+        (call :func:`invalidate` otherwise); without a kept forest, or
+        with ``False``, every free row starts a tree.
 
     Returns
     -------
     dict
         ``aug_phases``, ``aug_paths`` (paths flipped), ``aug_levels`` (BFS
-        levels), ``aug_loop_launches`` (launches of the one-block loop on
-        the GPU), ``time_augment`` (host seconds) and ``aug_converged``
-        (True when the last phase proved the matching maximum).
+        levels), ``aug_seeds`` (rows of the first frontier),
+        ``aug_incremental`` (whether a kept forest was used),
+        ``aug_loop_launches`` (launches of the one-block loop on the GPU),
+        ``time_augment`` (host seconds) and ``aug_converged`` (True when the
+        last phase proved the matching maximum).
 
     Examples
     --------
@@ -79,162 +96,264 @@ def augment(st, max_phases=None) -> dict:
     >>> augment(st)["aug_converged"], st.mu_row.tolist(), st.mu_col.tolist()
     (True, [1, 0], [1, 0])
     """
-    twin = _Cuda(st) if st.backend == "cupy" else _Numpy(st)
-    stats = {"aug_phases": 0, "aug_paths": 0, "aug_levels": 0, "aug_converged": False}
+    twin = _twin(st)
+    stats = {"aug_phases": 0, "aug_paths": 0, "aug_levels": 0, "aug_converged": False,
+             "aug_incremental": bool(incremental and twin.f["valid"])}
     t0 = time.perf_counter()
+    if not stats["aug_incremental"]:
+        twin.reset()
+    twin.f["valid"] = False   # until a phase converges
     while max_phases is None or stats["aug_phases"] < max_phases:
-        twin.seed()
+        twin.begin_phase(first=stats["aug_phases"] == 0)
         stats["aug_levels"] += twin.bfs()
-        flipped, touched = twin.flip()
+        flipped, seeds = twin.flip()
+        if stats["aug_phases"] == 0:
+            stats["aug_seeds"] = seeds
         stats["aug_phases"] += 1
         stats["aug_paths"] += flipped
-        if touched == 0:  # no flipped tree was met by another: maximum (see augment.cu)
+        if flipped == 0:  # every tree closed and without a free column: maximum (see augment.cu)
             stats["aug_converged"] = True
+            twin.f["valid"] = True
             break
+    stats.setdefault("aug_seeds", 0)
     stats["aug_loop_launches"] = getattr(twin, "loops", 0)
     stats["time_augment"] = time.perf_counter() - t0
     return stats
 
 
+def note_added(st, rows, cols) -> None:
+    """Record, for the kept forest, that edges ``(rows[i], cols[i])`` were added
+    (int64 arrays on the state's backend, in range).  Costs nothing without a forest."""
+    f = st.extra.get("augment")
+    if f is None or not f["valid"] or rows.shape[0] == 0:
+        return
+    if st.backend == "cupy":
+        from .. import _cuda
+
+        k = int(rows.shape[0])
+        f["note_added"](_cuda.grid_for(k), (_cuda.BLOCK,),
+                        (rows, cols, np.int64(k), f["tree_row"], f["root_col"], f["pending"]))
+    else:
+        rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
+        hit = (f["tree_row"][rows] >= 0) & (f["root_col"][cols] < 0)
+        f["pending"][rows[hit]] = 1
+
+
+def note_removed(st, rows, cols) -> None:
+    """Record, for the kept forest, that edges ``(rows[i], cols[i])`` are about to be
+    removed; call it while the matching still holds them."""
+    f = st.extra.get("augment")
+    if f is None or not f["valid"] or rows.shape[0] == 0:
+        return
+    if st.backend == "cupy":
+        from .. import _cuda
+
+        k = int(rows.shape[0])
+        f["note_removed"](_cuda.grid_for(k), (_cuda.BLOCK,),
+                          (rows, cols, np.int64(k), f["root_col"], f["parent_col"], st.mu_col, f["dead"],
+                           np.int32(f["epoch"])))
+    else:
+        rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
+        t = f["root_col"][cols]
+        hit = (t >= 0) & ((st.mu_col[cols] == rows) | (f["parent_col"][cols] == rows))
+        f["dead"][t[hit]] = f["epoch"]
+
+
+def invalidate(st) -> None:
+    """Forget the kept forest (after the matching or graph changed in another way)."""
+    f = st.extra.get("augment")
+    if f is not None:
+        f["valid"] = False
+
+
+def _twin(st):
+    f = st.extra.get("augment")
+    if f is None or f["m"] != st.m or f["n"] != st.n or f["idx"] != np.dtype(st.idx):
+        f = st.extra["augment"] = (_Cuda if st.backend == "cupy" else _Numpy).arrays(st)
+    return _Cuda(st, f) if st.backend == "cupy" else _Numpy(st, f)
+
+
 class _Numpy:
     """NumPy twins of the ``augment.cu`` kernels (one legal schedule)."""
 
-    def __init__(self, st):
-        self.st = st
-        self.root_col = np.empty(st.n, dtype=np.int64)
-        self.parent_col = np.empty(st.n, dtype=np.int64)
-        self.tree_row = np.empty(st.m, dtype=np.int64)
-        self.end_of = np.full(st.m, -1, dtype=np.int64)
-        self.touched = np.zeros(st.m, dtype=bool)
+    @staticmethod
+    def arrays(st):
+        m, n = st.m, st.n
+        return {"m": m, "n": n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1,
+                "root_col": np.full(n, -1, dtype=np.int64), "parent_col": np.full(n, -1, dtype=np.int64),
+                "tree_row": np.full(m, -1, dtype=np.int64), "end_of": np.full(m, -1, dtype=np.int64),
+                "dead": np.zeros(m, dtype=np.int64), "pending": np.zeros(m, dtype=bool),
+                "flips": np.zeros(0, dtype=np.int64)}
 
-    def seed(self):
-        st = self.st
-        deg = np.diff(st.rptr)
-        self.roots = np.flatnonzero((st.mu_row < 0) & (deg > 0))
-        self.root_col.fill(-1)
-        self.tree_row[self.roots] = self.roots
-        self.end_of[self.roots] = -1
-        self.touched[self.roots] = False
-        self.frontier = self.roots
+    def __init__(self, st, f):
+        self.st, self.f = st, f
+
+    def reset(self):
+        f = self.f
+        f["root_col"].fill(-1)
+        f["tree_row"].fill(-1)
+        f["end_of"].fill(-1)
+        f["pending"].fill(False)
+        f["dead"].fill(0)
+
+    def begin_phase(self, first):
+        """Dissolve the dead trees, re-open the rows next to them and (first
+        phase) add the new roots and pending rows: the first frontier."""
+        st, f = self.st, self.f
+        dead = f["dead"] == f["epoch"]
+        t = f["root_col"]
+        gone = np.flatnonzero((t >= 0) & dead[np.maximum(t, 0)])
+        t[gone] = -1
+        tr = f["tree_row"]
+        rows_gone = np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])
+        tr[rows_gone] = -1
+        f["end_of"][np.flatnonzero(dead)] = -1
+        starts, ends = st.cptr[gone].astype(np.int64), st.cptr[gone + 1].astype(np.int64)
+        lens = ends - starts
+        owner = np.repeat(np.arange(gone.shape[0]), lens)
+        offs = np.zeros(gone.shape[0] + 1, dtype=np.int64)
+        np.cumsum(lens, out=offs[1:])
+        near = st.cind[np.arange(offs[-1]) - offs[owner] + starts[owner]].astype(np.int64)
+        frontier = [np.unique(near[tr[near] >= 0])]
+        if first:
+            deg = np.diff(st.rptr)
+            new = np.flatnonzero((tr < 0) & (st.mu_row < 0) & (deg > 0))
+            tr[new] = new
+            f["end_of"][new] = -1
+            again = np.flatnonzero(f["pending"] & (tr >= 0))
+            f["pending"].fill(False)
+            frontier += [new, again]
+        self.frontier = np.unique(np.concatenate(frontier))
+        self.seeds = int(self.frontier.shape[0])
+        f["epoch"] += 1
+        f["flips"] = np.zeros(0, dtype=np.int64)
 
     def bfs(self):
         """All the levels of the phase's BFS; returns their number."""
-        st = self.st
+        st, f = self.st, self.f
+        root_col, parent_col, tree_row, end_of = f["root_col"], f["parent_col"], f["tree_row"], f["end_of"]
         levels = 0
+        flips = []
         while self.frontier.shape[0]:
             levels += 1
-            f = self.frontier
-            tree = self.tree_row[f]
-            f, tree = f[self.end_of[tree] < 0], tree[self.end_of[tree] < 0]
-            starts = st.rptr[f].astype(np.int64)
-            lens = st.rptr[f + 1].astype(np.int64) - starts
-            owner = np.repeat(np.arange(f.shape[0]), lens)
-            offs = np.zeros(f.shape[0] + 1, dtype=np.int64)
+            fr = self.frontier
+            tree = tree_row[fr]
+            live = end_of[tree] < 0
+            fr, tree = fr[live], tree[live]
+            starts = st.rptr[fr].astype(np.int64)
+            lens = st.rptr[fr + 1].astype(np.int64) - starts
+            owner = np.repeat(np.arange(fr.shape[0]), lens)
+            offs = np.zeros(fr.shape[0] + 1, dtype=np.int64)
             np.cumsum(lens, out=offs[1:])
             cols = st.rind[np.arange(offs[-1]) - offs[owner] + starts[owner]].astype(np.int64)
             # claims in slot order: the first claimant of a column wins
             cols_u, first = np.unique(cols, return_index=True)
-            free = self.root_col[cols_u] < 0
+            free = root_col[cols_u] < 0
             cols_u, first = cols_u[free], first[free]
-            row, t = f[owner[first]], tree[owner[first]]
-            # every slot that meets a column of another tree (claimed earlier,
-            # or in this level by an earlier slot) marks that tree touched
-            seen = self.root_col[cols]
-            seen_now = np.full(cols.shape[0], -1, dtype=np.int64)
-            claimer = np.full(st.n, -1, dtype=np.int64)
-            claimer[cols_u] = first
-            late = (seen < 0) & (claimer[cols] >= 0) & (claimer[cols] != np.arange(cols.shape[0]))
-            seen_now[late] = tree[owner[claimer[cols[late]]]]
-            seen = np.where(seen >= 0, seen, seen_now)
-            other = (seen >= 0) & (seen != tree[owner])
-            self.touched[seen[other]] = True
+            row, t = fr[owner[first]], tree[owner[first]]
             mate = st.mu_col[cols_u].astype(np.int64)
             is_free = mate < 0
-            self.root_col[cols_u] = t
-            self.parent_col[cols_u] = row
-            # a tree that reached several free columns keeps one of them
+            root_col[cols_u] = t
+            parent_col[cols_u] = row
+            # a tree that reached several free columns keeps the first
             ends_t, at = np.unique(t[is_free], return_index=True)
-            self.end_of[ends_t] = cols_u[is_free][at]
+            end_of[ends_t] = cols_u[is_free][at]
+            flips.append(ends_t)
             grow = ~is_free
-            self.tree_row[mate[grow]] = t[grow]
+            tree_row[mate[grow]] = t[grow]
             self.frontier = mate[grow]
+        f["flips"] = np.concatenate(flips) if flips else np.zeros(0, dtype=np.int64)
         return levels
 
     def flip(self):
-        st = self.st
-        c = self.end_of[self.roots]
-        t = self.roots[c >= 0]
-        c = c[c >= 0]
-        flipped = int(t.shape[0])
-        touched = int(self.touched[t].sum())
+        """Flip the listed trees' paths and mark them dead; (paths, first-frontier length)."""
+        st, f = self.st, self.f
+        t = f["flips"]
+        c = f["end_of"][t]
+        f["dead"][t] = f["epoch"]
         while c.shape[0]:
-            u = self.parent_col[c]
+            u = f["parent_col"][c]
             prev = st.mu_row[u].astype(np.int64)
             st.mu_row[u] = c
             st.mu_col[c] = u
             more = (u != t) & (prev >= 0)
             c, t = prev[more], t[more]
-        return flipped, touched
+        return int(f["flips"].shape[0]), self.seeds
 
 
 class _Cuda:
-    """Launchers of the ``augment.cu`` kernels (cached on the state)."""
+    """Launchers of the ``augment.cu`` kernels (arrays kept on the state)."""
 
-    def __init__(self, st):
+    @staticmethod
+    def arrays(st):
         from .. import _cuda
 
         cp = _backend.cp
-        cache = st.extra.get("augment")
-        if cache is None or cache["m"] != st.m or cache["n"] != st.n or cache["idx"] != np.dtype(st.idx):
-            ctype = "int" if np.dtype(st.idx) == np.int32 else "long long"
-            get = lambda name: _cuda.get_kernel("matching/augment.cu", name, (("IDX", ctype),))  # noqa: E731
-            sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
-            cache = st.extra["augment"] = {
-                "m": st.m, "n": st.n, "idx": np.dtype(st.idx),
-                "seed": get("gpumatch_aug_seed"), "level": get("gpumatch_aug_level"), "loop": get("gpumatch_aug_loop"),
-                "flip": get("gpumatch_aug_flip"), "state": cp.zeros(2, dtype=cp.int64),
-                "root_col": cp.empty(max(st.n, 1), dtype=st.idx),
-                "parent_col": cp.empty(max(st.n, 1), dtype=st.idx),
-                "tree_row": cp.empty(max(st.m, 1), dtype=st.idx),
-                "end_of": cp.empty(max(st.m, 1), dtype=st.idx),
-                "roots": cp.empty(max(st.m, 1), dtype=st.idx),
-                "bufs": (cp.empty(max(st.m, 1), dtype=st.idx), cp.empty(max(st.m, 1), dtype=st.idx)),
-                "touched": cp.zeros(max(st.m, 1), dtype=cp.uint8),
-                "ctr": cp.zeros(6, dtype=cp.uint64),
-                "grid": (max(1, min(sms * 8, (max(st.m, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
-                "block": (_cuda.BLOCK,),
-            }
-        self.c = cache
-        self.st = st
+        ctype = "int" if np.dtype(st.idx) == np.int32 else "long long"
+        get = lambda name: _cuda.get_kernel("matching/augment.cu", name, (("IDX", ctype),))  # noqa: E731
+        sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
+        m1, n1 = max(st.m, 1), max(st.n, 1)
+        f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1,
+             "state": cp.zeros(4, dtype=cp.int64),
+             "root_col": cp.full(n1, -1, dtype=st.idx), "parent_col": cp.full(n1, -1, dtype=st.idx),
+             "tree_row": cp.full(m1, -1, dtype=st.idx), "end_of": cp.full(m1, -1, dtype=st.idx),
+             "roots": cp.empty(m1, dtype=st.idx), "flips": cp.empty(m1, dtype=st.idx),
+             "dissolved": cp.empty(n1, dtype=st.idx),
+             "bufs": (cp.empty(m1, dtype=st.idx), cp.empty(m1, dtype=st.idx)),
+             "dead": cp.zeros(m1, dtype=cp.int32), "seen": cp.zeros(m1, dtype=cp.int32),
+             "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(6, dtype=cp.uint64),
+             "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
+             "block": (_cuda.BLOCK,)}
+        for name in ("seed", "level", "loop", "dissolve", "reopen", "note_added", "note_removed"):
+            f[name] = get("gpumatch_aug_" + name)
+        return f
+
+    def __init__(self, st, f):
+        self.st, self.f = st, f
         self.loops = 0
 
-    def seed(self):
-        c, st = self.c, self.st
-        c["ctr"].fill(0)
-        c["root_col"].fill(-1)
-        c["seed"](c["grid"], c["block"], (st.rptr, st.mu_row, np.int64(st.m), c["tree_row"], c["end_of"],
-                                          c["touched"], c["roots"], c["ctr"][3:4]))
+    def reset(self):
+        f = self.f
+        for name in ("root_col", "tree_row", "end_of"):
+            f[name].fill(-1)
+        f["pending"].fill(0)
+        f["dead"].fill(0)
+        f["seen"].fill(0)
+        f["epoch"] = 1
+
+    def begin_phase(self, first):
+        """Dissolve, re-open and (first phase) seed: the first frontier, on the device."""
+        f, st = self.f, self.st
+        e = np.int32(f["epoch"])
+        f["ctr"].fill(0)
+        f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
+                                              f["end_of"], f["dead"], e, f["dissolved"], f["ctr"]))
+        f["reopen"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["seen"], e, f["dissolved"],
+                                            f["ctr"], f["roots"]))
+        if first:
+            f["seed"](f["grid"], f["block"], (st.rptr, st.mu_row, np.int64(st.m), f["tree_row"], f["end_of"],
+                                              f["pending"], f["seen"], e, f["roots"], f["ctr"]))
+        f["epoch"] += 1
 
     def bfs(self):
-        """The phase's BFS: one-block loops for short frontiers, grid-wide levels for long ones."""
-        c, st = self.c, self.st
-        head = (st.rptr, st.rind, st.mu_col, c["root_col"], c["parent_col"], c["tree_row"], c["end_of"],
-                c["touched"], c["roots"], c["bufs"][0], c["bufs"][1], c["ctr"])
+        """The phase's BFS: one-block loops for short frontiers, grid-wide levels for long ones;
+        the last loop launch also flips the paths (one read-back per launch)."""
+        f, st = self.f, self.st
+        head = (st.rptr, st.rind, st.mu_col, f["root_col"], f["parent_col"], f["tree_row"], f["end_of"],
+                f["flips"], f["roots"], f["bufs"][0], f["bufs"][1], f["ctr"])
+        tail = (f["state"], st.mu_row, f["dead"], np.int32(f["epoch"]))
         s, steps = 0, 1
         while True:
-            c["loop"]((1,), (1024,), head + (np.int64(s), np.int64(LOOP_MAX), c["state"]))
+            f["loop"]((1,), (1024,), head + (np.int64(s), np.int64(LOOP_MAX)) + tail)
             self.loops += 1
-            s, size = (int(x) for x in c["state"].get())
+            s, size, self.flipped, self.seeds = (int(x) for x in f["state"].get())
             if size == 0:
                 return s
             for _ in range(steps):  # a long frontier: grid-wide levels, then the loop kernel looks again
-                c["level"](c["grid"], c["block"], head + (np.int64(s),))
+                f["level"](f["grid"], f["block"], head + (np.int64(s),))
                 s += 1
             steps = min(2 * steps, LEVELS_PER_CHECK)
 
     def flip(self):
-        c, st = self.c, self.st
-        c["flip"](c["grid"], c["block"], (c["roots"], c["ctr"][3:4], c["parent_col"], c["end_of"], c["touched"],
-                                          st.mu_row, st.mu_col, c["ctr"][4:6]))
-        flipped, touched = (int(x) for x in c["ctr"][4:6].get())
-        return flipped, touched
+        """The paths were flipped by the BFS's last launch; (paths, first-frontier length)."""
+        return self.flipped, self.seeds

@@ -320,6 +320,8 @@ class MatchingSolver:
         self._widen(self.num_edges + int(rs.shape[0]))
         self._rptr, self._rind = _csr.insert_entries(self._rptr, self._rind, pos_r, rs, cs)
         self._cptr, self._cind = _csr.insert_entries(self._cptr, self._cind, pos_c, cc, rc)
+        if self._st is not None:
+            _augment.note_added(self._st, rs, cs)
         self._pending += int(rs.shape[0])
         self._result = None
         self._t_update += time.perf_counter() - t0
@@ -339,6 +341,8 @@ class MatchingSolver:
         if found is None:
             return
         (_, _, pos_r), (_, _, pos_c), (r, c) = found
+        if self._st is not None:
+            _augment.note_removed(self._st, r.astype(np.int64, copy=False), c.astype(np.int64, copy=False))
         _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c)
         self._rptr, self._rind = _csr.delete_entries(self._rptr, self._rind, pos_r)
         self._cptr, self._cind = _csr.delete_entries(self._cptr, self._cind, pos_c)
@@ -372,12 +376,14 @@ class MatchingSolver:
         st = self._state()
         st.stamp.fill(0)   # stamps of an earlier solve must not match this one's iterations
         if scratch:
+            _augment.invalidate(st)
             st.mu_row.fill(-1)
             st.mu_col.fill(-1)
             gstats = _driver.run_gpr(st, init="greedy")
         elif self.warm_method == "augment":
             gstats = self._augment(st)
         else:
+            _augment.invalidate(st)
             gstats = _driver.run_gpr(st, init=self.warm_init, relabel_k=self.relabel_k)
         size = int(st.xp.count_nonzero(st.mu_col >= 0))
         out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
@@ -395,13 +401,15 @@ class MatchingSolver:
         """Warm-started solve by augmenting-path phases (G-PR finishes if they do not converge)."""
         kern = _driver.kernels_for(self.backend)
         t0 = time.perf_counter()
-        if self.warm_init == "greedy":
-            _driver.greedy(st, kern)
-        elif self.warm_init == "karp_sipser":
-            _driver.karp_sipser(st, kern)
-        kern.fix_matching(st)
+        if self.warm_init != "none":   # the heuristics change pairs behind the kept forest's back
+            _augment.invalidate(st)
+            if self.warm_init == "greedy":
+                _driver.greedy(st, kern)
+            else:
+                _driver.karp_sipser(st, kern)
+            kern.fix_matching(st)
         t1 = time.perf_counter()
-        astats = _augment.augment(st, max_phases=MAX_AUGMENT_PHASES)
+        astats = _augment.augment(st, max_phases=MAX_AUGMENT_PHASES, incremental=True)
         stats = dict(backend=self.backend, push_iterations=0, global_relabels=0, time_init=t1 - t0,
                      time_relabel=0.0, time_push=0.0, **astats)
         if not astats["aug_converged"]:
