@@ -233,8 +233,9 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
               f"synced), solve {(t2 - t1) * 1e3:.2f} ms "
               f"[{st['mode']}: augment phases {st.get('aug_phases', 0)}, paths {st.get('aug_paths', 0)}, "
               f"levels {st.get('aug_levels', 0)}, loops {st.get('aug_loop_launches', 0)}, "
-                  f"augment {st.get('time_augment', 0) * 1e3:.2f} ms, relabels {st['global_relabels']}, push iterations "
-              f"{st['push_iterations']}]; scratch {t_scr * 1e3:.2f} ms", flush=True)
+              f"seeds {st.get('aug_seeds', 0)}, incremental {st.get('aug_incremental', False)}, "
+              f"augment {st.get('time_augment', 0) * 1e3:.2f} ms, relabels {st['global_relabels']}, "
+              f"push iterations {st['push_iterations']}]; scratch {t_scr * 1e3:.2f} ms", flush=True)
     return keys, row
 
 

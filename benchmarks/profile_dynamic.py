@@ -123,8 +123,9 @@ def profile_matching(size, reps):
         solver.add_edges(r, c)
         cp.cuda.Device().synchronize()
     pr.disable()
-    print("## cProfile of 10 x (remove_edges + add_edges), host time (tottime)")
+    print("## cProfile of 10 x (remove_edges + add_edges), host time (tottime, then cumulative)")
     pstats.Stats(pr).sort_stats("tottime").print_stats(14)
+    pstats.Stats(pr).sort_stats("cumulative").print_stats(30)
 
 
 def profile_flow(size, reps):

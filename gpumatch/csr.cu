@@ -328,6 +328,95 @@ extern "C" __global__ void gpumatch_csr_shift_ptr(
     out[i] = by_position ? (PTR_T)(p - gm_lower_bound(keys, k, p)) : (PTR_T)(p + gm_lower_bound(keys, k, i));
 }
 
+// The *_pair kernels below run one edit on two patterns in one launch, the
+// CSR and the CSC of a dynamic solver (blockIdx.y = 0: pattern 0, 1:
+// pattern 1; same pointer type PTR_T and index type IND_T for both).
+
+// gpumatch_csr_locate_pair: gpumatch_csr_locate for k queries in each of
+// two patterns.
+//   pos  : 2k, out: pattern 0's positions, then pattern 1's
+//   want : 1 if pattern 0's queries must be present (removal), 0 if absent
+//   miss : out, += the number of pattern 0's queries that are not as wanted
+// Thread mapping: one thread per query of one pattern (grid.y = 2), a
+// binary search; the only shared write is the atomicAdd on miss.
+extern "C" __global__ void gpumatch_csr_locate_pair(
+    const PTR_T* __restrict__ ptr0, const IND_T* __restrict__ ind0, long long segs0,
+    const long long* __restrict__ seg0, const long long* __restrict__ val0,
+    const PTR_T* __restrict__ ptr1, const IND_T* __restrict__ ind1, long long segs1,
+    const long long* __restrict__ seg1, const long long* __restrict__ val1,
+    long long k, long long* __restrict__ pos, int want, unsigned long long* __restrict__ miss)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    bool one = blockIdx.y == 1;
+    const PTR_T* ptr = one ? ptr1 : ptr0;
+    const IND_T* ind = one ? ind1 : ind0;
+    long long segments = one ? segs1 : segs0;
+    long long s = one ? seg1[i] : seg0[i], x = one ? val1[i] : val0[i];
+    long long lo = 0;
+    int found = 0;
+    if (s >= 0 && s < segments) {
+        long long hi = (long long)ptr[s + 1], end = hi;
+        lo = (long long)ptr[s];
+        while (lo < hi) {
+            long long mid = (lo + hi) >> 1;
+            if ((long long)ind[mid] < x) lo = mid + 1; else hi = mid;
+        }
+        found = (lo < end && (long long)ind[lo] == x) ? 1 : 0;
+    }
+    pos[(one ? k : 0) + i] = lo;
+    if (!one && found != want) atomicAdd(miss, 1ULL);
+}
+
+// gpumatch_csr_shift_ptr_pair: gpumatch_csr_shift_ptr on two pointer arrays.
+//   keys : 2k (int64), pattern 0's sorted keys, then pattern 1's
+// Thread mapping: one thread per pointer of one pattern (grid.y = 2).
+extern "C" __global__ void gpumatch_csr_shift_ptr_pair(
+    const PTR_T* __restrict__ ptr0, long long count0, const PTR_T* __restrict__ ptr1, long long count1,
+    const long long* __restrict__ keys, long long k, int by_position,
+    PTR_T* __restrict__ out0, PTR_T* __restrict__ out1)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    bool one = blockIdx.y == 1;
+    if (i >= (one ? count1 : count0)) return;
+    const long long* kk = keys + (one ? k : 0);
+    long long p = (long long)(one ? ptr1 : ptr0)[i];
+    (one ? out1 : out0)[i] = by_position ? (PTR_T)(p - gm_lower_bound(kk, k, p))
+                                         : (PTR_T)(p + gm_lower_bound(kk, k, i));
+}
+
+// gpumatch_csr_edit_scatter_pair: the index arrays of two patterns after
+// deleting (insert = 0; ins is not read) or inserting k entries in each.
+//   ind0, ind1 : count each (IND_T), the old arrays
+//   pos        : 2k, pattern 0's positions, then pattern 1's (deletion:
+//                strictly increasing; insertion: non-decreasing)
+//   ins        : 2k (int64): the new indices of pattern 0, then 1's
+//   out0, out1 : count - k or count + k each
+// Thread mapping: as gpumatch_csr_delete_scatter / insert_scatter, one
+// thread per slot of one pattern (grid.y = 2).  No races.
+extern "C" __global__ void gpumatch_csr_edit_scatter_pair(
+    const IND_T* __restrict__ ind0, const IND_T* __restrict__ ind1, long long count,
+    const long long* __restrict__ pos, const long long* __restrict__ ins, long long k, int insert,
+    IND_T* __restrict__ out0, IND_T* __restrict__ out1)
+{
+    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    bool one = blockIdx.y == 1;
+    const IND_T* ind = one ? ind1 : ind0;
+    IND_T* out = one ? out1 : out0;
+    const long long* pp = pos + (one ? k : 0);
+    if (!insert) {
+        if (t >= count) return;
+        long long j = gm_lower_bound(pp, k, t);
+        if (j < k && pp[j] == t) return;
+        out[t - j] = ind[t];
+    } else if (t < count) {
+        out[t + gm_upper_bound(pp, k, t)] = ind[t];
+    } else if (t < count + k) {
+        long long j = t - count;
+        out[pp[j] + j] = (IND_T)ins[(one ? k : 0) + j];
+    }
+}
+
 // gpumatch_unmatch_pairs: drop the pairs (rows[i], cols[i]) that are matched.
 //   rows, cols : k, int64 (distinct pairs)
 //   mate_row   : m, column of each row or -1 (IND_T), updated

@@ -638,6 +638,118 @@ def _shift_ptr(indptr, keys, by_position):
     return out
 
 
+def locate_entries_pair(patterns, queries, present):
+    """:func:`locate_entries` in two sorted patterns of the same number of
+    entries (a graph's CSR and CSC), and a count of the first one's misses.
+
+    Parameters
+    ----------
+    patterns : ((indptr0, indices0), (indptr1, indices1))
+        Both with the same dtypes and the same number of entries.
+    queries : ((segments0, values0), (segments1, values1))
+        int64 arrays, k queries for each pattern.
+    present : bool
+        Whether pattern 0's queries should be present (a removal) or absent
+        (an insertion).
+
+    Returns
+    -------
+    pos : int64 array
+        2k positions: pattern 0's, then pattern 1's.
+    misses : int
+        Queries of pattern 0 that are not as `present` says (on the GPU one
+        launch and one read-back for everything).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import locate_entries_pair
+    >>> csr = (np.array([0, 2, 3]), np.array([0, 1, 1]))      # edges (0,0) (0,1) (1,1)
+    >>> csc = (np.array([0, 1, 3]), np.array([0, 0, 1]))
+    >>> pos, misses = locate_entries_pair((csr, csc), ((np.array([1]), np.array([0])),
+    ...                                                (np.array([0]), np.array([1]))), present=False)
+    >>> pos.tolist(), misses
+    ([2, 1], 0)
+    """
+    (p0, i0), (p1, i1) = patterns
+    (s0, v0), (s1, v1) = queries
+    xp = array_module(p0, i0, p1, i1, s0, v0)
+    k = int(s0.shape[0])
+    if xp is np or k == 0:
+        pos0, found = locate_entries(p0, i0, s0, v0)
+        pos1, _ = locate_entries(p1, i1, s1, v1)
+        return xp.concatenate([pos0, pos1]), int((found != present).sum())
+    from . import _cuda
+
+    pos = xp.empty(2 * k, dtype=np.int64)
+    miss = xp.zeros(1, dtype=np.uint64)
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_locate_pair", _ptr_ind_defines(p0, i0))
+    kern((int(_cuda.grid_for(k)[0]), 2), (_cuda.BLOCK,),
+         (p0, i0, np.int64(p0.shape[0] - 1), s0, v0, p1, i1, np.int64(p1.shape[0] - 1), s1, v1, np.int64(k), pos,
+          np.int32(1 if present else 0), miss))
+    return pos, int(miss.get()[0])
+
+
+def edit_entries_pair(patterns, positions, segments=None, values=None):
+    """Delete, or insert, k entries in each of two patterns at once (the
+    CSR and CSC of a graph): :func:`delete_entries` / :func:`insert_entries`
+    twice, on the GPU in two launches.
+
+    Parameters
+    ----------
+    patterns : ((indptr0, indices0), (indptr1, indices1))
+        Same dtypes, same number of entries.
+    positions : int64 array
+        2k positions (pattern 0's, then pattern 1's), as
+        :func:`locate_entries_pair` returns them.
+    segments, values : int64 arrays or None
+        None: delete.  Otherwise 2k each: the sorted segments and the new
+        indices of the inserted entries (pattern 0's, then pattern 1's).
+
+    Returns
+    -------
+    ((new_indptr0, new_indices0), (new_indptr1, new_indices1))
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import edit_entries_pair
+    >>> csr = (np.array([0, 2, 3]), np.array([0, 1, 1]))
+    >>> csc = (np.array([0, 1, 3]), np.array([0, 0, 1]))
+    >>> (a, b), (c, d) = edit_entries_pair((csr, csc), np.array([1, 1]))   # drop edge (0, 1)
+    >>> a.tolist(), b.tolist(), c.tolist(), d.tolist()
+    ([0, 1, 2], [0, 1], [0, 1, 2], [0, 1])
+    """
+    (p0, i0), (p1, i1) = patterns
+    xp = array_module(p0, i0, p1, i1, positions)
+    k = int(positions.shape[0]) // 2
+    if xp is np or k == 0:
+        if segments is None:
+            return (delete_entries(p0, i0, positions[:k]), delete_entries(p1, i1, positions[k:]))
+        return (insert_entries(p0, i0, positions[:k], segments[:k], values[:k]),
+                insert_entries(p1, i1, positions[k:], segments[k:], values[k:]))
+    from . import _cuda
+
+    count = int(i0.shape[0])
+    if int(i1.shape[0]) != count or p0.dtype != p1.dtype or i0.dtype != i1.dtype:
+        raise ValueError("edit_entries_pair: the two patterns must have the same entries count and dtypes")
+    defines = _ptr_ind_defines(p0, i0)
+    out_p0, out_p1 = xp.empty_like(p0), xp.empty_like(p1)
+    new_count = count - k if segments is None else count + k
+    out_i0, out_i1 = xp.empty(new_count, dtype=i0.dtype), xp.empty(new_count, dtype=i1.dtype)
+    n_ptr = max(int(p0.shape[0]), int(p1.shape[0]))
+    _cuda.get_kernel("csr.cu", "gpumatch_csr_shift_ptr_pair", defines)(
+        (int(_cuda.grid_for(n_ptr)[0]), 2), (_cuda.BLOCK,),
+        (p0, np.int64(p0.shape[0]), p1, np.int64(p1.shape[0]), positions if segments is None else segments,
+         np.int64(k), np.int32(1 if segments is None else 0), out_p0, out_p1))
+    if count + k:
+        _cuda.get_kernel("csr.cu", "gpumatch_csr_edit_scatter_pair", defines)(
+            (int(_cuda.grid_for(count + k)[0]), 2), (_cuda.BLOCK,),
+            (i0, i1, np.int64(count), positions, positions if segments is None else values, np.int64(k),
+             np.int32(0 if segments is None else 1), out_i0, out_i1))
+    return (out_p0, out_i0), (out_p1, out_i1)
+
+
 def unmatch_pairs(mate_row, mate_col, rows, cols):
     """Unmatch, in place, the pairs ``(rows[i], cols[i])`` that are matched.
 

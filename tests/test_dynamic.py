@@ -603,6 +603,55 @@ def test_csr_edits_match_rebuild(backend, dtype):
     assert not host(found).any()
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_csr_pair_edits_match_rebuild(backend, dtype):
+    """locate_entries_pair / edit_entries_pair on a CSR and its CSC give the two
+    patterns a rebuild from keys gives, and count the batch's misses."""
+    rng = np.random.default_rng(_seed("csr-pair-edits", str(np.dtype(dtype))))
+    m, n = 40, 30
+    A = _random_pattern(rng, m, n, 300)
+    host = lambda a: a if isinstance(a, np.ndarray) else a.get()  # noqa: E731
+    dev = lambda a: _to_backend(a, backend)  # noqa: E731
+
+    def patterns(keys):
+        R = sp.csr_matrix((np.ones(keys.shape[0]), (keys // n, keys % n)), shape=(m, n))
+        R.sort_indices()
+        T = R.tocsc()
+        T.sort_indices()
+        return ((R.indptr.astype(dtype), R.indices.astype(dtype)), (T.indptr.astype(dtype), T.indices.astype(dtype)))
+
+    def queries(keys):
+        kc = np.sort((keys % n) * m + keys // n)
+        segs = np.concatenate([keys // n, kc // m]).astype(np.int64)
+        vals = np.concatenate([keys % n, kc % m]).astype(np.int64)
+        k = keys.shape[0]
+        return dev(segs), dev(vals), ((dev(segs[:k]), dev(vals[:k])), (dev(segs[k:]), dev(vals[k:])))
+
+    def same(pats, keys):
+        for got, ref in zip(pats, patterns(keys)):
+            assert [host(a).tolist() for a in got] == [a.tolist() for a in ref]
+
+    coo = A.tocoo()
+    keys = np.sort(coo.row.astype(np.int64) * n + coo.col)
+    pats = tuple((dev(p), dev(i)) for p, i in patterns(keys))
+    dk = np.sort(rng.choice(keys, size=37, replace=False))
+    _, _, q = queries(dk)
+    pos, misses = csr.locate_entries_pair(pats, q, present=True)
+    assert misses == 0
+    assert csr.locate_entries_pair(pats, q, present=False)[1] == dk.shape[0]
+    pats = csr.edit_entries_pair(pats, pos)
+    left = np.setdiff1d(keys, dk)
+    same(pats, left)
+    assert pats[0][1].dtype == dtype and pats[1][0].dtype == dtype
+    new = np.setdiff1d(np.unique(np.concatenate([rng.integers(0, m * n, size=60), [0, m * n - 1]])), left)
+    segs, vals, q = queries(new)
+    pos, misses = csr.locate_entries_pair(pats, q, present=False)
+    assert misses == 0
+    both = np.concatenate([new[:5], left[:3]])       # five new edges and three present ones
+    assert csr.locate_entries_pair(pats, queries(np.sort(both))[2], present=False)[1] == 3
+    same(csr.edit_entries_pair(pats, pos, segs, vals), np.union1d(left, new))
+
+
 def test_csr_edits_empty(backend):
     ip = _to_backend(np.zeros(4, dtype=np.int32), backend)
     ix = _to_backend(np.zeros(0, dtype=np.int32), backend)

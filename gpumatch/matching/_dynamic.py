@@ -3,20 +3,19 @@
 :class:`MatchingSolver` keeps, on its backend, the graph as a sorted CSR
 *and* its transpose (CSC), and the current matching.  A batch of added or
 removed edges patches both patterns in place of a re-sort or a transpose
-(:func:`gpumatch.csr.locate_entries`, :func:`~gpumatch.csr.delete_entries`,
-:func:`~gpumatch.csr.insert_entries`: one bandwidth-bound pass each);
-adding edges keeps the matching valid and removing a matched edge
-unmatches its two endpoints (:func:`~gpumatch.csr.unmatch_pairs`).  The
-next :meth:`MatchingSolver.solve` starts from the surviving pairs and runs
-augmenting-path phases (:mod:`gpumatch.matching._augment`: disjoint
-alternating BFS trees from the free rows, each stopping at its first free
-column), so only the few free vertices that the batch created (or that
-the new edges can now serve) get paths; G-PR warm-started from the same
-pairs is the other ``warm_method``.
-
-What stays per solve is about two alternating BFS over the part of the
-graph that the free rows reach (one that finds the paths, one that proves
-the matching maximum), whatever the batch size.
+(:func:`gpumatch.csr.locate_entries_pair`,
+:func:`~gpumatch.csr.edit_entries_pair`: one bandwidth-bound pass over
+both patterns, two launches on the GPU); adding edges keeps the matching
+valid and removing a matched edge unmatches its two endpoints
+(:func:`~gpumatch.csr.unmatch_pairs`).  The next :meth:`MatchingSolver.solve`
+starts from the surviving pairs and runs augmenting-path phases
+(:mod:`gpumatch.matching._augment`: disjoint alternating BFS trees, each
+stopping at its first free column).  The trees of the last converged
+phase are kept between solves as a Koenig certificate of maximality; a
+batch only breaks the trees it touches, so the next solve grows trees
+from the broken ones and the edges that left the forest, not from every
+free row through the whole graph.  G-PR warm-started from the same pairs
+is the other ``warm_method``.
 """
 
 from __future__ import annotations
@@ -77,8 +76,8 @@ class MatchingSolver:
         initial matching, on the kept arrays) instead of from the surviving
         pairs.  Default :data:`REBUILD_FRACTION` (0.02): on an H100, for
         ``random_bipartite(10**6, 10**6, 5)``, warm starts beat a solve from
-        scratch at 0.01 % and 0.1 % of the edges changed (1.4-3.0x), were
-        level with it at 1 % (1.0-1.3x) and lost at 10 % (0.8-1.15x)
+        scratch at 0.01 % and 0.1 % of the edges changed (1.7-6.4x), were
+        level with it or ahead at 1 % (1.05-1.2x) and lost at 10 %
         (``benchmarks/bench_dynamic.py``,
         ``benchmarks/results/h100_dynamic.md``).
     warm_init : {"none", "greedy", "karp_sipser"}, optional
@@ -118,9 +117,17 @@ class MatchingSolver:
     the CSR and its transpose on the backend and patches both per batch
     (O(nnz) passes, no sort of the edge set, no transpose, no validation of
     its own arrays; small batches are checked and ordered on the host).
-    The cost that stays is about two BFS over the alternating-reachable
-    part of the graph per solve; past `rebuild_fraction` a from-scratch
-    solve is used.
+    With ``warm_method="augment"`` the trees of the last converged phase
+    are kept between solves: every free row with an edge is in a tree, no
+    free column is, and a tree's rows only have edges into tree columns,
+    so (rows outside the trees) + (tree columns) is a vertex cover of the
+    matching's size (Koenig), which proves the matching maximum.  A batch
+    breaks that only where it touches (a removed matched or tree edge kills
+    its tree, an edge from a tree to a column outside the forest opens its
+    row, a new free row needs a tree), and the next solve searches only
+    there.  What stays per solve is the depth of the trees it regrows (a
+    BFS level per step); past `rebuild_fraction` a from-scratch solve is
+    used.
 
     Several maximum matchings may exist; which one is returned may vary.
 
@@ -229,12 +236,16 @@ class MatchingSolver:
 
     def _batch(self, rows, cols, adding):
         """Validate a batch and find it in both patterns (ValueError on any
-        problem; nothing changes).  One host read-back on the GPU.
+        problem; nothing changes).
 
-        Returns, or None for an empty batch: for the CSR (row-major order)
-        and for the CSC (column-major order) the batch's segments, indices
-        and positions (:func:`gpumatch.csr.locate_entries`), and the batch's
-        rows and columns."""
+        Returns None for an empty batch, else ``(pos, segs, vals)``: the
+        batch located in the CSR and in the CSC at once
+        (:func:`gpumatch.csr.locate_entries_pair`: 2k positions, segments
+        and indices, the CSR's in row-major order, then the CSC's in
+        column-major order); the batch's rows and columns in row-major
+        order are ``segs[:k]`` and ``vals[:k]``.  A batch of at most
+        :data:`HOST_BATCH` edges is checked and ordered on the host: on the
+        GPU, two read-backs and one upload in all."""
         xp = self._xp
         m, n = self.shape
         r = as_index_array(rows, "rows", self.backend)
@@ -244,53 +255,44 @@ class MatchingSolver:
         k = int(r.shape[0])
         if k == 0:
             return None
+        wn, wm = np.int64(max(n, 1)), np.int64(max(m, 1))
         if k <= HOST_BATCH:
             # a small batch is checked and ordered on the host: one read-back
             # and one upload cost less than the device sorts and reductions
-            rc_h = _backend.to_numpy(xp.stack([r.astype(np.int64), c.astype(np.int64)]))
-            _check_batch_host(rc_h[0], rc_h[1], m, n)
-            ks = np.sort(rc_h[0] * np.int64(max(n, 1)) + rc_h[1])
-            rs_h = ks // np.int64(max(n, 1))
-            kc = np.sort(rc_h[1] * np.int64(max(m, 1)) + rc_h[0])
-            cc_h = kc // np.int64(max(m, 1))
+            rc_h = _backend.to_numpy(xp.concatenate([r.astype(np.int64, copy=False), c.astype(np.int64, copy=False)]))
+            r_h, c_h = rc_h[:k], rc_h[k:]
+            _check_batch_host(r_h, c_h, m, n)
+            ks = np.sort(r_h * wn + c_h)
             if (ks[1:] == ks[:-1]).any():
                 i = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
-                raise ValueError(f"edge ({int(rs_h[i])}, {int(ks[i] - rs_h[i] * max(n, 1))}) appears more than "
-                                 "once in the batch")
-            packed = xp.asarray(np.concatenate([rs_h, ks - rs_h * np.int64(max(n, 1)), cc_h,
-                                                kc - cc_h * np.int64(max(m, 1))]))
-            rs, cs, cc, rc = (packed[i * k:(i + 1) * k] for i in range(4))
-            pos_r, found_r = _csr.locate_entries(self._rptr, self._rind, rs, cs)
-            pos_c, _ = _csr.locate_entries(self._cptr, self._cind, cc, rc)
-            presence = bool(found_r.any() if adding else (~found_r).any())
-            if presence:
-                _raise_presence(xp, found_r, rs, cs, adding)
-            return (rs, cs, pos_r), (cc, rc, pos_c), (rs, cs)
-        r, c = r.astype(np.int64), c.astype(np.int64)
-        # the batch in row-major and in column-major order (sorted keys, no
-        # gathers); out-of-range ids are caught below, before any use
-        ks = xp.sort(r * np.int64(max(n, 1)) + c)
-        rs = ks // np.int64(max(n, 1))
-        cs = ks - rs * np.int64(max(n, 1))
-        kc = xp.sort(c * np.int64(max(m, 1)) + r)
-        cc = kc // np.int64(max(m, 1))
-        rc = kc - cc * np.int64(max(m, 1))
-        pos_r, found_r = _csr.locate_entries(self._rptr, self._rind, rs, cs)
-        pos_c, _ = _csr.locate_entries(self._cptr, self._cind, cc, rc)
-        flags = xp.stack([((r < 0) | (r >= m)).any(), ((c < 0) | (c >= n)).any(),
-                          (ks[1:] == ks[:-1]).any() if k > 1 else xp.zeros((), dtype=bool),
-                          found_r.any() if adding else (~found_r).any()])
-        rbad, cbad, dup, presence = (bool(f) for f in _backend.to_numpy(flags))
-        for bad, what, a, hi_ in ((rbad, "rows", r, m), (cbad, "cols", c, n)):
-            if bad:
-                lo, hi = int(a.min()), int(a.max())
-                raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
-        if dup:
-            i = int(xp.flatnonzero(ks[1:] == ks[:-1])[0])
-            raise ValueError(f"edge ({int(rs[i])}, {int(cs[i])}) appears more than once in the batch")
-        if presence:
-            _raise_presence(xp, found_r, rs, cs, adding)
-        return (rs, cs, pos_r), (cc, rc, pos_c), (r, c)
+                raise ValueError(f"edge ({int(ks[i] // wn)}, {int(ks[i] % wn)}) appears more than once in the batch")
+            kc = np.sort(c_h * wm + r_h)
+            packed = xp.asarray(np.concatenate([ks // wn, kc // wm, ks % wn, kc % wm]))
+            segs, vals = packed[:2 * k], packed[2 * k:]
+        else:
+            r, c = r.astype(np.int64), c.astype(np.int64)
+            # the batch in row-major and in column-major order (sorted keys, no
+            # gathers); out-of-range ids are caught below, before any use
+            ks = xp.sort(r * wn + c)
+            kc = xp.sort(c * wm + r)
+            segs = xp.concatenate([ks // wn, kc // wm])
+            vals = xp.concatenate([ks % wn, kc % wm])
+            flags = xp.stack([((r < 0) | (r >= m)).any(), ((c < 0) | (c >= n)).any(),
+                              (ks[1:] == ks[:-1]).any() if k > 1 else xp.zeros((), dtype=bool)])
+            rbad, cbad, dup = (bool(f) for f in _backend.to_numpy(flags))
+            for bad, what, a, hi_ in ((rbad, "rows", r, m), (cbad, "cols", c, n)):
+                if bad:
+                    lo, hi = int(a.min()), int(a.max())
+                    raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
+            if dup:
+                i = int(xp.flatnonzero(ks[1:] == ks[:-1])[0])
+                raise ValueError(f"edge ({int(segs[i])}, {int(vals[i])}) appears more than once in the batch")
+        pos, misses = _csr.locate_entries_pair(((self._rptr, self._rind), (self._cptr, self._cind)),
+                                               ((segs[:k], vals[:k]), (segs[k:], vals[k:])), present=not adding)
+        if misses:
+            _, found = _csr.locate_entries(self._rptr, self._rind, segs[:k], vals[:k])
+            _raise_presence(xp, found, segs[:k], vals[:k], adding)
+        return pos, segs, vals
 
     def _widen(self, nnz):
         """Switch every kept index array to int64 when `nnz` edges need it."""
@@ -316,13 +318,14 @@ class MatchingSolver:
         found = self._batch(rows, cols, adding=True)
         if found is None:
             return
-        (rs, cs, pos_r), (cc, rc, pos_c), _ = found
-        self._widen(self.num_edges + int(rs.shape[0]))
-        self._rptr, self._rind = _csr.insert_entries(self._rptr, self._rind, pos_r, rs, cs)
-        self._cptr, self._cind = _csr.insert_entries(self._cptr, self._cind, pos_c, cc, rc)
+        pos, segs, vals = found
+        k = int(pos.shape[0]) // 2
+        self._widen(self.num_edges + k)
+        (self._rptr, self._rind), (self._cptr, self._cind) = _csr.edit_entries_pair(
+            ((self._rptr, self._rind), (self._cptr, self._cind)), pos, segs, vals)
         if self._st is not None:
-            _augment.note_added(self._st, rs, cs)
-        self._pending += int(rs.shape[0])
+            _augment.note_added(self._st, segs[:k], vals[:k])
+        self._pending += k
         self._result = None
         self._t_update += time.perf_counter() - t0
 
@@ -340,13 +343,15 @@ class MatchingSolver:
         found = self._batch(rows, cols, adding=False)
         if found is None:
             return
-        (_, _, pos_r), (_, _, pos_c), (r, c) = found
+        pos, segs, vals = found
+        k = int(pos.shape[0]) // 2
+        r, c = segs[:k], vals[:k]
         if self._st is not None:
-            _augment.note_removed(self._st, r.astype(np.int64, copy=False), c.astype(np.int64, copy=False))
+            _augment.note_removed(self._st, r, c)
         _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c)
-        self._rptr, self._rind = _csr.delete_entries(self._rptr, self._rind, pos_r)
-        self._cptr, self._cind = _csr.delete_entries(self._cptr, self._cind, pos_c)
-        self._pending += int(r.shape[0])
+        (self._rptr, self._rind), (self._cptr, self._cind) = _csr.edit_entries_pair(
+            ((self._rptr, self._rind), (self._cptr, self._cind)), pos)
+        self._pending += k
         self._result = None
         self._t_update += time.perf_counter() - t0
 
