@@ -42,6 +42,7 @@ import time
 import numpy as np
 
 from .. import _backend
+from .. import csr as _csr
 
 __all__ = ["augment", "note_added", "note_removed", "invalidate", "LOOP_MAX", "LEVELS_PER_CHECK"]
 
@@ -208,12 +209,7 @@ class _Numpy:
         rows_gone = np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])
         tr[rows_gone] = -1
         f["end_of"][np.flatnonzero(dead)] = -1
-        starts, ends = st.cptr[gone].astype(np.int64), st.cptr[gone + 1].astype(np.int64)
-        lens = ends - starts
-        owner = np.repeat(np.arange(gone.shape[0]), lens)
-        offs = np.zeros(gone.shape[0] + 1, dtype=np.int64)
-        np.cumsum(lens, out=offs[1:])
-        near = st.cind[np.arange(offs[-1]) - offs[owner] + starts[owner]].astype(np.int64)
+        near = st.cind[_csr.expand_segments(st.cptr, gone)[1]].astype(np.int64)
         frontier = [np.unique(near[tr[near] >= 0])]
         if first:
             deg = np.diff(st.rptr)
@@ -240,12 +236,8 @@ class _Numpy:
             tree = tree_row[fr]
             live = end_of[tree] < 0
             fr, tree = fr[live], tree[live]
-            starts = st.rptr[fr].astype(np.int64)
-            lens = st.rptr[fr + 1].astype(np.int64) - starts
-            owner = np.repeat(np.arange(fr.shape[0]), lens)
-            offs = np.zeros(fr.shape[0] + 1, dtype=np.int64)
-            np.cumsum(lens, out=offs[1:])
-            cols = st.rind[np.arange(offs[-1]) - offs[owner] + starts[owner]].astype(np.int64)
+            owner, slots = _csr.expand_segments(st.rptr, fr)
+            cols = st.rind[slots].astype(np.int64)
             # claims in slot order: the first claimant of a column wins
             cols_u, first = np.unique(cols, return_index=True)
             free = root_col[cols_u] < 0

@@ -280,10 +280,8 @@ class MatchingSolver:
             flags = xp.stack([((r < 0) | (r >= m)).any(), ((c < 0) | (c >= n)).any(),
                               (ks[1:] == ks[:-1]).any() if k > 1 else xp.zeros((), dtype=bool)])
             rbad, cbad, dup = (bool(f) for f in _backend.to_numpy(flags))
-            for bad, what, a, hi_ in ((rbad, "rows", r, m), (cbad, "cols", c, n)):
-                if bad:
-                    lo, hi = int(a.min()), int(a.max())
-                    raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
+            if rbad or cbad:   # the host check names the first bad index
+                _check_batch_host(_backend.to_numpy(r), _backend.to_numpy(c), m, n)
             if dup:
                 i = int(xp.flatnonzero(ks[1:] == ks[:-1])[0])
                 raise ValueError(f"edge ({int(segs[i])}, {int(vals[i])}) appears more than once in the batch")
