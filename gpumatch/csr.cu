@@ -239,6 +239,23 @@ __device__ __forceinline__ long long gm_upper_bound(const long long* __restrict_
     return lo;
 }
 
+// Where (s, x) is in a sorted CSR pattern, or would go (0 for a segment
+// outside [0, segments)); *found = 1 when present.  A binary search.
+__device__ __forceinline__ long long gm_csr_locate_one(
+    const PTR_T* __restrict__ indptr, const IND_T* __restrict__ indices, long long segments,
+    long long s, long long x, int* found)
+{
+    *found = 0;
+    if (s < 0 || s >= segments) return 0;
+    long long lo = (long long)indptr[s], hi = (long long)indptr[s + 1], end = hi;
+    while (lo < hi) {
+        long long mid = (lo + hi) >> 1;
+        if ((long long)indices[mid] < x) lo = mid + 1; else hi = mid;
+    }
+    *found = (lo < end && (long long)indices[lo] == x) ? 1 : 0;
+    return lo;
+}
+
 // gpumatch_csr_locate: where entries (segment, value) are, or would go.
 //   indptr   : segments + 1, CSR pointers (PTR_T)
 //   indices  : nnz, values sorted within each segment (IND_T)
@@ -256,15 +273,43 @@ extern "C" __global__ void gpumatch_csr_locate(
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= k) return;
-    long long s = seg[i], x = val[i];
-    if (s < 0 || s >= segments) { pos[i] = 0; found[i] = 0; return; }
-    long long lo = (long long)indptr[s], hi = (long long)indptr[s + 1], end = hi;
-    while (lo < hi) {
-        long long mid = (lo + hi) >> 1;
-        if ((long long)indices[mid] < x) lo = mid + 1; else hi = mid;
+    int f;
+    pos[i] = gm_csr_locate_one(indptr, indices, segments, seg[i], val[i], &f);
+    found[i] = (unsigned char)f;
+}
+
+// One slot of the edit kernels below (delete / insert scatters and the
+// pointer shift), shared by the one-pattern and the two-pattern kernels.
+// Delete: old entry i goes to i - (number of dropped positions below i),
+// unless it is dropped.  Insert: slot t < count is old entry t, going to
+// t + (number of pos <= t); slot count + j is new value j (`ins`), going to
+// pos[j] + j.  Shift: pointer i after deleting the positions `keys`
+// (by_position) or inserting entries into the rows `keys`.
+template <typename T>
+__device__ __forceinline__ void gm_delete_one(const T* __restrict__ values, long long i,
+                                              const long long* __restrict__ pos, long long k, T* __restrict__ out)
+{
+    long long j = gm_lower_bound(pos, k, i);
+    if (j < k && pos[j] == i) return;
+    out[i - j] = values[i];
+}
+template <typename T>
+__device__ __forceinline__ void gm_insert_one(const T* __restrict__ values, long long count, long long t,
+                                              const long long* __restrict__ pos, long long k, T ins,
+                                              T* __restrict__ out)
+{
+    if (t < count) {
+        out[t + gm_upper_bound(pos, k, t)] = values[t];
+    } else {
+        long long j = t - count;
+        out[pos[j] + j] = ins;
     }
-    pos[i] = lo;
-    found[i] = (lo < end && (long long)indices[lo] == x) ? 1 : 0;
+}
+__device__ __forceinline__ PTR_T gm_shift_one(const PTR_T* __restrict__ ptr, long long i,
+                                              const long long* __restrict__ keys, long long k, int by_position)
+{
+    long long p = (long long)ptr[i];
+    return by_position ? (PTR_T)(p - gm_lower_bound(keys, k, p)) : (PTR_T)(p + gm_lower_bound(keys, k, i));
 }
 
 // gpumatch_csr_delete_scatter: copy an array without the entries at
@@ -279,10 +324,7 @@ extern "C" __global__ void gpumatch_csr_delete_scatter(
     const long long* __restrict__ pos, long long k, VALUE_T* __restrict__ out)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    long long j = gm_lower_bound(pos, k, i);
-    if (j < k && pos[j] == i) return;
-    out[i - j] = values[i];
+    if (i < count) gm_delete_one(values, i, pos, k, out);
 }
 
 // gpumatch_csr_insert_scatter: merge k new values into an array.
@@ -300,12 +342,7 @@ extern "C" __global__ void gpumatch_csr_insert_scatter(
     VALUE_T* __restrict__ out)
 {
     long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < count) {
-        out[t + gm_upper_bound(pos, k, t)] = values[t];
-    } else if (t < count + k) {
-        long long j = t - count;
-        out[pos[j] + j] = ins[j];
-    }
+    if (t < count + k) gm_insert_one(values, count, t, pos, k, t < count ? (VALUE_T)0 : ins[t - count], out);
 }
 
 // gpumatch_csr_shift_ptr: the row pointers after a batch of deletions or
@@ -323,9 +360,7 @@ extern "C" __global__ void gpumatch_csr_shift_ptr(
     int by_position, PTR_T* __restrict__ out)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= count) return;
-    long long p = (long long)ptr[i];
-    out[i] = by_position ? (PTR_T)(p - gm_lower_bound(keys, k, p)) : (PTR_T)(p + gm_lower_bound(keys, k, i));
+    if (i < count) out[i] = gm_shift_one(ptr, i, keys, k, by_position);
 }
 
 // The *_pair kernels below run one edit on two patterns in one launch, the
@@ -352,19 +387,9 @@ extern "C" __global__ void gpumatch_csr_locate_pair(
     const PTR_T* ptr = one ? ptr1 : ptr0;
     const IND_T* ind = one ? ind1 : ind0;
     long long segments = one ? segs1 : segs0;
-    long long s = one ? seg1[i] : seg0[i], x = one ? val1[i] : val0[i];
-    long long lo = 0;
-    int found = 0;
-    if (s >= 0 && s < segments) {
-        long long hi = (long long)ptr[s + 1], end = hi;
-        lo = (long long)ptr[s];
-        while (lo < hi) {
-            long long mid = (lo + hi) >> 1;
-            if ((long long)ind[mid] < x) lo = mid + 1; else hi = mid;
-        }
-        found = (lo < end && (long long)ind[lo] == x) ? 1 : 0;
-    }
-    pos[(one ? k : 0) + i] = lo;
+    int found;
+    pos[(one ? k : 0) + i] = gm_csr_locate_one(ptr, ind, segments, one ? seg1[i] : seg0[i],
+                                               one ? val1[i] : val0[i], &found);
     if (!one && found != want) atomicAdd(miss, 1ULL);
 }
 
@@ -379,10 +404,7 @@ extern "C" __global__ void gpumatch_csr_shift_ptr_pair(
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     bool one = blockIdx.y == 1;
     if (i >= (one ? count1 : count0)) return;
-    const long long* kk = keys + (one ? k : 0);
-    long long p = (long long)(one ? ptr1 : ptr0)[i];
-    (one ? out1 : out0)[i] = by_position ? (PTR_T)(p - gm_lower_bound(kk, k, p))
-                                         : (PTR_T)(p + gm_lower_bound(kk, k, i));
+    (one ? out1 : out0)[i] = gm_shift_one(one ? ptr1 : ptr0, i, keys + (one ? k : 0), k, by_position);
 }
 
 // gpumatch_csr_edit_scatter_pair: the index arrays of two patterns after
@@ -405,15 +427,9 @@ extern "C" __global__ void gpumatch_csr_edit_scatter_pair(
     IND_T* out = one ? out1 : out0;
     const long long* pp = pos + (one ? k : 0);
     if (!insert) {
-        if (t >= count) return;
-        long long j = gm_lower_bound(pp, k, t);
-        if (j < k && pp[j] == t) return;
-        out[t - j] = ind[t];
-    } else if (t < count) {
-        out[t + gm_upper_bound(pp, k, t)] = ind[t];
+        if (t < count) gm_delete_one(ind, t, pp, k, out);
     } else if (t < count + k) {
-        long long j = t - count;
-        out[pp[j] + j] = (IND_T)ins[(one ? k : 0) + j];
+        gm_insert_one(ind, count, t, pp, k, t < count ? (IND_T)0 : (IND_T)ins[(one ? k : 0) + t - count], out);
     }
 }
 
