@@ -284,32 +284,111 @@ extern "C" __global__ void gpumatch_csr_locate(
 // unless it is dropped.  Insert: slot t < count is old entry t, going to
 // t + (number of pos <= t); slot count + j is new value j (`ins`), going to
 // pos[j] + j.  Shift: pointer i after deleting the positions `keys`
-// (by_position) or inserting entries into the rows `keys`.
+// (by_position) or inserting entries into the rows `keys`.  Each search
+// runs in the block's window [lo, hi) of the sorted keys (gm_block_window):
+// after a small batch it is empty or a few keys long, so a slot costs its
+// copy, not a binary search over the whole batch.
+//
+// Each block of the edit kernels handles a tile of GM_EDIT_ITEMS slots per
+// thread (block-stride inside the tile: coalesced).
+#define GM_EDIT_ITEMS 8
+
+// gm_warp_lower_bound: lower_bound(x) in sorted pos[0, k) by a whole warp,
+// a 32-way search (each round 32 probes and a ballot narrow the range 32
+// times): about log32(k) dependent loads instead of log2(k).
+__device__ __forceinline__ long long gm_warp_lower_bound(const long long* __restrict__ pos, long long k, long long x)
+{
+    const int lane = threadIdx.x % GPUMATCH_WARP;
+    long long lo = 0, hi = k;   // the answer is in [lo, hi]
+    while (hi - lo > GPUMATCH_WARP) {
+        long long step = (hi - lo + GPUMATCH_WARP - 1) / GPUMATCH_WARP;
+        long long at = lo + lane * step;
+        int below = __popc(__ballot_sync(GPUMATCH_FULL_MASK, at < hi && pos[at] < x));
+        long long nhi = lo + below * step;
+        lo = below == 0 ? lo : lo + (below - 1) * step + 1;
+        hi = nhi < hi ? nhi : hi;
+    }
+    long long at = lo + lane;
+    return lo + __popc(__ballot_sync(GPUMATCH_FULL_MASK, at < hi && pos[at] < x));
+}
+
+// gm_block_window: the window [lo, hi) of sorted pos[0, k) that holds the
+// lower bounds of every key in [first, last] (the tile's keys): lo =
+// lower_bound(first), hi = lower_bound(last + 1) (empty when last < first).
+// Called by every thread of the block (a barrier); warp 0 searches for lo,
+// warp 1 for hi (blocks of at least 64 threads).
+__device__ __forceinline__ void gm_block_window(const long long* __restrict__ pos, long long k, long long first,
+                                                long long last, long long* lo, long long* hi)
+{
+    __shared__ long long win[2];
+    const int warp = threadIdx.x / GPUMATCH_WARP;
+    if (warp < 2) {
+        long long w = last < first ? 0 : gm_warp_lower_bound(pos, k, warp == 0 ? first : last + 1);
+        if (threadIdx.x % GPUMATCH_WARP == 0) win[warp] = w;
+    }
+    __syncthreads();
+    *lo = win[0];
+    *hi = last < first ? win[0] : win[1];
+}
 template <typename T>
 __device__ __forceinline__ void gm_delete_one(const T* __restrict__ values, long long i,
-                                              const long long* __restrict__ pos, long long k, T* __restrict__ out)
+                                              const long long* __restrict__ pos, long long lo, long long hi,
+                                              T* __restrict__ out)
 {
-    long long j = gm_lower_bound(pos, k, i);
-    if (j < k && pos[j] == i) return;
+    long long j = lo + gm_lower_bound(pos + lo, hi - lo, i);
+    if (j < hi && pos[j] == i) return;
     out[i - j] = values[i];
 }
 template <typename T>
 __device__ __forceinline__ void gm_insert_one(const T* __restrict__ values, long long count, long long t,
-                                              const long long* __restrict__ pos, long long k, T ins,
-                                              T* __restrict__ out)
+                                              const long long* __restrict__ pos, long long lo, long long hi,
+                                              T ins, T* __restrict__ out)
 {
     if (t < count) {
-        out[t + gm_upper_bound(pos, k, t)] = values[t];
+        out[t + lo + gm_upper_bound(pos + lo, hi - lo, t)] = values[t];
     } else {
         long long j = t - count;
         out[pos[j] + j] = ins;
     }
 }
 __device__ __forceinline__ PTR_T gm_shift_one(const PTR_T* __restrict__ ptr, long long i,
-                                              const long long* __restrict__ keys, long long k, int by_position)
+                                              const long long* __restrict__ keys, long long lo, long long hi,
+                                              int by_position)
 {
     long long p = (long long)ptr[i];
-    return by_position ? (PTR_T)(p - gm_lower_bound(keys, k, p)) : (PTR_T)(p + gm_lower_bound(keys, k, i));
+    return by_position ? (PTR_T)(p - lo - gm_lower_bound(keys + lo, hi - lo, p))
+                       : (PTR_T)(p + lo + gm_lower_bound(keys + lo, hi - lo, i));
+}
+// The tile [i0, i1) of pointer slots of ptr[0, count) of this block, and
+// its window of keys.
+__device__ __forceinline__ void gm_shift_window(const PTR_T* __restrict__ ptr, long long count,
+                                                const long long* __restrict__ keys, long long k, int by_position,
+                                                long long* i0_, long long* i1_, long long* lo, long long* hi)
+{
+    long long i0 = (long long)blockIdx.x * blockDim.x * GM_EDIT_ITEMS;
+    long long i1 = i0 + (long long)blockDim.x * GM_EDIT_ITEMS;
+    if (i1 > count) i1 = count;
+    *i0_ = i0;
+    *i1_ = i1;
+    if (i0 >= count) {
+        gm_block_window(keys, k, 0, -1, lo, hi);
+    } else if (by_position) {
+        gm_block_window(keys, k, (long long)ptr[i0], (long long)ptr[i1 - 1], lo, hi);
+    } else {
+        gm_block_window(keys, k, i0, i1 - 1, lo, hi);
+    }
+}
+// The tile [t0, t1) of slots of this block (of `slots`), and the window of
+// pos for its old entries (those below `count`).
+__device__ __forceinline__ void gm_entry_window(const long long* __restrict__ pos, long long count, long long slots,
+                                                long long k, long long* t0_, long long* t1_, long long* lo,
+                                                long long* hi)
+{
+    long long t0 = (long long)blockIdx.x * blockDim.x * GM_EDIT_ITEMS;
+    long long t1 = t0 + (long long)blockDim.x * GM_EDIT_ITEMS;
+    *t0_ = t0;
+    *t1_ = t1 < slots ? t1 : slots;
+    gm_block_window(pos, k, t0, (t1 < count ? t1 : count) - 1, lo, hi);
 }
 
 // gpumatch_csr_delete_scatter: copy an array without the entries at
@@ -317,14 +396,16 @@ __device__ __forceinline__ PTR_T gm_shift_one(const PTR_T* __restrict__ ptr, lon
 //   values : count, the old array
 //   pos    : k, the positions to drop, strictly increasing
 //   out    : count - k, the kept values in order
-// Thread mapping: one thread per old entry; entry i goes to i - (number of
-// dropped positions below i), found by a binary search.  No races.
+// Thread mapping: a block per tile of GM_EDIT_ITEMS entries per thread,
+// block-stride inside it; entry i goes to i - (number of dropped positions
+// below i), found by a binary search in the tile's window.  No races.
 extern "C" __global__ void gpumatch_csr_delete_scatter(
     const VALUE_T* __restrict__ values, long long count,
     const long long* __restrict__ pos, long long k, VALUE_T* __restrict__ out)
 {
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) gm_delete_one(values, i, pos, k, out);
+    long long t0, t1, lo, hi;
+    gm_entry_window(pos, count, count, k, &t0, &t1, &lo, &hi);
+    for (long long i = t0 + threadIdx.x; i < t1; i += blockDim.x) gm_delete_one(values, i, pos, lo, hi, out);
 }
 
 // gpumatch_csr_insert_scatter: merge k new values into an array.
@@ -333,16 +414,19 @@ extern "C" __global__ void gpumatch_csr_delete_scatter(
 //            pos[j] (pos[j] = count: at the end); ties keep the order j
 //   ins    : k, the new values
 //   out    : count + k, the merged array
-// Thread mapping: one thread per slot of old + new.  Old entry i goes to
-// i + (number of pos <= i); new value j to pos[j] + j.  No races (the
-// destinations are a permutation of [0, count + k)).
+// Thread mapping: a block per tile of GM_EDIT_ITEMS slots of old + new per
+// thread.  Old entry i goes to i + (number of pos <= i, searched in the
+// tile's window); new value j to pos[j] + j.  No races (the destinations
+// are a permutation of [0, count + k)).
 extern "C" __global__ void gpumatch_csr_insert_scatter(
     const VALUE_T* __restrict__ values, long long count,
     const long long* __restrict__ pos, const VALUE_T* __restrict__ ins, long long k,
     VALUE_T* __restrict__ out)
 {
-    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (t < count + k) gm_insert_one(values, count, t, pos, k, t < count ? (VALUE_T)0 : ins[t - count], out);
+    long long t0, t1, lo, hi;
+    gm_entry_window(pos, count, count + k, k, &t0, &t1, &lo, &hi);
+    for (long long t = t0 + threadIdx.x; t < t1; t += blockDim.x)
+        gm_insert_one(values, count, t, pos, lo, hi, t < count ? (VALUE_T)0 : ins[t - count], out);
 }
 
 // gpumatch_csr_shift_ptr: the row pointers after a batch of deletions or
@@ -353,14 +437,16 @@ extern "C" __global__ void gpumatch_csr_insert_scatter(
 //   by_position : 1 (deletion): out[i] = ptr[i] - #{keys < ptr[i]};
 //                 0 (insertion): out[i] = ptr[i] + #{keys < i}
 //   out         : count, the new pointers
-// Thread mapping: one thread per pointer, a binary search in keys.  No
-// shared writes.
+// Thread mapping: a block per tile of GM_EDIT_ITEMS pointers per thread, a
+// binary search in the tile's window of keys.  No shared writes.
 extern "C" __global__ void gpumatch_csr_shift_ptr(
     const PTR_T* __restrict__ ptr, long long count, const long long* __restrict__ keys, long long k,
     int by_position, PTR_T* __restrict__ out)
 {
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count) out[i] = gm_shift_one(ptr, i, keys, k, by_position);
+    long long i0, i1, lo, hi;
+    gm_shift_window(ptr, count, keys, k, by_position, &i0, &i1, &lo, &hi);
+    for (long long i = i0 + threadIdx.x; i < i1; i += blockDim.x)
+        out[i] = gm_shift_one(ptr, i, keys, lo, hi, by_position);
 }
 
 // The *_pair kernels below run one edit on two patterns in one launch, the
@@ -395,16 +481,20 @@ extern "C" __global__ void gpumatch_csr_locate_pair(
 
 // gpumatch_csr_shift_ptr_pair: gpumatch_csr_shift_ptr on two pointer arrays.
 //   keys : 2k (int64), pattern 0's sorted keys, then pattern 1's
-// Thread mapping: one thread per pointer of one pattern (grid.y = 2).
+// Thread mapping: as gpumatch_csr_shift_ptr, for one pattern (grid.y = 2).
 extern "C" __global__ void gpumatch_csr_shift_ptr_pair(
     const PTR_T* __restrict__ ptr0, long long count0, const PTR_T* __restrict__ ptr1, long long count1,
     const long long* __restrict__ keys, long long k, int by_position,
     PTR_T* __restrict__ out0, PTR_T* __restrict__ out1)
 {
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long i0, i1, lo, hi;
     bool one = blockIdx.y == 1;
-    if (i >= (one ? count1 : count0)) return;
-    (one ? out1 : out0)[i] = gm_shift_one(one ? ptr1 : ptr0, i, keys + (one ? k : 0), k, by_position);
+    const PTR_T* ptr = one ? ptr1 : ptr0;
+    PTR_T* out = one ? out1 : out0;
+    const long long* kk = keys + (one ? k : 0);
+    gm_shift_window(ptr, one ? count1 : count0, kk, k, by_position, &i0, &i1, &lo, &hi);
+    for (long long i = i0 + threadIdx.x; i < i1; i += blockDim.x)
+        out[i] = gm_shift_one(ptr, i, kk, lo, hi, by_position);
 }
 
 // gpumatch_csr_edit_scatter_pair: the index arrays of two patterns after
@@ -414,22 +504,25 @@ extern "C" __global__ void gpumatch_csr_shift_ptr_pair(
 //                strictly increasing; insertion: non-decreasing)
 //   ins        : 2k (int64): the new indices of pattern 0, then 1's
 //   out0, out1 : count - k or count + k each
-// Thread mapping: as gpumatch_csr_delete_scatter / insert_scatter, one
-// thread per slot of one pattern (grid.y = 2).  No races.
+// Thread mapping: as gpumatch_csr_delete_scatter / insert_scatter, tiles of
+// one pattern (grid.y = 2).  No races.
 extern "C" __global__ void gpumatch_csr_edit_scatter_pair(
     const IND_T* __restrict__ ind0, const IND_T* __restrict__ ind1, long long count,
     const long long* __restrict__ pos, const long long* __restrict__ ins, long long k, int insert,
     IND_T* __restrict__ out0, IND_T* __restrict__ out1)
 {
-    long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     bool one = blockIdx.y == 1;
     const IND_T* ind = one ? ind1 : ind0;
     IND_T* out = one ? out1 : out0;
     const long long* pp = pos + (one ? k : 0);
-    if (!insert) {
-        if (t < count) gm_delete_one(ind, t, pp, k, out);
-    } else if (t < count + k) {
-        gm_insert_one(ind, count, t, pp, k, t < count ? (IND_T)0 : (IND_T)ins[(one ? k : 0) + t - count], out);
+    long long t0, t1, lo, hi;
+    gm_entry_window(pp, count, insert ? count + k : count, k, &t0, &t1, &lo, &hi);
+    for (long long t = t0 + threadIdx.x; t < t1; t += blockDim.x) {
+        if (!insert)
+            gm_delete_one(ind, t, pp, lo, hi, out);
+        else
+            gm_insert_one(ind, count, t, pp, lo, hi, t < count ? (IND_T)0 : (IND_T)ins[(one ? k : 0) + t - count],
+                          out);
     }
 }
 

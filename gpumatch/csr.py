@@ -562,7 +562,7 @@ def delete_entries(indptr, indices, positions):
     out = xp.empty(count - k, dtype=indices.dtype)
     if count:
         kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_delete_scatter", _defines_for(indices))
-        kern(_cuda.grid_for(count), (_cuda.BLOCK,), (indices, np.int64(count), positions, np.int64(k), out))
+        kern(_edit_grid(count), (_cuda.BLOCK,), (indices, np.int64(count), positions, np.int64(k), out))
     return new_indptr, out
 
 
@@ -620,9 +620,20 @@ def insert_entries(indptr, indices, positions, segments, values):
     out = xp.empty(count + k, dtype=indices.dtype)
     if count + k:
         kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_insert_scatter", _defines_for(indices))
-        kern(_cuda.grid_for(count + k), (_cuda.BLOCK,),
+        kern(_edit_grid(count + k), (_cuda.BLOCK,),
              (indices, np.int64(count), positions, values, np.int64(k), out))
     return new_indptr, out
+
+
+#: Slots per thread of the CUDA edit kernels (``GM_EDIT_ITEMS`` in csr.cu).
+_EDIT_ITEMS = 8
+
+
+def _edit_grid(count):
+    """Grid of the CUDA edit kernels: a block per tile of ``BLOCK * _EDIT_ITEMS`` slots."""
+    from . import _cuda
+
+    return _cuda.grid_for(count, _cuda.BLOCK * _EDIT_ITEMS)
 
 
 def _shift_ptr(indptr, keys, by_position):
@@ -633,7 +644,7 @@ def _shift_ptr(indptr, keys, by_position):
     out = _backend.cp.empty_like(indptr)
     count = indptr.shape[0]
     kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_shift_ptr", _ptr_ind_defines(indptr, indptr))
-    kern(_cuda.grid_for(count), (_cuda.BLOCK,),
+    kern(_edit_grid(count), (_cuda.BLOCK,),
          (indptr, np.int64(count), keys, np.int64(keys.shape[0]), np.int32(1 if by_position else 0), out))
     return out
 
@@ -739,12 +750,12 @@ def edit_entries_pair(patterns, positions, segments=None, values=None):
     out_i0, out_i1 = xp.empty(new_count, dtype=i0.dtype), xp.empty(new_count, dtype=i1.dtype)
     n_ptr = max(int(p0.shape[0]), int(p1.shape[0]))
     _cuda.get_kernel("csr.cu", "gpumatch_csr_shift_ptr_pair", defines)(
-        (int(_cuda.grid_for(n_ptr)[0]), 2), (_cuda.BLOCK,),
+        (_edit_grid(n_ptr)[0], 2), (_cuda.BLOCK,),
         (p0, np.int64(p0.shape[0]), p1, np.int64(p1.shape[0]), positions if segments is None else segments,
          np.int64(k), np.int32(1 if segments is None else 0), out_p0, out_p1))
     if count + k:
         _cuda.get_kernel("csr.cu", "gpumatch_csr_edit_scatter_pair", defines)(
-            (int(_cuda.grid_for(count + k)[0]), 2), (_cuda.BLOCK,),
+            (_edit_grid(count + k)[0], 2), (_cuda.BLOCK,),
             (i0, i1, np.int64(count), positions, positions if segments is None else values, np.int64(k),
              np.int32(0 if segments is None else 1), out_i0, out_i1))
     return (out_p0, out_i0), (out_p1, out_i1)
