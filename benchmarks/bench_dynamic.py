@@ -22,6 +22,7 @@ over dynamic time.
 from __future__ import annotations
 
 import argparse
+import itertools
 import pathlib
 import sys
 import time
@@ -233,7 +234,9 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
               f"synced), solve {(t2 - t1) * 1e3:.2f} ms "
               f"[{st['mode']}: augment phases {st.get('aug_phases', 0)}, paths {st.get('aug_paths', 0)}, "
               f"levels {st.get('aug_levels', 0)}, loops {st.get('aug_loop_launches', 0)}, "
-              f"seeds {st.get('aug_seeds', 0)}, incremental {st.get('aug_incremental', False)}, "
+              f"seeds {st.get('aug_seeds', 0)}, released {st.get('aug_released', 0)}, "
+              f"repairs {st.get('aug_reparented', 0)}+{st.get('aug_orphaned', 0)}, "
+              f"incremental {st.get('aug_incremental', False)}, "
               f"augment {st.get('time_augment', 0) * 1e3:.2f} ms, relabels {st['global_relabels']}, "
               f"push iterations {st['push_iterations']}]; scratch {t_scr * 1e3:.2f} ms", flush=True)
     return keys, row
@@ -266,6 +269,9 @@ def main(argv=None):
     ap.add_argument("--aug-loop-max", default=None,
                     help="comma-separated values of gpumatch.matching._augment.LOOP_MAX to run (frontiers of at "
                          "most this many rows run in the one-block BFS loop)")
+    ap.add_argument("--aug-coop", default=None,
+                    help="comma-separated: 0 runs the augmenting phases with a launch per step, n > 0 in one "
+                         "cooperative launch of n blocks per SM (gpumatch.matching._augment.COOPERATIVE*)")
     ap.add_argument("--repeats", type=int, default=3,
                     help="matching: batches per (kind, size); the row shows the medians")
     ap.add_argument("--steps", action="store_true",
@@ -291,12 +297,18 @@ def main(argv=None):
             for wi in args.warm_init.split(","):
                 for rk in args.relabel_k.split(","):
                     for wm in args.warm_method.split(","):
-                        for lm in (args.aug_loop_max or "").split(","):
-                            if lm:
-                                from gpumatch.matching import _augment
+                        for lm, co in itertools.product((args.aug_loop_max or "").split(","),
+                                                        (args.aug_coop or "").split(",")):
+                            from gpumatch.matching import _augment
 
+                            if lm:
                                 _augment.LOOP_MAX = int(lm)
                                 print(f"# augment LOOP_MAX = {lm}", flush=True)
+                            if co:
+                                _augment.COOPERATIVE = int(co) > 0
+                                _augment.COOPERATIVE_BLOCKS_PER_SM = max(1, int(co))
+                                print(f"# augment COOPERATIVE = {int(co) > 0}, blocks per SM {max(1, int(co))}",
+                                      flush=True)
                             bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
                                            wm, max(1, args.repeats))
     if args.log:

@@ -18,7 +18,7 @@ from importlib import resources
 
 from . import _backend
 
-__all__ = ["get_module", "get_kernel", "read_source", "BLOCK"]
+__all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "BLOCK"]
 
 #: Default threads per block for 1-D launches.
 BLOCK = 256
@@ -36,7 +36,7 @@ def read_source(relpath: str) -> str:
 _modules: dict = {}
 
 
-def get_module(relpath: str, defines: tuple = ()):
+def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
     """Compile (once per device) and return the RawModule of `relpath`.
 
     Parameters
@@ -46,14 +46,20 @@ def get_module(relpath: str, defines: tuple = ()):
         ``"matching/gpr.cu"``.
     defines : tuple of (str, value)
         Preprocessor definitions, passed as ``-DNAME=VALUE``.
+    cooperative : bool
+        Compile with ``-DGPUMATCH_COOPERATIVE=1`` for cooperative launches
+        (every kernel of that module is launched with
+        ``cuLaunchCooperativeKernel``: its grid must be co-resident, see
+        :func:`cooperative_grid`).
     """
     cp = _backend.cp
     dev = cp.cuda.Device().id
-    key = (dev, relpath, tuple(defines))
+    key = (dev, relpath, tuple(defines), cooperative)
     mod = _modules.get(key)
     if mod is None:
+        defines = tuple(defines) + ((("GPUMATCH_COOPERATIVE", 1),) if cooperative else ())
         opts = ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
-        mod = cp.RawModule(code=read_source(relpath), options=opts)
+        mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=cooperative)
         _modules[key] = mod
     return mod
 
@@ -61,14 +67,26 @@ def get_module(relpath: str, defines: tuple = ()):
 _kernels: dict = {}
 
 
-def get_kernel(relpath: str, name: str, defines: tuple = ()):
+def get_kernel(relpath: str, name: str, defines: tuple = (), cooperative: bool = False):
     """One kernel (``extern "C"`` function `name`) of :func:`get_module`,
     looked up once per device (launchers of small batches are host-bound)."""
-    key = (_backend.cp.cuda.Device().id, relpath, name, tuple(defines))
+    key = (_backend.cp.cuda.Device().id, relpath, name, tuple(defines), cooperative)
     kern = _kernels.get(key)
     if kern is None:
-        kern = _kernels[key] = get_module(relpath, defines).get_function(name)
+        kern = _kernels[key] = get_module(relpath, defines, cooperative).get_function(name)
     return kern
+
+
+def cooperative_grid(kern, block: int, per_sm: int) -> int:
+    """Blocks of a cooperative launch of `kern` with `block` threads: at most
+    `per_sm` per multiprocessor and no more than can be resident at once;
+    0 when the device cannot launch cooperatively (or the kernel does not fit)."""
+    cp = _backend.cp
+    dev = cp.cuda.Device()
+    if not dev.attributes.get("CooperativeLaunch", 0):
+        return 0
+    fits = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0)
+    return int(dev.attributes["MultiProcessorCount"]) * min(int(fits), per_sm)
 
 
 def grid_for(count: int, block: int = BLOCK) -> tuple:

@@ -392,14 +392,18 @@ def _check_forest(solver, A):
     """The kept forest of a converged solve is a Koenig certificate: every free
     row with an edge is in a tree, no free column is, trees are closed (a tree
     row's columns are all in trees), each tree column's mate and parent are rows
-    of its tree (the parent over an edge), each tree's root is free, and
-    (rows with edges outside the trees) + (tree columns) is a vertex cover of
-    the matching's size."""
+    of its tree, and (rows with edges outside the trees) + (tree columns) is a
+    vertex cover of the matching's size.  Live trees are search trees: the
+    parent edges exist, row depths strictly decrease from a column's mate to
+    its parent, and the root is free; orphaned ones (repaired after a removal)
+    need only the cover conditions."""
     f = solver._st.extra["augment"]
     assert f["valid"]
     m, n = A.shape
     tree_row, root_col = _host(f["tree_row"])[:m].astype(np.int64), _host(f["root_col"])[:n].astype(np.int64)
     parent = _host(f["parent_col"])[:n].astype(np.int64)
+    depth = _host(f["depth"])[:m].astype(np.int64)
+    orphaned = _host(f["tstate"])[:m] == 1
     mu_row, mu_col = _host(solver._mu_row).astype(np.int64), _host(solver._mu_col).astype(np.int64)
     A = sp.csr_matrix(A)
     deg = np.diff(A.indptr)
@@ -409,18 +413,37 @@ def _check_forest(solver, A):
     assert (tree_row[mu_col[zc]] == root_col[zc]).all(), "a tree column's mate is not in its tree"
     assert (tree_row[parent[zc]] == root_col[zc]).all(), "a tree column's parent is not in its tree"
     coo = A.tocoo()
-    assert np.isin(parent[zc] * n + zc, coo.row.astype(np.int64) * n + coo.col).all(), \
-        "a tree column's parent edge is missing"
-    roots = np.unique(root_col[zc])
-    assert (tree_row[roots] == roots).all() and (mu_row[roots] < 0).all(), "a tree's root is not free"
+    live = zc[~orphaned[root_col[zc]]]
+    assert np.isin(parent[live] * n + live, coo.row.astype(np.int64) * n + coo.col).all(), \
+        "a live tree column's parent edge is missing"
+    assert (depth[parent[live]] < depth[mu_col[live]]).all(), "depths do not descend from a mate to the parent"
+    roots = np.unique(root_col[live])
+    assert (tree_row[roots] == roots).all() and (mu_row[roots] < 0).all(), "a live tree's root is not free"
     in_tree = tree_row[coo.row] >= 0
     assert (root_col[coo.col[in_tree]] >= 0).all(), "a tree is not closed"
     cover = int(((tree_row < 0) & (deg > 0)).sum()) + zc.shape[0]
     assert cover == int((mu_col >= 0).sum()), "the cover and the matching differ in size"
 
 
+@pytest.fixture(params=["cooperative", "launches"])
+def aug_launch(request, backend, monkeypatch):
+    """How the GPU runs the augmenting phases: one cooperative launch per call
+    (the default where the device can), or a launch per step; NumPy runs once."""
+    from gpumatch.matching import _augment
+
+    if backend == "numpy" and request.param != "cooperative":
+        pytest.skip("the launch mode only steers the CUDA path")
+    monkeypatch.setattr(_augment, "COOPERATIVE", request.param == "cooperative")
+    return request.param
+
+
+def _check_launch(stats, backend, aug_launch):
+    """The augmenting phases ran the way the test asked for (H100-class devices launch cooperatively)."""
+    assert stats["aug_cooperative"] == (backend == "cupy" and aug_launch == "cooperative")
+
+
 @pytest.mark.parametrize("name", sorted(MATCHING_GRAPHS) + ["mesh"])
-def test_matching_kept_forest_certifies(backend, name):
+def test_matching_kept_forest_certifies(backend, name, aug_launch):
     """Long random sequences of batches (several calls between solves, both
     kinds, sizes from one edge to 10 %): after each solve the kept forest is a
     Koenig certificate, the solve was incremental and its matching is maximum."""
@@ -445,10 +468,70 @@ def test_matching_kept_forest_certifies(backend, name):
             A = _apply_edges(A, ar, ac, rr, rc)
         res = solver.solve()
         assert res.stats["aug_converged"], step
+        _check_launch(res.stats, backend, aug_launch)
         incremental += res.stats["aug_incremental"]
         _check_matching_result(res, A)
         _check_forest(solver, A)
     assert incremental >= (13 if backend == "numpy" else 7)   # every solve but the first after G-PR
+
+
+def _forest_host(solver, m, n):
+    f = solver._st.extra["augment"]
+    return (_host(f["tree_row"])[:m].astype(np.int64), _host(f["root_col"])[:n].astype(np.int64),
+            _host(f["parent_col"])[:n].astype(np.int64), _host(f["depth"])[:m].astype(np.int64),
+            _host(f["tstate"])[:m], _host(solver._mu_col).astype(np.int64))
+
+
+@pytest.mark.parametrize("what", ["tree_edge", "matched_edge", "open_tree"])
+def test_matching_repairs_keep_trees(backend, aug_launch, what):
+    """Removing a live tree's parent edge where another parent exists, or one
+    matched edge of a live tree, repairs the tree in place: the next solve
+    regrows nothing (empty first frontier), the tree is kept (orphaned for a
+    matched edge) and the forest still certifies a maximum matching.  A tree
+    that an added edge left open (pending) is not orphaned but regrown."""
+    A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
+    A.sort_indices()
+    m, n = A.shape
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver.solve()
+    solver.add_edges([0], [int(np.flatnonzero(A[0].toarray()[0] == 0)[0])])   # a warm solve builds the forest
+    A = _apply_edges(A, np.array([0]), np.array([int(np.flatnonzero(A[0].toarray()[0] == 0)[0])]),
+                     np.zeros(0, np.int64), np.zeros(0, np.int64))
+    solver.solve()
+    tree_row, root_col, parent, depth, tstate, mu_col = _forest_host(solver, m, n)
+    csc = A.tocsc()
+    pick = None
+    for c in np.flatnonzero(root_col >= 0):
+        t = root_col[c]
+        if tstate[t] != 0:
+            continue
+        rows = csc.indices[csc.indptr[c]:csc.indptr[c + 1]]
+        if what != "tree_edge":
+            pick = (int(mu_col[c]), int(c), t)
+            break
+        other = [u for u in rows if u != parent[c] and tree_row[u] == t and depth[u] <= depth[parent[c]]]
+        if other:
+            pick = (int(parent[c]), int(c), t)
+            break
+    assert pick is not None, "the forest has no such column"
+    r, c, t = pick
+    size = solver.solve().size
+    if what == "open_tree":   # first an edge from the tree to a column of no tree
+        out = int(np.flatnonzero(root_col < 0)[0])
+        solver.add_edges(_to_backend(np.array([t]), backend), _to_backend(np.array([out]), backend))
+        A = _apply_edges(A, np.array([t]), np.array([out]), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    solver.remove_edges(_to_backend(np.array([r]), backend), _to_backend(np.array([c]), backend))
+    A = _apply_edges(A, np.zeros(0, np.int64), np.zeros(0, np.int64), np.array([r]), np.array([c]))
+    res = solver.solve()
+    _check_launch(res.stats, backend, aug_launch)
+    _check_matching_result(res, A)
+    _check_forest(solver, A)
+    if what == "open_tree":
+        assert res.stats["aug_seeds"] > 0
+        return
+    assert res.stats["aug_seeds"] == 0 and res.stats["aug_paths"] == 0 and res.size == size
+    tree_row2, root_col2, _, _, tstate2, _ = _forest_host(solver, m, n)
+    assert root_col2[c] == t and tstate2[t] == (1 if what == "matched_edge" else 0)
 
 
 def _augment_state(A, backend, start):
@@ -468,16 +551,19 @@ def _host(a):
 
 
 @pytest.mark.parametrize("start", ["empty", "greedy"])
-@pytest.mark.parametrize("loop_max", [0, 3, 2048])
+@pytest.mark.parametrize("loop_max", ["cooperative", 0, 3, 2048])
 def test_augment_phases_reach_maximum(backend, start, loop_max, monkeypatch):
     """Augmenting-path phases from any consistent matching end at a maximum one
-    (on the GPU: grid-wide levels only, short one-block loops, the default)."""
+    (on the GPU: one cooperative launch, the default, or a launch per step
+    with grid-wide levels only, short one-block loops or the default loops)."""
     from gpumatch.matching import _augment
     from gpumatch.matching._augment import augment
 
-    if backend == "numpy" and loop_max != 2048:
-        pytest.skip("LOOP_MAX only steers the CUDA launches")
-    monkeypatch.setattr(_augment, "LOOP_MAX", loop_max)
+    if backend == "numpy" and loop_max != "cooperative":
+        pytest.skip("LOOP_MAX and COOPERATIVE only steer the CUDA launches")
+    monkeypatch.setattr(_augment, "COOPERATIVE", loop_max == "cooperative")
+    if loop_max != "cooperative":
+        monkeypatch.setattr(_augment, "LOOP_MAX", loop_max)
 
     graphs = dict(MATCHING_GRAPHS)
     graphs["mesh"] = sp.csr_matrix(G.delaunay(400, seed=5))
@@ -490,16 +576,19 @@ def test_augment_phases_reach_maximum(backend, start, loop_max, monkeypatch):
         st = _augment_state(A, backend, start)
         stats = augment(st)
         assert stats["aug_converged"], name
+        assert stats["aug_cooperative"] == (backend == "cupy" and loop_max == "cooperative")
         mu_row, mu_col = _host(st.mu_row), _host(st.mu_col)
         size = int((sp_matching(A, perm_type="row") >= 0).sum())
         check_matching(A, mu_col, "row", expected_size=size)
+        if stats["aug_cooperative"]:
+            assert stats["aug_matched"] == size, name
         matched = np.flatnonzero(mu_row >= 0)
         assert np.array_equal(mu_col[mu_row[matched]], matched), name   # both sides agree
         if start == "empty":
             assert stats["aug_paths"] == size, name
 
 
-def test_augment_random_starts(backend):
+def test_augment_random_starts(backend, aug_launch):
     """Many small random graphs, each from a random consistent partial matching:
     the phases' stopping rule (no flipped tree touched) never stops early."""
     from gpumatch.matching._augment import augment
@@ -522,12 +611,13 @@ def test_augment_random_starts(backend):
         st.mu_col[...] = xp.asarray(mc.astype(st.mu_col.dtype))
         stats = augment(st)
         assert stats["aug_converged"]
+        _check_launch(stats, backend, aug_launch)
         size = int((sp_matching(A, perm_type="row") >= 0).sum())
         check_matching(A, _host(st.mu_col), "row", expected_size=size)
         assert stats["aug_paths"] == size - int((mr >= 0).sum()), trial
 
 
-def test_augment_max_phases_and_handover(backend, monkeypatch):
+def test_augment_max_phases_and_handover(backend, aug_launch, monkeypatch):
     """A cap on the phases leaves a valid smaller matching; the solver then finishes with G-PR."""
     from gpumatch.matching import _dynamic
     from gpumatch.matching._augment import augment
@@ -536,6 +626,7 @@ def test_augment_max_phases_and_handover(backend, monkeypatch):
     st = _augment_state(A, backend, "empty")
     stats = augment(st, max_phases=1)
     assert stats["aug_phases"] == 1 and not stats["aug_converged"] and stats["aug_paths"] > 0
+    _check_launch(stats, backend, aug_launch)
     mu_row, mu_col = _host(st.mu_row), _host(st.mu_col)
     matched = np.flatnonzero(mu_col >= 0)      # a valid matching of that many edges
     assert matched.shape[0] == stats["aug_paths"]

@@ -28,10 +28,18 @@ the next solve searches again only there instead of from every free row
 through the whole graph (the invariant and why it suffices are in the
 header of ``augment.cu``).
 
+A batch's removals are repaired where possible instead of breaking trees
+(:func:`repair_removed`): a lost tree edge is replaced by another edge into
+the tree, and a lost matched edge flips its tree's path at once, the tree
+staying behind as a certificate only ("orphaned").
+
 One driver, :func:`augment`, for both kernel sets: the CUDA kernels are in
-``augment.cu`` (short frontiers run many levels inside one launch of one
-block, long ones grid-wide levels; the host reads the frontier size once
-per launch of the one-block loop); the NumPy twins below run one legal
+``augment.cu``.  Where the device supports cooperative launches (the
+default, :data:`COOPERATIVE`), every phase of a call runs in one launch
+with grid-wide barriers between its steps and one read-back at the end;
+otherwise short frontiers run many levels inside one launch of one block,
+long ones grid-wide levels, and the host reads the frontier size once per
+launch of the one-block loop.  The NumPy twins below run one legal
 schedule of them (claims in slot order: the first claimant wins).
 """
 
@@ -44,7 +52,23 @@ import numpy as np
 from .. import _backend
 from .. import csr as _csr
 
-__all__ = ["augment", "note_added", "note_removed", "invalidate", "LOOP_MAX", "LEVELS_PER_CHECK"]
+__all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "COOPERATIVE", "LOOP_MAX",
+           "LEVELS_PER_CHECK"]
+
+#: ``tstate`` of a tree (indexed by its root row): live and closed, orphaned
+#: (its root matched by a repair, kept only as a certificate), live with
+#: pending rows (an added edge leaves it; it grows in the next solve).
+LIVE, ORPHANED, PENDING = 0, 1, 2
+
+#: On the GPU, run every phase of a call in one cooperative launch
+#: (``gpumatch_aug_solve``: grid-wide barriers between the steps, one
+#: read-back per call) where the device supports cooperative launches;
+#: otherwise, or with False, a launch per step and per few levels (below).
+COOPERATIVE = True
+#: Blocks per multiprocessor of the cooperative launch (of 512 threads): a
+#: grid barrier costs more the more blocks it waits for (about 1.2 us at
+#: one per SM, 1.4 us at two, 1.9 us at four on an H100).
+COOPERATIVE_BLOCKS_PER_SM = 2
 
 #: On the GPU, frontiers of at most this many rows run their BFS levels in
 #: the persistent one-block kernel ``gpumatch_aug_loop``; longer ones run
@@ -83,6 +107,11 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         levels), ``aug_seeds`` (rows of the first frontier),
         ``aug_incremental`` (whether a kept forest was used),
         ``aug_loop_launches`` (launches of the one-block loop on the GPU),
+        ``aug_cooperative`` (the GPU ran every phase in one cooperative
+        launch; then also ``aug_matched``, the matched columns at the end),
+        ``aug_released`` (tree columns the first phase dissolved),
+        ``aug_reparented`` and ``aug_orphaned`` (the trees' repairs by
+        :func:`repair_removed` since the last call),
         ``time_augment`` (host seconds) and ``aug_converged`` (True when the
         last phase proved the matching maximum).
 
@@ -104,6 +133,11 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     if not stats["aug_incremental"]:
         twin.reset()
     twin.f["valid"] = False   # until a phase converges
+    if max_phases != 0 and getattr(twin, "cooperative", lambda: False)():
+        stats.update(twin.run_cooperative(-1 if max_phases is None else int(max_phases)))
+        twin.f["valid"] = stats["aug_converged"]
+        stats["time_augment"] = time.perf_counter() - t0
+        return stats
     while max_phases is None or stats["aug_phases"] < max_phases:
         twin.begin_phase(first=stats["aug_phases"] == 0)
         stats["aug_levels"] += twin.bfs()
@@ -117,6 +151,9 @@ def augment(st, max_phases=None, incremental=False) -> dict:
             twin.f["valid"] = True
             break
     stats.setdefault("aug_seeds", 0)
+    stats["aug_released"] = getattr(twin, "released", 0)
+    stats["aug_reparented"], stats["aug_orphaned"] = twin.take_repairs()
+    stats["aug_cooperative"] = False
     stats["aug_loop_launches"] = getattr(twin, "loops", 0)
     stats["time_augment"] = time.perf_counter() - t0
     return stats
@@ -133,31 +170,105 @@ def note_added(st, rows, cols) -> None:
 
         k = int(rows.shape[0])
         f["note_added"](_cuda.grid_for(k), (_cuda.BLOCK,),
-                        (rows, cols, np.int64(k), f["tree_row"], f["root_col"], f["pending"]))
+                        (rows, cols, np.int64(k), f["tree_row"], f["root_col"], f["tstate"], f["pending"],
+                         f["dead"], np.int32(f["epoch"])))
     else:
         rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
-        hit = (f["tree_row"][rows] >= 0) & (f["root_col"][cols] < 0)
-        f["pending"][rows[hit]] = 1
+        t = f["tree_row"][rows]
+        hit = (t >= 0) & (f["root_col"][cols] < 0)
+        rows, t = rows[hit], t[hit]
+        orphaned = f["tstate"][t] == ORPHANED
+        f["dead"][t[orphaned]] = f["epoch"]
+        f["pending"][rows[~orphaned]] = True
+        f["tstate"][t[~orphaned]] = PENDING
 
 
 def note_removed(st, rows, cols) -> None:
     """Record, for the kept forest, that edges ``(rows[i], cols[i])`` are about to be
-    removed; call it while the matching still holds them."""
+    removed; call it while the matching and the graph still hold them, and
+    :func:`repair_removed` once they are gone."""
     f = st.extra.get("augment")
     if f is None or not f["valid"] or rows.shape[0] == 0:
         return
+    f["batch"] += 1
     if st.backend == "cupy":
         from .. import _cuda
 
         k = int(rows.shape[0])
+        f["nbroken"].fill(0)
         f["note_removed"](_cuda.grid_for(k), (_cuda.BLOCK,),
-                          (rows, cols, np.int64(k), f["root_col"], f["parent_col"], st.mu_col, f["dead"],
-                           np.int32(f["epoch"])))
-    else:
-        rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
-        t = f["root_col"][cols]
-        hit = (t >= 0) & ((st.mu_col[cols] == rows) | (f["parent_col"][cols] == rows))
-        f["dead"][t[hit]] = f["epoch"]
+                          (rows, cols, np.int64(k), f["root_col"], f["parent_col"], st.mu_col, f["tstate"],
+                           f["claim"], np.int32(f["batch"]), f["dead"], np.int32(f["epoch"]), f["broken"],
+                           f["nbroken"]))
+        return
+    rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
+    t = f["root_col"][cols]
+    hit = t >= 0
+    rows, cols, t = rows[hit], cols[hit], t[hit]
+    orphaned = f["tstate"][t] == ORPHANED
+    matched = st.mu_col[cols] == rows
+    f["dead"][t[matched & orphaned]] = f["epoch"]
+    # the first matched edge of a live tree is flipped around later; a second one kills it
+    tm, cm = t[matched & ~orphaned], cols[matched & ~orphaned]
+    trees, first, counts = np.unique(tm, return_index=True, return_counts=True)
+    f["dead"][trees[counts > 1]] = f["epoch"]
+    f["claimed"] = (trees[counts == 1], cm[first[counts == 1]])
+    f["broken"] = cols[~matched & ~orphaned & (f["parent_col"][cols] == rows)]
+
+
+def repair_removed(st, rows, cols) -> None:
+    """After :func:`note_removed` and the removal of those edges (graph and
+    matching): give the columns whose tree edge went a new parent, and flip
+    the trees that lost one matched edge around it (``augment.cu``: repairs
+    instead of kills)."""
+    f = st.extra.get("augment")
+    if f is None or not f["valid"] or rows.shape[0] == 0:
+        return
+    e = np.int32(f["epoch"])
+    if st.backend == "cupy":
+        from .. import _cuda
+
+        k = int(rows.shape[0])
+        f["reparent"](_cuda.grid_for(k), (_cuda.BLOCK,),
+                      (st.cptr, st.cind, f["root_col"], f["tree_row"], f["depth"], f["parent_col"], f["dead"], e,
+                       f["broken"], f["nbroken"], f["repairs"]))
+        f["orphan"](_cuda.grid_for(k), (_cuda.BLOCK,),
+                    (rows, cols, np.int64(k), f["root_col"], f["parent_col"], st.mu_row, st.mu_col, f["claim"],
+                     np.int32(f["batch"]), f["dead"], e, f["tstate"], f["repairs"]))
+        return
+    dead, depth, tree_row, parent = f["dead"], f["depth"], f["tree_row"], f["parent_col"]
+    b = f.pop("broken", np.zeros(0, dtype=np.int64))
+    t = f["root_col"][b]
+    b, t = b[dead[t] != e], t[dead[t] != e]
+    owner, slots = _csr.expand_segments(st.cptr, b)
+    u = st.cind[slots].astype(np.int64)
+    ok = np.flatnonzero((tree_row[u] == t[owner]) & (depth[u] <= depth[parent[b]][owner]))
+    new_parent = np.full(b.shape[0], -1, dtype=np.int64)
+    new_parent[owner[ok[::-1]]] = u[ok[::-1]]    # the first such row of each column (CSC order)
+    parent[b[new_parent >= 0]] = new_parent[new_parent >= 0]
+    dead[t[new_parent < 0]] = e
+    f["repairs"][0] += int((new_parent >= 0).sum())
+    trees, cols = f.pop("claimed", (np.zeros(0, dtype=np.int64),) * 2)
+    live = dead[trees] != e
+    trees, cols = trees[live], cols[live]
+    pending = f["tstate"][trees] == PENDING
+    dead[trees[pending]] = e
+    trees, cols = trees[~pending], cols[~pending]
+    _flip_paths(st, parent, trees, cols)
+    f["tstate"][trees] = ORPHANED
+    f["repairs"][1] += int(trees.shape[0])
+
+
+def _flip_paths(st, parent_col, trees, cols):
+    """NumPy: flip, in lockstep, the tree paths from the free columns `cols` back to the roots `trees`."""
+    c, t = cols, trees
+    while c.shape[0]:
+        u = parent_col[c]
+        prev = st.mu_row[u].astype(np.int64)
+        st.mu_row[u] = c
+        st.mu_col[c] = u
+        more = (u != t) & (prev >= 0)
+        c, t = prev[more], t[more]
 
 
 def invalidate(st) -> None:
@@ -180,14 +291,21 @@ class _Numpy:
     @staticmethod
     def arrays(st):
         m, n = st.m, st.n
-        return {"m": m, "n": n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1,
+        return {"m": m, "n": n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1, "batch": 0,
+                "repairs": np.zeros(2, dtype=np.int64),
                 "root_col": np.full(n, -1, dtype=np.int64), "parent_col": np.full(n, -1, dtype=np.int64),
                 "tree_row": np.full(m, -1, dtype=np.int64), "end_of": np.full(m, -1, dtype=np.int64),
+                "depth": np.zeros(m, dtype=np.int64), "tstate": np.zeros(m, dtype=np.int8),
                 "dead": np.zeros(m, dtype=np.int64), "pending": np.zeros(m, dtype=bool),
                 "flips": np.zeros(0, dtype=np.int64)}
 
     def __init__(self, st, f):
         self.st, self.f = st, f
+
+    def take_repairs(self):
+        r = [int(x) for x in self.f["repairs"]]
+        self.f["repairs"][:] = 0
+        return r
 
     def reset(self):
         f = self.f
@@ -196,31 +314,48 @@ class _Numpy:
         f["end_of"].fill(-1)
         f["pending"].fill(False)
         f["dead"].fill(0)
+        f["tstate"].fill(LIVE)
 
     def begin_phase(self, first):
-        """Dissolve the dead trees, re-open the rows next to them and (first
-        phase) add the new roots and pending rows: the first frontier."""
+        """Dissolve the dead trees, re-open the rows next to them (dissolving the
+        orphaned trees met there, again and again) and add the new roots and
+        (first phase) the pending rows: the first frontier."""
         st, f = self.st, self.f
-        dead = f["dead"] == f["epoch"]
-        t = f["root_col"]
-        gone = np.flatnonzero((t >= 0) & dead[np.maximum(t, 0)])
-        t[gone] = -1
-        tr = f["tree_row"]
-        rows_gone = np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])
-        tr[rows_gone] = -1
-        f["end_of"][np.flatnonzero(dead)] = -1
-        near = st.cind[_csr.expand_segments(st.cptr, gone)[1]].astype(np.int64)
-        frontier = [np.unique(near[tr[near] >= 0])]
+        e = f["epoch"]
+        t, tr = f["root_col"], f["tree_row"]
+        frontier = []
+        released = 0
+        while True:
+            dead = f["dead"] == e
+            gone = np.flatnonzero((t >= 0) & dead[np.maximum(t, 0)])
+            released += gone.shape[0]
+            t[gone] = -1
+            tr[np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])] = -1
+            f["end_of"][dead] = -1
+            f["tstate"][dead] = LIVE
+            near = st.cind[_csr.expand_segments(st.cptr, gone)[1]].astype(np.int64)
+            near = near[tr[near] >= 0]
+            orphaned = f["tstate"][tr[near]] == ORPHANED
+            frontier.append(near[~orphaned])
+            kill = np.unique(tr[near[orphaned]])
+            if kill.shape[0] == 0:
+                break
+            f["dead"][kill] = e
+        deg = np.diff(st.rptr)
+        new = np.flatnonzero((tr < 0) & (st.mu_row < 0) & (deg > 0))
+        tr[new] = new
+        f["end_of"][new] = -1
+        f["depth"][new] = 0
+        frontier.append(new)
         if first:
-            deg = np.diff(st.rptr)
-            new = np.flatnonzero((tr < 0) & (st.mu_row < 0) & (deg > 0))
-            tr[new] = new
-            f["end_of"][new] = -1
             again = np.flatnonzero(f["pending"] & (tr >= 0))
+            f["tstate"][tr[again]] = LIVE
             f["pending"].fill(False)
-            frontier += [new, again]
+            frontier.append(again)
         self.frontier = np.unique(np.concatenate(frontier))
         self.seeds = int(self.frontier.shape[0])
+        if first:
+            self.released = released
         f["epoch"] += 1
         f["flips"] = np.zeros(0, dtype=np.int64)
 
@@ -253,6 +388,7 @@ class _Numpy:
             flips.append(ends_t)
             grow = ~is_free
             tree_row[mate[grow]] = t[grow]
+            f["depth"][mate[grow]] = f["depth"][row[grow]] + 1
             self.frontier = mate[grow]
         f["flips"] = np.concatenate(flips) if flips else np.zeros(0, dtype=np.int64)
         return levels
@@ -261,15 +397,8 @@ class _Numpy:
         """Flip the listed trees' paths and mark them dead; (paths, first-frontier length)."""
         st, f = self.st, self.f
         t = f["flips"]
-        c = f["end_of"][t]
         f["dead"][t] = f["epoch"]
-        while c.shape[0]:
-            u = f["parent_col"][c]
-            prev = st.mu_row[u].astype(np.int64)
-            st.mu_row[u] = c
-            st.mu_col[c] = u
-            more = (u != t) & (prev >= 0)
-            c, t = prev[more], t[more]
+        _flip_paths(st, f["parent_col"], t, f["end_of"][t])
         return int(f["flips"].shape[0]), self.seeds
 
 
@@ -285,19 +414,24 @@ class _Cuda:
         get = lambda name: _cuda.get_kernel("matching/augment.cu", name, (("IDX", ctype),))  # noqa: E731
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         m1, n1 = max(st.m, 1), max(st.n, 1)
-        f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1,
+        f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1, "batch": 0,
              "state": cp.zeros(4, dtype=cp.int64),
+             "depth": cp.zeros(m1, dtype=cp.int32), "tstate": cp.zeros(m1, dtype=cp.uint8),
+             "claim": cp.zeros(m1, dtype=cp.int32), "broken": cp.empty(n1, dtype=st.idx),
+             "nbroken": cp.zeros(1, dtype=cp.uint64), "repairs": cp.zeros(2, dtype=cp.uint64),
              "root_col": cp.full(n1, -1, dtype=st.idx), "parent_col": cp.full(n1, -1, dtype=st.idx),
              "tree_row": cp.full(m1, -1, dtype=st.idx), "end_of": cp.full(m1, -1, dtype=st.idx),
              "roots": cp.empty(m1, dtype=st.idx), "flips": cp.empty(m1, dtype=st.idx),
              "dissolved": cp.empty(n1, dtype=st.idx),
              "bufs": (cp.empty(m1, dtype=st.idx), cp.empty(m1, dtype=st.idx)),
              "dead": cp.zeros(m1, dtype=cp.int32), "seen": cp.zeros(m1, dtype=cp.int32),
-             "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(6, dtype=cp.uint64),
+             "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(8, dtype=cp.uint64),
              "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
              "block": (_cuda.BLOCK,)}
-        for name in ("seed", "level", "loop", "dissolve", "reopen", "note_added", "note_removed"):
+        for name in ("seed", "level", "loop", "dissolve", "reopen", "note_added", "note_removed", "reparent",
+                     "orphan"):
             f[name] = get("gpumatch_aug_" + name)
+        f["ctype"] = ctype
         return f
 
     def __init__(self, st, f):
@@ -311,20 +445,30 @@ class _Cuda:
         f["pending"].fill(0)
         f["dead"].fill(0)
         f["seen"].fill(0)
+        f["tstate"].fill(0)
         f["epoch"] = 1
 
     def begin_phase(self, first):
-        """Dissolve, re-open and (first phase) seed: the first frontier, on the device."""
+        """Dissolve and re-open (again while orphaned trees are met), then seed:
+        the first frontier, on the device (a read-back per dissolve)."""
         f, st = self.f, self.st
         e = np.int32(f["epoch"])
         f["ctr"].fill(0)
-        f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
-                                              f["end_of"], f["dead"], e, f["dissolved"], f["ctr"]))
-        f["reopen"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["seen"], e, f["dissolved"],
-                                            f["ctr"], f["roots"]))
-        if first:
-            f["seed"](f["grid"], f["block"], (st.rptr, st.mu_row, np.int64(st.m), f["tree_row"], f["end_of"],
-                                              f["pending"], f["seen"], e, f["roots"], f["ctr"]))
+        done = 0
+        while True:
+            f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
+                                                  f["end_of"], f["tstate"], f["dead"], e, f["dissolved"], f["ctr"]))
+            f["reopen"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["tstate"], f["dead"], f["seen"], e,
+                                                f["dissolved"], np.int64(done), f["ctr"], f["roots"]))
+            count, again = (int(x) for x in f["ctr"][5:7].get())
+            if first:
+                self.released = count
+            if not again:
+                break
+            done = count
+            f["ctr"][6:7].fill(0)
+        f["seed"](f["grid"], f["block"], (st.rptr, st.mu_row, np.int64(st.m), f["tree_row"], f["end_of"], f["depth"],
+                                          f["tstate"], f["pending"], f["seen"], e, f["roots"], f["ctr"]))
         f["epoch"] += 1
 
     def bfs(self):
@@ -332,7 +476,7 @@ class _Cuda:
         the last loop launch also flips the paths (one read-back per launch)."""
         f, st = self.f, self.st
         head = (st.rptr, st.rind, st.mu_col, f["root_col"], f["parent_col"], f["tree_row"], f["end_of"],
-                f["flips"], f["roots"], f["bufs"][0], f["bufs"][1], f["ctr"])
+                f["depth"], f["flips"], f["roots"], f["bufs"][0], f["bufs"][1], f["ctr"])
         tail = (f["state"], st.mu_row, f["dead"], np.int32(f["epoch"]))
         s, steps = 0, 1
         while True:
@@ -349,3 +493,41 @@ class _Cuda:
     def flip(self):
         """The paths were flipped by the BFS's last launch; (paths, first-frontier length)."""
         return self.flipped, self.seeds
+
+    def cooperative(self):
+        """Whether :data:`COOPERATIVE` is on and the device can run ``gpumatch_aug_solve``."""
+        if not COOPERATIVE:
+            return False
+        f = self.f
+        if "solve" not in f:   # compiled and sized once per forest
+            from .. import _cuda
+
+            kern = _cuda.get_kernel("matching/augment.cu", "gpumatch_aug_solve", (("IDX", f["ctype"]),),
+                                    cooperative=True)
+            f["solve"] = kern
+            f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)
+            f["solve_state"] = _backend.cp.zeros(9, dtype=np.int64)
+        return f["solve_grid"] > 0
+
+    def run_cooperative(self, max_phases):
+        """Every phase in one launch (``max_phases`` < 0: until converged); one read-back."""
+        f, st = self.f, self.st
+        f["solve"]((f["solve_grid"],), (512,),
+                   (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), st.mu_row, st.mu_col,
+                    f["root_col"], f["parent_col"], f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["dead"],
+                    f["seen"], f["pending"], f["roots"], f["flips"], f["dissolved"], f["bufs"][0], f["bufs"][1],
+                    f["ctr"],
+                    np.int32(f["epoch"]), np.int64(max_phases), f["repairs"], f["solve_state"]))
+        phases, paths, levels, seeds, converged, matched, reparented, orphaned, released = (
+            int(x) for x in f["solve_state"].get())
+        f["epoch"] += phases
+        return {"aug_phases": phases, "aug_paths": paths, "aug_levels": levels, "aug_seeds": seeds,
+                "aug_converged": bool(converged), "aug_cooperative": True, "aug_loop_launches": 0,
+                "aug_matched": matched, "aug_reparented": reparented, "aug_orphaned": orphaned,
+                "aug_released": released}
+
+    def take_repairs(self):
+        """Repairs since the last call (one read-back), zeroed."""
+        r = [int(x) for x in self.f["repairs"].get()]
+        self.f["repairs"].fill(0)
+        return r

@@ -54,6 +54,14 @@ def _check_batch_host(r, c, m, n):
         if a.shape[0] and (a.min() < 0 or a.max() >= hi_):
             lo, hi = int(a.min()), int(a.max())
             raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
+
+
+def _run_gpr(st, **kw):
+    """G-PR on the solver's state; stamps of an earlier solve must not match this one's iterations."""
+    st.stamp.fill(0)
+    return _driver.run_gpr(st, **kw)
+
+
 #: Default of ``MatchingSolver(rebuild_fraction=...)`` (see its docstring).
 REBUILD_FRACTION = 0.02
 
@@ -122,10 +130,13 @@ class MatchingSolver:
     free column is, and a tree's rows only have edges into tree columns,
     so (rows outside the trees) + (tree columns) is a vertex cover of the
     matching's size (Koenig), which proves the matching maximum.  A batch
-    breaks that only where it touches (a removed matched or tree edge kills
-    its tree, an edge from a tree to a column outside the forest opens its
-    row, a new free row needs a tree), and the next solve searches only
-    there.  What stays per solve is the depth of the trees it regrows (a
+    breaks that only where it touches, and the next solve searches only
+    there: a removed tree edge is replaced by another edge into the tree
+    where one exists; a removed matched edge flips its tree's path at once
+    (the tree is then kept as a certificate only); a tree that cannot be
+    repaired, or that an added edge opens to a column outside the forest,
+    is regrown; a new free row grows a tree.  On the GPU each solve runs
+    all its phases in one cooperative launch where the device allows it.  What stays per solve is the depth of the trees it regrows (a
     BFS level per step); past `rebuild_fraction` a from-scratch solve is
     used.
 
@@ -349,6 +360,8 @@ class MatchingSolver:
         _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c)
         (self._rptr, self._rind), (self._cptr, self._cind) = _csr.edit_entries_pair(
             ((self._rptr, self._rind), (self._cptr, self._cind)), pos)
+        if self._st is not None:   # new parents and flips around the removals, on the new graph
+            _augment.repair_removed(self._state(), r, c)
         self._pending += k
         self._result = None
         self._t_update += time.perf_counter() - t0
@@ -377,18 +390,20 @@ class MatchingSolver:
         nnz = self.num_edges
         scratch = (not self._solved) or self._pending > self.rebuild_fraction * max(nnz, 1)
         st = self._state()
-        st.stamp.fill(0)   # stamps of an earlier solve must not match this one's iterations
         if scratch:
             _augment.invalidate(st)
             st.mu_row.fill(-1)
             st.mu_col.fill(-1)
-            gstats = _driver.run_gpr(st, init="greedy")
+            gstats = _run_gpr(st, init="greedy")
         elif self.warm_method == "augment":
             gstats = self._augment(st)
         else:
             _augment.invalidate(st)
-            gstats = _driver.run_gpr(st, init=self.warm_init, relabel_k=self.relabel_k)
-        size = int(st.xp.count_nonzero(st.mu_col >= 0))
+            gstats = _run_gpr(st, init=self.warm_init, relabel_k=self.relabel_k)
+        # the cooperative augment counted the matched columns on its way out
+        size = gstats.get("aug_matched")
+        if size is None:
+            size = int(st.xp.count_nonzero(st.mu_col >= 0))
         out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
         stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
                      time_update=self._t_update)
@@ -416,7 +431,8 @@ class MatchingSolver:
         stats = dict(backend=self.backend, push_iterations=0, global_relabels=0, time_init=t1 - t0,
                      time_relabel=0.0, time_push=0.0, **astats)
         if not astats["aug_converged"]:
-            gstats = _driver.run_gpr(st, init="none", relabel_k=self.relabel_k)
+            stats.pop("aug_matched", None)   # G-PR changes it
+            gstats = _run_gpr(st, init="none", relabel_k=self.relabel_k)
             stats.update({k: v for k, v in gstats.items() if k not in ("time_init",)})
         return stats
 
