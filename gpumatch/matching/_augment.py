@@ -133,7 +133,7 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     if not stats["aug_incremental"]:
         twin.reset()
     twin.f["valid"] = False   # until a phase converges
-    if max_phases != 0 and getattr(twin, "cooperative", lambda: False)():
+    if max_phases != 0 and twin.cooperative():
         stats.update(twin.run_cooperative(-1 if max_phases is None else int(max_phases)))
         twin.f["valid"] = stats["aug_converged"]
         stats["time_augment"] = time.perf_counter() - t0
@@ -301,6 +301,10 @@ class _Numpy:
 
     def __init__(self, st, f):
         self.st, self.f = st, f
+
+    def cooperative(self):
+        """The NumPy twins run the phases one step at a time."""
+        return False
 
     def take_repairs(self):
         r = [int(x) for x in self.f["repairs"]]
