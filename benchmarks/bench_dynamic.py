@@ -234,12 +234,31 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
               f"synced), solve {(t2 - t1) * 1e3:.2f} ms "
               f"[{st['mode']}: augment phases {st.get('aug_phases', 0)}, paths {st.get('aug_paths', 0)}, "
               f"levels {st.get('aug_levels', 0)}, loops {st.get('aug_loop_launches', 0)}, "
-              f"seeds {st.get('aug_seeds', 0)}, released {st.get('aug_released', 0)}, "
+              f"seeds {st.get('aug_seeds', 0)}, met {st.get('aug_met', 0)}, "
+              f"back levels {st.get('aug_back_levels', 0)}, orphan deaths {st.get('aug_orphan_deaths', 0)}, "
+              f"released {st.get('aug_released', 0)}, "
               f"repairs {st.get('aug_reparented', 0)}+{st.get('aug_orphaned', 0)}, "
               f"incremental {st.get('aug_incremental', False)}, "
               f"augment {st.get('time_augment', 0) * 1e3:.2f} ms, relabels {st['global_relabels']}, "
               f"push iterations {st['push_iterations']}]; scratch {t_scr * 1e3:.2f} ms", flush=True)
+        if st.get("aug_trace"):
+            _print_trace(st["aug_trace"])
     return keys, row
+
+
+def _print_trace(trace):
+    """One line per phase of a traced cooperative augment: microseconds of the
+    dissolves, the seed, each level (search / backward frontier after it) and the flips."""
+    t_prev = None
+    lines = {}
+    for phase, step, a, b, now in trace:
+        dt = 0.0 if t_prev is None else (now - t_prev) / 1e3
+        t_prev = now
+        what = {-1: f"dissolve {dt:.0f}us (released {a})", -2: f"seed {dt:.0f}us ({a}/{b})",
+                -3: f"flips {dt:.0f}us ({a} paths, {b} met)"}.get(step, f"L{step} {dt:.0f}us ({a}/{b})")
+        lines.setdefault(phase, []).append(what)
+    for phase, parts in lines.items():
+        print(f"#     phase {phase}: " + ", ".join(parts), flush=True)
 
 
 def _print(row):
@@ -272,6 +291,13 @@ def main(argv=None):
     ap.add_argument("--aug-coop", default=None,
                     help="comma-separated: 0 runs the augmenting phases with a launch per step, n > 0 in one "
                          "cooperative launch of n blocks per SM (gpumatch.matching._augment.COOPERATIVE*)")
+    ap.add_argument("--aug-back", default=None,
+                    help="comma-separated values of gpumatch.matching._augment.BACK_RATIO to run (0: search trees "
+                         "alone; r > 0: backward trees from the free columns too, a level while their frontier "
+                         "is at most r times the search side's)")
+    ap.add_argument("--aug-trace", type=int, default=0,
+                    help="with --steps on the GPU: record up to this many steps of each cooperative augment "
+                         "(gpumatch.matching._augment.TRACE_STEPS) and print the time per phase and level")
     ap.add_argument("--repeats", type=int, default=3,
                     help="matching: batches per (kind, size); the row shows the medians")
     ap.add_argument("--steps", action="store_true",
@@ -282,6 +308,10 @@ def main(argv=None):
     from gpumatch import _backend
 
     backend = _backend.resolve_backend(args.backend)
+    if args.aug_trace:
+        from gpumatch.matching import _augment
+
+        _augment.TRACE_STEPS = args.aug_trace
     print(f"# backend {backend}, device {_backend.device_name() if backend == 'cupy' else 'cpu'}")
     print("| problem | graph | arcs/edges | kind | batch | changes | dynamic ms | scratch ms | speedup "
           "| check |")
@@ -297,8 +327,9 @@ def main(argv=None):
             for wi in args.warm_init.split(","):
                 for rk in args.relabel_k.split(","):
                     for wm in args.warm_method.split(","):
-                        for lm, co in itertools.product((args.aug_loop_max or "").split(","),
-                                                        (args.aug_coop or "").split(",")):
+                        for lm, co, br in itertools.product((args.aug_loop_max or "").split(","),
+                                                            (args.aug_coop or "").split(","),
+                                                            (args.aug_back or "").split(",")):
                             from gpumatch.matching import _augment
 
                             if lm:
@@ -309,6 +340,9 @@ def main(argv=None):
                                 _augment.COOPERATIVE_BLOCKS_PER_SM = max(1, int(co))
                                 print(f"# augment COOPERATIVE = {int(co) > 0}, blocks per SM {max(1, int(co))}",
                                       flush=True)
+                            if br:
+                                _augment.BACK_RATIO = float(br)
+                                print(f"# augment BACK_RATIO = {float(br):g}", flush=True)
                             bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
                                            wm, max(1, args.repeats))
     if args.log:

@@ -408,12 +408,13 @@ def _check_forest(solver, A):
     A = sp.csr_matrix(A)
     deg = np.diff(A.indptr)
     assert (tree_row[(mu_row < 0) & (deg > 0)] >= 0).all(), "a free row with edges is in no tree"
+    assert (root_col >= -1).all(), "a backward tree's claim outlived the solve"
     assert (root_col[mu_col < 0] < 0).all(), "a free column is in a tree"
     zc = np.flatnonzero(root_col >= 0)
     assert (tree_row[mu_col[zc]] == root_col[zc]).all(), "a tree column's mate is not in its tree"
-    assert (tree_row[parent[zc]] == root_col[zc]).all(), "a tree column's parent is not in its tree"
     coo = A.tocoo()
     live = zc[~orphaned[root_col[zc]]]
+    assert (tree_row[parent[live]] == root_col[live]).all(), "a live tree column's parent is not in its tree"
     assert np.isin(parent[live] * n + live, coo.row.astype(np.int64) * n + coo.col).all(), \
         "a live tree column's parent edge is missing"
     assert (depth[parent[live]] < depth[mu_col[live]]).all(), "depths do not descend from a mate to the parent"
@@ -437,13 +438,31 @@ def aug_launch(request, backend, monkeypatch):
     return request.param
 
 
+@pytest.fixture(params=["default", "off", "eager"])
+def two_sided(request, monkeypatch):
+    """The backward side of the augmenting phases: the default balance, off
+    (search trees alone), or eager (the backward side runs a level whenever
+    its frontier is at most 8x the search side's)."""
+    from gpumatch.matching import _augment
+
+    ratio = {"default": _augment.BACK_RATIO, "off": 0.0, "eager": 8.0}[request.param]
+    monkeypatch.setattr(_augment, "BACK_RATIO", ratio)
+    return ratio
+
+
+def _check_two_sided(stats, ratio):
+    assert 0 <= stats["aug_met"] <= stats["aug_paths"]
+    if ratio == 0:
+        assert stats["aug_met"] == 0 and stats["aug_back_levels"] == 0
+
+
 def _check_launch(stats, backend, aug_launch):
     """The augmenting phases ran the way the test asked for (H100-class devices launch cooperatively)."""
     assert stats["aug_cooperative"] == (backend == "cupy" and aug_launch == "cooperative")
 
 
 @pytest.mark.parametrize("name", sorted(MATCHING_GRAPHS) + ["mesh"])
-def test_matching_kept_forest_certifies(backend, name, aug_launch):
+def test_matching_kept_forest_certifies(backend, name, aug_launch, two_sided):
     """Long random sequences of batches (several calls between solves, both
     kinds, sizes from one edge to 10 %): after each solve the kept forest is a
     Koenig certificate, the solve was incremental and its matching is maximum."""
@@ -469,6 +488,7 @@ def test_matching_kept_forest_certifies(backend, name, aug_launch):
         res = solver.solve()
         assert res.stats["aug_converged"], step
         _check_launch(res.stats, backend, aug_launch)
+        _check_two_sided(res.stats, two_sided)
         incremental += res.stats["aug_incremental"]
         _check_matching_result(res, A)
         _check_forest(solver, A)
@@ -588,7 +608,7 @@ def test_augment_phases_reach_maximum(backend, start, loop_max, monkeypatch):
             assert stats["aug_paths"] == size, name
 
 
-def test_augment_random_starts(backend, aug_launch):
+def test_augment_random_starts(backend, aug_launch, two_sided):
     """Many small random graphs, each from a random consistent partial matching:
     the phases' stopping rule (no flipped tree touched) never stops early."""
     from gpumatch.matching._augment import augment
@@ -612,9 +632,46 @@ def test_augment_random_starts(backend, aug_launch):
         stats = augment(st)
         assert stats["aug_converged"]
         _check_launch(stats, backend, aug_launch)
+        _check_two_sided(stats, two_sided)
         size = int((sp_matching(A, perm_type="row") >= 0).sum())
         check_matching(A, _host(st.mu_col), "row", expected_size=size)
         assert stats["aug_paths"] == size - int((mr >= 0).sum()), trial
+
+
+@pytest.mark.parametrize("k", [1, 2, 9, 40])
+def test_augment_two_sided_meets_halfway(backend, aug_launch, k, monkeypatch):
+    """One augmenting path of 2k + 1 edges (rows 0..k, columns 0..k, row i + 1
+    matched to column i; row 0 and column k free).  Searched from both ends
+    it is found in about k / 2 levels, through the backward tree of column k
+    (and the second phase closes the kept tree over the rows of that tree's
+    path in one more level); from row 0 alone it takes k + 1 levels.  Either
+    way the flip gives the perfect matching."""
+    from gpumatch.matching import _augment
+
+    rows = np.concatenate([np.arange(k + 1), np.arange(1, k + 1)])
+    cols = np.concatenate([np.arange(k + 1), np.arange(k)])
+    A = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(k + 1, k + 1))
+    A.sort_indices()
+    for ratio, levels in ((1.0, k // 2 + 3), (0.0, k + 1)):
+        monkeypatch.setattr(_augment, "BACK_RATIO", ratio)
+        st = _augment_state(A, backend, "empty")
+        xp = np if backend == "numpy" else __import__("cupy")
+        mr = np.concatenate([[-1], np.arange(k)])
+        mc = np.concatenate([np.arange(1, k + 1), [-1]])
+        st.mu_row[...] = xp.asarray(mr.astype(st.mu_row.dtype))
+        st.mu_col[...] = xp.asarray(mc.astype(st.mu_col.dtype))
+        stats = _augment.augment(st)
+        _check_launch(stats, backend, aug_launch)
+        assert stats["aug_converged"] and stats["aug_paths"] == 1
+        # the first phase finds the path, the second proves the matching perfect
+        assert stats["aug_phases"] == 2
+        if ratio > 0:   # k = 1: the search tree reaches the free column itself, not through its tree
+            assert stats["aug_met"] == (1 if k >= 2 else 0) and stats["aug_levels"] <= levels, stats
+            assert stats["aug_back_levels"] >= 1
+        else:
+            assert stats["aug_met"] == 0 and stats["aug_levels"] == levels, stats
+        check_matching(A, _host(st.mu_col), "row", expected_size=k + 1)
+        assert (_host(st.extra["augment"]["root_col"]) >= -1).all()
 
 
 def test_augment_max_phases_and_handover(backend, aug_launch, monkeypatch):

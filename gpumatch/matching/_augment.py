@@ -28,6 +28,11 @@ the next solve searches again only there instead of from every free row
 through the whole graph (the invariant and why it suffices are in the
 header of ``augment.cu``).
 
+Each phase also grows *backward* trees from the free columns
+(:data:`BACK_RATIO`), and a search tree that meets one ends there: the
+two sides meet after about half a path each, where a search tree alone
+would grow over much of the graph before reaching a free column.
+
 A batch's removals are repaired where possible instead of breaking trees
 (:func:`repair_removed`): a lost tree edge is replaced by another edge into
 the tree, and a lost matched edge flips its tree's path at once, the tree
@@ -52,13 +57,19 @@ import numpy as np
 from .. import _backend
 from .. import csr as _csr
 
-__all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "COOPERATIVE", "LOOP_MAX",
-           "LEVELS_PER_CHECK"]
+__all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "COOPERATIVE",
+           "LOOP_MAX", "LEVELS_PER_CHECK"]
 
 #: ``tstate`` of a tree (indexed by its root row): live and closed, orphaned
 #: (its root matched by a repair, kept only as a certificate), live with
 #: pending rows (an added edge leaves it; it grows in the next solve).
 LIVE, ORPHANED, PENDING = 0, 1, 2
+
+#: Two-sided search: each phase also grows backward trees from the free
+#: columns, and a search tree that meets one ends there (``augment.cu``).
+#: The backward side runs a level while its frontier is at most this many
+#: times the search side's; 0 turns it off (search trees alone).
+BACK_RATIO = 1.0
 
 #: On the GPU, run every phase of a call in one cooperative launch
 #: (``gpumatch_aug_solve``: grid-wide barriers between the steps, one
@@ -76,6 +87,10 @@ COOPERATIVE_BLOCKS_PER_SM = 2
 #: two reads of the frontier size (starting at 1 and doubling).
 LOOP_MAX = 2048
 LEVELS_PER_CHECK = 8
+#: Diagnostic: with n > 0, the cooperative launch records up to n steps
+#: (dissolve, seed, each BFS level, flips) with both frontier sizes and a
+#: device timestamp, returned as ``aug_trace`` (``augment.cu``).
+TRACE_STEPS = 0
 
 
 def augment(st, max_phases=None, incremental=False) -> dict:
@@ -110,6 +125,10 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         ``aug_cooperative`` (the GPU ran every phase in one cooperative
         launch; then also ``aug_matched``, the matched columns at the end),
         ``aug_released`` (tree columns the first phase dissolved),
+        ``aug_met`` (paths that went through a backward tree),
+        ``aug_back_levels`` (BFS levels of the backward side),
+        ``aug_orphan_deaths`` (phases in which an orphaned tree, growing to
+        be closed again, reached a free column and was dissolved),
         ``aug_reparented`` and ``aug_orphaned`` (the trees' repairs by
         :func:`repair_removed` since the last call),
         ``time_augment`` (host seconds) and ``aug_converged`` (True when the
@@ -127,8 +146,9 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     (True, [1, 0], [1, 0])
     """
     twin = _twin(st)
-    stats = {"aug_phases": 0, "aug_paths": 0, "aug_levels": 0, "aug_converged": False,
-             "aug_incremental": bool(incremental and twin.f["valid"])}
+    stats = {"aug_phases": 0, "aug_paths": 0, "aug_levels": 0, "aug_met": 0, "aug_back_levels": 0,
+             "aug_orphan_deaths": 0,
+             "aug_converged": False, "aug_incremental": bool(incremental and twin.f["valid"])}
     t0 = time.perf_counter()
     if not stats["aug_incremental"]:
         twin.reset()
@@ -142,14 +162,18 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         twin.begin_phase(first=stats["aug_phases"] == 0)
         stats["aug_levels"] += twin.bfs()
         flipped, seeds = twin.flip()
+        stats["aug_met"] += twin.met
+        stats["aug_back_levels"] += twin.back_levels
+        stats["aug_orphan_deaths"] += int(twin.killed > 0)
         if stats["aug_phases"] == 0:
             stats["aug_seeds"] = seeds
         stats["aug_phases"] += 1
         stats["aug_paths"] += flipped
-        if flipped == 0:  # every tree closed and without a free column: maximum (see augment.cu)
+        if flipped == 0 and twin.killed == 0:  # every tree closed, no free column in one: maximum (augment.cu)
             stats["aug_converged"] = True
             twin.f["valid"] = True
             break
+    twin.finish()
     stats.setdefault("aug_seeds", 0)
     stats["aug_released"] = getattr(twin, "released", 0)
     stats["aug_reparented"], stats["aug_orphaned"] = twin.take_repairs()
@@ -170,17 +194,14 @@ def note_added(st, rows, cols) -> None:
 
         k = int(rows.shape[0])
         f["note_added"](_cuda.grid_for(k), (_cuda.BLOCK,),
-                        (rows, cols, np.int64(k), f["tree_row"], f["root_col"], f["tstate"], f["pending"],
-                         f["dead"], np.int32(f["epoch"])))
+                        (rows, cols, np.int64(k), f["tree_row"], f["root_col"], f["tstate"], f["pending"]))
     else:
         rows, cols = rows.astype(np.int64, copy=False), cols.astype(np.int64, copy=False)
         t = f["tree_row"][rows]
         hit = (t >= 0) & (f["root_col"][cols] < 0)
         rows, t = rows[hit], t[hit]
-        orphaned = f["tstate"][t] == ORPHANED
-        f["dead"][t[orphaned]] = f["epoch"]
-        f["pending"][rows[~orphaned]] = True
-        f["tstate"][t[~orphaned]] = PENDING
+        f["pending"][rows] = True
+        f["tstate"][t[f["tstate"][t] != ORPHANED]] = PENDING
 
 
 def note_removed(st, rows, cols) -> None:
@@ -295,6 +316,7 @@ class _Numpy:
                 "repairs": np.zeros(2, dtype=np.int64),
                 "root_col": np.full(n, -1, dtype=np.int64), "parent_col": np.full(n, -1, dtype=np.int64),
                 "tree_row": np.full(m, -1, dtype=np.int64), "end_of": np.full(m, -1, dtype=np.int64),
+                "bpar": np.full(n, -1, dtype=np.int64), "bowner": np.full(n, -1, dtype=np.int64),
                 "depth": np.zeros(m, dtype=np.int64), "tstate": np.zeros(m, dtype=np.int8),
                 "dead": np.zeros(m, dtype=np.int64), "pending": np.zeros(m, dtype=bool),
                 "flips": np.zeros(0, dtype=np.int64)}
@@ -321,42 +343,39 @@ class _Numpy:
         f["tstate"].fill(LIVE)
 
     def begin_phase(self, first):
-        """Dissolve the dead trees, re-open the rows next to them (dissolving the
-        orphaned trees met there, again and again) and add the new roots and
-        (first phase) the pending rows: the first frontier."""
+        """Release the backward trees, dissolve the dead trees, re-open the rows
+        of kept trees next to them and add the new roots and the pending
+        rows: the first frontier; then the roots of the backward trees."""
         st, f = self.st, self.f
         e = f["epoch"]
         t, tr = f["root_col"], f["tree_row"]
-        frontier = []
-        released = 0
-        while True:
-            dead = f["dead"] == e
-            gone = np.flatnonzero((t >= 0) & dead[np.maximum(t, 0)])
-            released += gone.shape[0]
-            t[gone] = -1
-            tr[np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])] = -1
-            f["end_of"][dead] = -1
-            f["tstate"][dead] = LIVE
-            near = st.cind[_csr.expand_segments(st.cptr, gone)[1]].astype(np.int64)
-            near = near[tr[near] >= 0]
-            orphaned = f["tstate"][tr[near]] == ORPHANED
-            frontier.append(near[~orphaned])
-            kill = np.unique(tr[near[orphaned]])
-            if kill.shape[0] == 0:
-                break
-            f["dead"][kill] = e
+        t[t < -1] = -1
+        dead = f["dead"] == e
+        gone = np.flatnonzero((t >= 0) & dead[np.maximum(t, 0)])
+        released = gone.shape[0]
+        t[gone] = -1
+        tr[np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])] = -1
+        f["end_of"][dead] = -1
+        f["tstate"][dead] = LIVE
+        near = st.cind[_csr.expand_segments(st.cptr, gone)[1]].astype(np.int64)
+        frontier = [near[tr[near] >= 0]]
         deg = np.diff(st.rptr)
         new = np.flatnonzero((tr < 0) & (st.mu_row < 0) & (deg > 0))
         tr[new] = new
         f["end_of"][new] = -1
         f["depth"][new] = 0
         frontier.append(new)
-        if first:
-            again = np.flatnonzero(f["pending"] & (tr >= 0))
-            f["tstate"][tr[again]] = LIVE
-            f["pending"].fill(False)
-            frontier.append(again)
+        again = np.flatnonzero(f["pending"] & (tr >= 0))
+        f["tstate"][tr[again][f["tstate"][tr[again]] == PENDING]] = LIVE
+        f["pending"].fill(False)
+        frontier.append(again)
         self.frontier = np.unique(np.concatenate(frontier))
+        self.ratio = float(BACK_RATIO)
+        # every free column roots a backward tree (with BACK_RATIO 0 they never grow)
+        broots = np.flatnonzero((st.mu_col < 0) & (np.diff(st.cptr) > 0) & (t == -1))
+        t[broots] = -broots - 2
+        f["bowner"][broots] = -1
+        self.bfrontier = broots
         self.seeds = int(self.frontier.shape[0])
         if first:
             self.released = released
@@ -364,46 +383,112 @@ class _Numpy:
         f["flips"] = np.zeros(0, dtype=np.int64)
 
     def bfs(self):
-        """All the levels of the phase's BFS; returns their number."""
+        """All the levels of the phase's BFS (both sides); returns their number.
+        Within a level the search side goes first, then the backward side."""
         st, f = self.st, self.f
         root_col, parent_col, tree_row, end_of = f["root_col"], f["parent_col"], f["tree_row"], f["end_of"]
+        bowner, dead, kill = f["bowner"], f["dead"], f["epoch"]
         levels = 0
+        self.back_levels = 0
+        self.killed = 0
         flips = []
         while self.frontier.shape[0]:
             levels += 1
+            back = 0 < self.bfrontier.shape[0] <= self.ratio * self.frontier.shape[0]
             fr = self.frontier
             tree = tree_row[fr]
-            live = end_of[tree] < 0
+            ended = end_of[tree] >= 0
+            f["pending"][fr[ended]] = True    # (harmless: the tree is dissolved after its flip)
+            live = ~ended & (dead[tree] != kill)
             fr, tree = fr[live], tree[live]
             owner, slots = _csr.expand_segments(st.rptr, fr)
             cols = st.rind[slots].astype(np.int64)
-            # claims in slot order: the first claimant of a column wins
-            cols_u, first = np.unique(cols, return_index=True)
-            free = root_col[cols_u] < 0
-            cols_u, first = cols_u[free], first[free]
+            held = root_col[cols]
+            orphaned = f["tstate"][tree[owner]] == ORPHANED
+            # orphaned trees that reach a free column or a backward tree die
+            hit = orphaned & ((held < -1) | ((held == -1) & (st.mu_col[cols] < 0)))
+            doomed = np.unique(tree[owner[hit]])
+            dead[doomed] = kill
+            self.killed += int(doomed.shape[0])
+            # claims in slot order: the first claimant of an unclaimed column wins
+            unc = np.flatnonzero(held == -1)
+            cols_u, first = np.unique(cols[unc], return_index=True)
+            first = unc[first]
             row, t = fr[owner[first]], tree[owner[first]]
             mate = st.mu_col[cols_u].astype(np.int64)
             is_free = mate < 0
             root_col[cols_u] = t
             parent_col[cols_u] = row
-            # a tree that reached several free columns keeps the first
-            ends_t, at = np.unique(t[is_free], return_index=True)
-            end_of[ends_t] = cols_u[is_free][at]
+            is_free &= f["tstate"][t] != ORPHANED
+            # columns of backward trees: the first row of a live tree to meet an untaken one takes it
+            met = np.flatnonzero((held < -1) & ~orphaned)
+            broot = -held[met] - 2
+            b_u, b_first = np.unique(broot, return_index=True)
+            take = bowner[b_u] == -1
+            won = met[b_first[take]]
+            bowner[b_u[take]] = tree[owner[won]]
+            parent_col[cols[won]] = fr[owner[won]]
+            # a tree ends at the first free column or backward tree it reached
+            ends_t, at = np.unique(np.concatenate([t[is_free], tree[owner[won]]]), return_index=True)
+            end_slot = np.concatenate([np.full(int(is_free.sum()), -1), won])[at]
+            end_of[ends_t] = np.concatenate([cols_u[is_free], cols[won]])[at]
+            # a row whose edge into a backward tree ends no path closes over it next phase
+            lost = met[~np.isin(met, end_slot)]
+            f["pending"][fr[owner[lost]]] = True
             flips.append(ends_t)
-            grow = ~is_free
+            grow = mate >= 0
             tree_row[mate[grow]] = t[grow]
             f["depth"][mate[grow]] = f["depth"][row[grow]] + 1
             self.frontier = mate[grow]
+            if back:
+                self.back_levels += 1
+                self._back_level()
         f["flips"] = np.concatenate(flips) if flips else np.zeros(0, dtype=np.int64)
         return levels
 
+    def _back_level(self):
+        """One level of the backward trees (those no search tree took)."""
+        st, f = self.st, self.f
+        root_col = f["root_col"]
+        bf = self.bfrontier
+        held = root_col[bf]
+        keep = f["bowner"][-held - 2] < 0
+        bf, held = bf[keep], held[keep]
+        owner, slots = _csr.expand_segments(st.cptr, bf)
+        x = st.cind[slots].astype(np.int64)
+        y2 = st.mu_row[x].astype(np.int64)
+        ok = np.flatnonzero((x != st.mu_col[bf[owner]]) & (y2 >= 0))
+        ok = ok[root_col[y2[ok]] == -1]
+        y2_u, first = np.unique(y2[ok], return_index=True)
+        first = ok[first]
+        root_col[y2_u] = held[owner[first]]
+        f["bpar"][y2_u] = bf[owner[first]]
+        self.bfrontier = y2_u
+
     def flip(self):
-        """Flip the listed trees' paths and mark them dead; (paths, first-frontier length)."""
+        """Flip the listed trees' paths (on through the backward trees they took)
+        and mark the trees dead; (paths, first-frontier length)."""
         st, f = self.st, self.f
         t = f["flips"]
         f["dead"][t] = f["epoch"]
-        _flip_paths(st, f["parent_col"], t, f["end_of"][t])
+        ends = f["end_of"][t]
+        x = st.mu_col[ends].astype(np.int64)
+        _flip_paths(st, f["parent_col"], t, ends)
+        c, x = ends[x >= 0], x[x >= 0]
+        self.met = int(c.shape[0])
+        while c.shape[0]:
+            z = f["bpar"][c]
+            prev = st.mu_col[z].astype(np.int64)
+            st.mu_row[x] = z
+            st.mu_col[z] = x
+            more = prev >= 0
+            c, x = z[more], prev[more]
         return int(f["flips"].shape[0]), self.seeds
+
+    def finish(self):
+        """Release the last phase's backward trees."""
+        t = self.f["root_col"]
+        t[t < -1] = -1
 
 
 class _Cuda:
@@ -419,17 +504,19 @@ class _Cuda:
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         m1, n1 = max(st.m, 1), max(st.n, 1)
         f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1, "batch": 0,
-             "state": cp.zeros(4, dtype=cp.int64),
+             "state": cp.zeros(7, dtype=cp.int64),
              "depth": cp.zeros(m1, dtype=cp.int32), "tstate": cp.zeros(m1, dtype=cp.uint8),
              "claim": cp.zeros(m1, dtype=cp.int32), "broken": cp.empty(n1, dtype=st.idx),
              "nbroken": cp.zeros(1, dtype=cp.uint64), "repairs": cp.zeros(2, dtype=cp.uint64),
              "root_col": cp.full(n1, -1, dtype=st.idx), "parent_col": cp.full(n1, -1, dtype=st.idx),
+             "bpar": cp.full(n1, -1, dtype=st.idx), "bowner": cp.full(n1, -1, dtype=st.idx),
+             "bbufs": (cp.empty(n1, dtype=st.idx), cp.empty(n1, dtype=st.idx)),
              "tree_row": cp.full(m1, -1, dtype=st.idx), "end_of": cp.full(m1, -1, dtype=st.idx),
              "roots": cp.empty(m1, dtype=st.idx), "flips": cp.empty(m1, dtype=st.idx),
              "dissolved": cp.empty(n1, dtype=st.idx),
              "bufs": (cp.empty(m1, dtype=st.idx), cp.empty(m1, dtype=st.idx)),
              "dead": cp.zeros(m1, dtype=cp.int32), "seen": cp.zeros(m1, dtype=cp.int32),
-             "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(8, dtype=cp.uint64),
+             "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(16, dtype=cp.uint64),
              "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
              "block": (_cuda.BLOCK,)}
         for name in ("seed", "level", "loop", "dissolve", "reopen", "note_added", "note_removed", "reparent",
@@ -441,6 +528,7 @@ class _Cuda:
     def __init__(self, st, f):
         self.st, self.f = st, f
         self.loops = 0
+        self.ratio = float(BACK_RATIO)
 
     def reset(self):
         f = self.f
@@ -453,50 +541,54 @@ class _Cuda:
         f["epoch"] = 1
 
     def begin_phase(self, first):
-        """Dissolve and re-open (again while orphaned trees are met), then seed:
-        the first frontier, on the device (a read-back per dissolve)."""
+        """Dissolve, re-open and seed: the first frontier, on the device (the
+        first phase reads back the columns released)."""
         f, st = self.f, self.st
         e = np.int32(f["epoch"])
         f["ctr"].fill(0)
-        done = 0
-        while True:
-            f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
-                                                  f["end_of"], f["tstate"], f["dead"], e, f["dissolved"], f["ctr"]))
-            f["reopen"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["tstate"], f["dead"], f["seen"], e,
-                                                f["dissolved"], np.int64(done), f["ctr"], f["roots"]))
-            count, again = (int(x) for x in f["ctr"][5:7].get())
-            if first:
-                self.released = count
-            if not again:
-                break
-            done = count
-            f["ctr"][6:7].fill(0)
-        f["seed"](f["grid"], f["block"], (st.rptr, st.mu_row, np.int64(st.m), f["tree_row"], f["end_of"], f["depth"],
-                                          f["tstate"], f["pending"], f["seen"], e, f["roots"], f["ctr"]))
+        f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
+                                              f["end_of"], f["tstate"], f["dead"], e, f["dissolved"], f["ctr"]))
+        f["reopen"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["seen"], e, f["dissolved"], f["ctr"],
+                                            f["roots"]))
+        if first:
+            self.released = int(f["ctr"][5:6].get()[0])
+        f["seed"](f["grid"], f["block"], (st.rptr, st.cptr, st.mu_row, st.mu_col, np.int64(st.m), np.int64(st.n),
+                                          f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["pending"], f["seen"],
+                                          e, f["roots"], f["root_col"], f["bowner"], f["bbufs"][0],
+                                          np.float64(self.ratio), f["ctr"]))
         f["epoch"] += 1
 
     def bfs(self):
         """The phase's BFS: one-block loops for short frontiers, grid-wide levels for long ones;
         the last loop launch also flips the paths (one read-back per launch)."""
         f, st = self.f, self.st
-        head = (st.rptr, st.rind, st.mu_col, f["root_col"], f["parent_col"], f["tree_row"], f["end_of"],
-                f["depth"], f["flips"], f["roots"], f["bufs"][0], f["bufs"][1], f["ctr"])
-        tail = (f["state"], st.mu_row, f["dead"], np.int32(f["epoch"]))
+        head = (st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col, f["root_col"], f["parent_col"],
+                f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["dead"], f["pending"], f["bpar"], f["bowner"],
+                f["flips"], f["roots"], f["bufs"][0], f["bufs"][1], f["bbufs"][0], f["bbufs"][1], f["ctr"])
+        ratio, kill = np.float64(self.ratio), np.int32(f["epoch"])
         s, steps = 0, 1
         while True:
-            f["loop"]((1,), (1024,), head + (np.int64(s), np.int64(LOOP_MAX)) + tail)
+            f["loop"]((1,), (1024,), head + (np.int64(s), ratio, kill, np.int64(LOOP_MAX), f["state"]))
             self.loops += 1
-            s, size, self.flipped, self.seeds = (int(x) for x in f["state"].get())
+            s, size, self.flipped, self.seeds, self.met, self.back_levels, self.killed = (
+                int(x) for x in f["state"].get())
             if size == 0:
                 return s
             for _ in range(steps):  # a long frontier: grid-wide levels, then the loop kernel looks again
-                f["level"](f["grid"], f["block"], head + (np.int64(s),))
+                f["level"](f["grid"], f["block"], head + (np.int64(s), ratio, kill))
                 s += 1
             steps = min(2 * steps, LEVELS_PER_CHECK)
 
     def flip(self):
         """The paths were flipped by the BFS's last launch; (paths, first-frontier length)."""
         return self.flipped, self.seeds
+
+    def finish(self):
+        """Release the last phase's backward trees (a dissolve of no tree)."""
+        f, st = self.f, self.st
+        f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
+                                              f["end_of"], f["tstate"], f["dead"], np.int32(-1), f["dissolved"],
+                                              f["ctr"]))
 
     def cooperative(self):
         """Whether :data:`COOPERATIVE` is on and the device can run ``gpumatch_aug_solve``."""
@@ -510,25 +602,36 @@ class _Cuda:
                                     cooperative=True)
             f["solve"] = kern
             f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)
-            f["solve_state"] = _backend.cp.zeros(9, dtype=np.int64)
+            f["solve_state"] = _backend.cp.zeros(12, dtype=np.int64)
         return f["solve_grid"] > 0
 
     def run_cooperative(self, max_phases):
         """Every phase in one launch (``max_phases`` < 0: until converged); one read-back."""
         f, st = self.f, self.st
+        cp = _backend.cp
+        if TRACE_STEPS > 0:
+            trace = cp.zeros(1 + 5 * TRACE_STEPS, dtype=np.int64)
+        else:   # a count of 0 and a cap of 0: nothing is written
+            trace = f.setdefault("no_trace", cp.zeros(1, dtype=np.int64))
         f["solve"]((f["solve_grid"],), (512,),
                    (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), st.mu_row, st.mu_col,
                     f["root_col"], f["parent_col"], f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["dead"],
-                    f["seen"], f["pending"], f["roots"], f["flips"], f["dissolved"], f["bufs"][0], f["bufs"][1],
-                    f["ctr"],
-                    np.int32(f["epoch"]), np.int64(max_phases), f["repairs"], f["solve_state"]))
-        phases, paths, levels, seeds, converged, matched, reparented, orphaned, released = (
-            int(x) for x in f["solve_state"].get())
+                    f["seen"], f["pending"], f["bpar"], f["bowner"], f["roots"], f["flips"], f["dissolved"],
+                    f["bufs"][0], f["bufs"][1], f["bbufs"][0], f["bbufs"][1], f["ctr"],
+                    np.int32(f["epoch"]), np.int64(max_phases), np.float64(self.ratio), f["repairs"],
+                    f["solve_state"], trace, np.int64(TRACE_STEPS)))
+        (phases, paths, levels, seeds, converged, matched, reparented, orphaned, released, met, back_levels,
+         deaths) = (int(x) for x in f["solve_state"].get())
         f["epoch"] += phases
-        return {"aug_phases": phases, "aug_paths": paths, "aug_levels": levels, "aug_seeds": seeds,
+        extra = {}
+        if TRACE_STEPS > 0:
+            tr = trace.get()
+            extra["aug_trace"] = [tuple(int(v) for v in tr[1 + 5 * i:6 + 5 * i]) for i in range(int(tr[0]))]
+        return {**extra, "aug_phases": phases, "aug_paths": paths, "aug_levels": levels, "aug_seeds": seeds,
                 "aug_converged": bool(converged), "aug_cooperative": True, "aug_loop_launches": 0,
                 "aug_matched": matched, "aug_reparented": reparented, "aug_orphaned": orphaned,
-                "aug_released": released}
+                "aug_released": released, "aug_met": met, "aug_back_levels": back_levels,
+                "aug_orphan_deaths": deaths}
 
     def take_repairs(self):
         """Repairs since the last call (one read-back), zeroed."""

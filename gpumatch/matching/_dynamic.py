@@ -133,10 +133,13 @@ class MatchingSolver:
     breaks that only where it touches, and the next solve searches only
     there: a removed tree edge is replaced by another edge into the tree
     where one exists; a removed matched edge flips its tree's path at once
-    (the tree is then kept as a certificate only); a tree that cannot be
-    repaired, or that an added edge opens to a column outside the forest,
-    is regrown; a new free row grows a tree.  On the GPU each solve runs
-    all its phases in one cooperative launch where the device allows it.  What stays per solve is the depth of the trees it regrows (a
+    (the tree is then kept as a certificate only, and grows only to be
+    closed again); a tree that cannot be repaired, or that an added edge
+    opens to a column outside the forest, is regrown; a new free row grows
+    a tree.  Each phase also grows backward trees from the free columns,
+    which the search trees meet halfway.  On the GPU each solve runs all
+    its phases in one cooperative launch where the device allows it.  What
+    stays per solve is the depth of the trees it regrows (a
     BFS level per step); past `rebuild_fraction` a from-scratch solve is
     used.
 

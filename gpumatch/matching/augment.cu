@@ -21,12 +21,44 @@
 //                more than the column's parent row)
 //   tstate     : m, for a root row: 0 a live tree, 1 an orphaned one
 //                (below), 2 a live tree with pending rows (not closed)
-//   ctr        : 8 counters (unsigned long long): [0..2] rotating level
+//   ctr        : 16 counters (unsigned long long): [0..2] rotating level
 //                sizes, [3] length of the first frontier (`roots`), [4]
 //                trees that reached a free column (`flips`), [5] columns
-//                released by dissolves (`dissolved`), [6] a re-open marked
-//                an orphaned tree dead
+//                released by dissolves (`dissolved`), [6] unused, [7]
+//                flipped paths that went through
+//                a backward tree, [8..10] rotating backward level sizes,
+//                [11..12] backward levels run so far (by parity of the
+//                level: written by level s for level s + 1), [13] an
+//                orphaned tree died in this phase
 //   buf0, buf1 : m each, the frontier buffers (rows)
+//   bpar       : n, for a column of a backward tree: the column it was
+//                reached from (below)
+//   bowner     : n, for a free column f that roots a backward tree: the
+//                search tree that met it, -1 if none yet
+//   bbuf0/1    : n each, the backward frontier buffers (columns)
+//
+// Two-sided search (back_ratio > 0).  Each phase also grows *backward*
+// trees from the free columns with entries, over alternating paths read
+// from the far end: a column y of the backward tree of f has an alternating
+// path y, mu_col[y], bpar[y], ... , f; a row x next to y (x != mu_col[y],
+// x matched) adds its mate mu_row[x] to the tree.  Backward trees claim
+// their columns in root_col too, encoded -(f + 2), so every column (and
+// with it its mate) belongs to at most one tree of either kind and the
+// paths flipped in one phase are disjoint.  A search tree t whose row u
+// meets a column c of the backward tree of f takes that tree (atomicCAS on
+// bowner[f]) and ends there: root -> ... -> u -> c -> ... -> f is an
+// augmenting path.  A row that meets a backward tree already taken by
+// another search tree is marked pending and grows again in the next phase
+// (that tree flips, and the claim is released with the others when the
+// next phase starts).  A phase in which a search tree met a backward tree
+// flips at least one path, so a phase that flips nothing never met one:
+// its search trees are closed on their own and the certificate below holds
+// unchanged.  Both sides then stop after about half the path length, each
+// from its own end, instead of the search trees growing over most of the
+// graph before they reach a free column.  The backward side runs a level
+// only while its frontier is at most back_ratio times the search side's
+// (the smaller side grows), and its claims are released at the start of
+// every phase and at the end of a solve.
 //
 // The forest is kept from one solve to the next and is the certificate of
 // maximality.  Let R_Z, C_Z be the rows and columns in trees.  Between
@@ -39,9 +71,9 @@
 // a new free row (a new root).  A solve dissolves the dead trees, re-opens
 // the kept rows next to the released columns, and grows trees from those
 // rows, the pending rows and the new roots; the trees that reach a free
-// column flip their paths and are dissolved in turn, and phases repeat until
-// one flips nothing: then every tree is closed again and holds no free
-// column.  Kept trees stay valid: their edges, their matched pairs and their
+// column flip their paths and are dissolved in turn; phases repeat until
+// one flips nothing and no orphaned tree (below) died: then every tree is
+// closed again and holds no free column.  Kept trees stay valid: their edges, their matched pairs and their
 // free root are untouched by the flips (which only happen in other, disjoint
 // trees) and by any batch that did not mark them dead.  From an empty forest
 // (every tree dissolved) this is the plain phase method.
@@ -59,15 +91,21 @@
 //    tree is then *orphaned*: its root is matched and r is its free row, so
 //    it is no longer a search tree, but its rows and columns still meet the
 //    cover conditions above (closed, each column matched to one of its
-//    rows).  It stays a certificate while nothing needs it to grow: a
-//    removed matched edge in it, an added edge from it to a column of no
-//    tree, or a released column next to it (gpumatch_aug_reopen) marks it
-//    dead instead, and it is dissolved and regrown from its free row.
+//    rows).  An orphaned tree grows only to be closed again (its pending
+//    rows: an added edge from it to a column of no tree, rows next to a
+//    released column): claims keep it a certificate; reaching a free column
+//    (or a backward tree) marks it dead, and it is dissolved and its free
+//    row regrows as a search tree.  A removed matched edge in it marks it
+//    dead too.
 
 // gpumatch_aug_dissolve: take the trees marked dead[t] == epoch out of the
-// forest (a tree that flipped a path, or one a batch broke).
-//   dissolved : n, out: the columns released (their rows are re-examined by
-//               gpumatch_aug_reopen), appended (count ctr[5])
+// forest (a tree a batch broke, an orphaned tree that reached a free
+// column), and release
+// every backward tree's columns (no kept tree's row is next to them:
+// header).
+//   dissolved : n, out: the columns released from search trees (their rows
+//               are re-examined by gpumatch_aug_reopen), appended (count
+//               ctr[5])
 // Thread mapping: grid-stride over max(m, n): item i handles column i and
 // row i.  dead[] is only read here, and each thread writes only its own
 // column and row, so there are no races.
@@ -82,6 +120,8 @@ __device__ __forceinline__ void aug_dissolve_items(
             if (t >= 0 && dead[t] == epoch) {
                 root_col[i] = (idx_t)-1;
                 dissolved[atomicAdd(&ctr[5], 1ULL)] = (idx_t)i;
+            } else if (t < -1) {
+                root_col[i] = (idx_t)-1;
             }
         }
         if (i < m) {
@@ -105,66 +145,64 @@ extern "C" __global__ void gpumatch_aug_dissolve(
                        (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
-// gpumatch_aug_reopen: a row of a kept tree next to a released column is
-// no longer closed: put it in the phase's first frontier again.  An orphaned
-// tree there cannot grow: it is marked dead (dead[t] = epoch) and ctr[6] set,
-// and the caller dissolves again and re-opens next to its columns too.
+// gpumatch_aug_reopen: a row of a kept tree (live or orphaned) next to a
+// released column is no longer closed: put it in the phase's first
+// frontier again.
 //   cptr, cind : n + 1, nnz   CSC of the graph, column -> its rows
 //   seen       : m, the epoch in which a row was last put in the frontier
-//   dissolved  : the released columns; entries [done, ctr[5]) are new
+//   dissolved  : the released columns (count ctr[5])
 //   roots      : out, appended (count ctr[3])
-// Thread mapping: grid-stride over the new released columns, each scanning
-// its rows.  atomicExch on seen[] lets each row in once; tree_row is not
-// written during this step; concurrent dead / ctr[6] stores write the same
-// values.
+// Thread mapping: grid-stride over the released columns, each scanning its
+// rows.  atomicExch on seen[] lets each row in once; tree_row is not
+// written during this step.
 __device__ __forceinline__ void aug_reopen_items(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row,
-    const unsigned char* tstate, int* dead, int* seen, int epoch, const idx_t* dissolved, long long done,
-    unsigned long long* ctr, idx_t* roots, long long start, long long stride)
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, int* seen, int epoch,
+    const idx_t* dissolved, unsigned long long* ctr, idx_t* roots, long long start, long long stride)
 {
     long long count = (long long)*((volatile unsigned long long*)&ctr[5]);
-    for (long long i = done + start; i < count; i += stride) {
+    for (long long i = start; i < count; i += stride) {
         idx_t c = dissolved[i];
         for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
             idx_t r = cind[p];
-            idx_t t = tree_row[r];
-            if (t < 0) continue;
-            if (tstate[t] == 1) {
-                if (dead[t] != epoch) {
-                    dead[t] = epoch;
-                    ctr[6] = 1ULL;
-                }
-            } else if (atomicExch(&seen[r], epoch) != epoch) {
-                roots[atomicAdd(&ctr[3], 1ULL)] = r;
-            }
+            if (tree_row[r] >= 0 && atomicExch(&seen[r], epoch) != epoch) roots[atomicAdd(&ctr[3], 1ULL)] = r;
         }
     }
 }
 extern "C" __global__ void gpumatch_aug_reopen(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
-    const unsigned char* __restrict__ tstate, int* __restrict__ dead, int* __restrict__ seen, int epoch,
-    const idx_t* __restrict__ dissolved, long long done, unsigned long long* __restrict__ ctr,
+    int* __restrict__ seen, int epoch, const idx_t* __restrict__ dissolved, unsigned long long* __restrict__ ctr,
     idx_t* __restrict__ roots)
 {
-    aug_reopen_items(cptr, cind, tree_row, tstate, dead, seen, epoch, dissolved, done, ctr, roots,
+    aug_reopen_items(cptr, cind, tree_row, seen, epoch, dissolved, ctr, roots,
                      (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
 // gpumatch_aug_seed: complete the phase's first frontier.
 //   roots   : out, appended (count ctr[3]): every free row with an entry
 //             that is in no tree (a new root: tree_row = itself, depth 0),
-//             and every row of a kept tree that an added edge joined to
-//             a column of no tree (pending[r], cleared here with its tree's
-//             tstate 2)
-// Thread mapping: grid-stride over rows; a thread writes only its own row's
-// entries; atomicExch on seen[] lets each row in once, also when
-// gpumatch_aug_reopen runs at the same time (gpumatch_aug_solve).
+//             and every pending row of a kept tree (pending[r]: an added
+//             edge joined it to a column of no tree, or a phase did not
+//             finish expanding it; cleared here, with a live tree's tstate 2)
+//   bbuf0   : out, appended (count ctr[8]): every free column with an entry
+//             that is in no tree, as the root of a backward tree (root_col
+//             = -(c + 2), bowner = -1; with back_ratio 0 those trees never
+//             grow, and a search tree that reaches one simply ends there)
+// Thread mapping: grid-stride over rows, then over columns; a thread writes
+// only its own row's and column's entries; atomicExch on seen[] lets each
+// row in once, also when gpumatch_aug_reopen runs at the same time
+// (gpumatch_aug_solve).
 __device__ __forceinline__ void aug_seed_items(
-    const idx_t* __restrict__ rptr, const idx_t* mu_row, long long m, idx_t* tree_row, idx_t* end_of,
-    int* depth, unsigned char* tstate, unsigned char* pending, int* seen, int epoch, idx_t* roots,
-    unsigned long long* ctr,
-    long long start, long long stride)
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ cptr, const idx_t* mu_row, const idx_t* mu_col,
+    long long m, long long n, idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate,
+    unsigned char* pending, int* seen, int epoch, idx_t* roots, idx_t* root_col, idx_t* bowner, idx_t* bbuf0,
+    double back_ratio, unsigned long long* ctr, long long start, long long stride)
 {
+    for (long long c = start; c < n; c += stride) {
+        if (mu_col[c] >= 0 || cptr[c + 1] == cptr[c] || root_col[c] != (idx_t)-1) continue;
+        root_col[c] = (idx_t)(-c - 2);
+        bowner[c] = (idx_t)-1;
+        bbuf0[atomicAdd(&ctr[8], 1ULL)] = (idx_t)c;
+    }
     for (long long r = start; r < m; r += stride) {
         bool again = pending[r] != 0;
         if (again) pending[r] = 0;
@@ -176,44 +214,41 @@ __device__ __forceinline__ void aug_seed_items(
             depth[r] = 0;
             if (atomicExch(&seen[r], epoch) != epoch) roots[atomicAdd(&ctr[3], 1ULL)] = (idx_t)r;
         } else if (again) {
-            tstate[t] = 0;   // closed again once its pending rows have grown
+            if (tstate[t] == 2) tstate[t] = 0;   // closed again once its pending rows have grown
             if (atomicExch(&seen[r], epoch) != epoch) roots[atomicAdd(&ctr[3], 1ULL)] = (idx_t)r;
         }
     }
 }
 extern "C" __global__ void gpumatch_aug_seed(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ mu_row, long long m,
-    idx_t* __restrict__ tree_row, idx_t* __restrict__ end_of, int* __restrict__ depth,
-    unsigned char* __restrict__ tstate, unsigned char* __restrict__ pending, int* __restrict__ seen, int epoch,
-    idx_t* __restrict__ roots, unsigned long long* __restrict__ ctr)
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ cptr, const idx_t* __restrict__ mu_row,
+    const idx_t* __restrict__ mu_col, long long m, long long n, idx_t* __restrict__ tree_row,
+    idx_t* __restrict__ end_of, int* __restrict__ depth, unsigned char* __restrict__ tstate,
+    unsigned char* __restrict__ pending, int* __restrict__ seen, int epoch, idx_t* __restrict__ roots,
+    idx_t* __restrict__ root_col, idx_t* __restrict__ bowner, idx_t* __restrict__ bbuf0, double back_ratio,
+    unsigned long long* __restrict__ ctr)
 {
-    aug_seed_items(rptr, mu_row, m, tree_row, end_of, depth, tstate, pending, seen, epoch, roots, ctr,
-                   (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
+    aug_seed_items(rptr, cptr, mu_row, mu_col, m, n, tree_row, end_of, depth, tstate, pending, seen, epoch, roots,
+                   root_col, bowner, bbuf0, back_ratio, ctr, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                   (long long)gridDim.x * blockDim.x);
 }
 
 // gpumatch_aug_note_added: after edges (rows[i], cols[i]) were added, mark
 // the rows of kept trees whose new column is in no tree (pending[r] = 1:
-// the next phase grows their trees from them, tstate[t] = 2: not closed
-// until then); an orphaned tree cannot grow and is marked dead instead
-// (dead[t] = epoch).
+// the next phase grows their trees from them; a live tree gets tstate 2:
+// not closed until then, so a removal cannot orphan it first).
 // Thread mapping: one thread per edge; concurrent stores write the same value.
 extern "C" __global__ void gpumatch_aug_note_added(
     const long long* __restrict__ rows, const long long* __restrict__ cols, long long k,
     const idx_t* __restrict__ tree_row, const idx_t* __restrict__ root_col,
-    unsigned char* __restrict__ tstate, unsigned char* __restrict__ pending, int* __restrict__ dead,
-    int epoch)
+    unsigned char* __restrict__ tstate, unsigned char* __restrict__ pending)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= k) return;
     long long r = rows[i];
     idx_t t = tree_row[r];
     if (t < 0 || root_col[cols[i]] >= 0) return;
-    if (tstate[t] == 1) {
-        dead[t] = epoch;
-    } else {
-        pending[r] = 1;
-        tstate[t] = 2;
-    }
+    pending[r] = 1;
+    if (tstate[t] != 1) tstate[t] = 2;
 }
 
 // gpumatch_aug_note_removed: before edges (rows[i], cols[i]) are removed
@@ -276,52 +311,175 @@ extern "C" __global__ void gpumatch_aug_reparent(
     dead[t] = epoch;
 }
 
-// One BFS level over `count` frontier rows: groups of `width` threads (a
-// power of two, 1 for one thread per row), group `start` of `stride`,
-// `lane` the thread's place in its group.
+// The search side of one BFS level over `count` frontier rows: groups of
+// `width` threads (a power of two, 1 for one thread per row), group `start`
+// of `stride`, `lane` the thread's place in its group.
 //   in            : the frontier rows
 //   out, out_cnt  : the next frontier (mates of the columns claimed here)
-//   flips, nflip  : the trees that reached a free column (count ctr[4])
+//   flips, nflip  : the trees that reached a free column or a backward tree
+//                   (count ctr[4])
 // Each group takes frontier rows and its threads scan a row's columns
 // (lane, lane + width, ...).  A row whose tree already reached a free
 // column does nothing.  An unclaimed column is claimed by atomicCAS on
 // root_col, so each column, and with it its mate row, joins exactly one
 // tree: the trees stay disjoint.  A free column ends its tree (atomicCAS on
 // end_of: the first one found is kept and the tree listed once; other free
-// columns claimed in the same level stay claimed and unused).  Benign race:
-// rows of a finished tree, this one included, still extend it during the
-// level in which it finished; the next level skips them.
+// columns claimed in the same level stay claimed and unused).  A column of
+// a backward tree (root_col < -1, the roots of those trees being the free
+// columns) ends the tree when the tree takes that backward tree first
+// (atomicCAS on bowner; a backward tree taken by a tree that had already
+// ended stays unused); a row whose edge into a backward tree ends no path
+// (taken already, by any tree) is pending: it grows again next phase, when
+// that tree's columns off the flipped path have been released.  An orphaned tree (tstate 1: no
+// free root, it only grows to be closed again) that reaches a free column
+// or a backward tree is marked dead (dead[t] = kill, the next dissolve;
+// ctr[13] = 1: the phase has not converged) and grows no further.  Rows of
+// a tree that ended are not expanded (marked pending: harmless, the tree is
+// dissolved after its flip).  Benign races: rows
+// of a finished tree, this one included, still extend it during the level
+// in which it finished; concurrent dead / ctr[13] / pending stores write
+// the same values.
 __device__ __forceinline__ void aug_level_rows(
     const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* mu_col,
     idx_t* root_col, idx_t* __restrict__ parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
-    idx_t* __restrict__ flips, unsigned long long* nflip,
-    const idx_t* in, long long count, idx_t* out, unsigned long long* out_cnt,
-    long long start, long long stride, int lane, int width)
+    const unsigned char* tstate, int* dead, int kill, unsigned char* pending, idx_t* bowner,
+    idx_t* __restrict__ flips, unsigned long long* ctr, const idx_t* in, long long count, idx_t* out,
+    unsigned long long* out_cnt, long long start, long long stride, int lane, int width)
 {
     for (long long i = start; i < count; i += stride) {
         idx_t u = in[i];
         idx_t t = tree_row[u];
-        if (end_of[t] >= 0) continue;
+        if (end_of[t] >= 0) {
+            if (lane == 0) pending[u] = 1;
+            continue;
+        }
+        if (dead[t] == kill) continue;
+        const bool orphaned = tstate[t] == 1;
         for (idx_t p = rptr[u] + lane; p < rptr[u + 1]; p += width) {
             idx_t c = rind[p];
-            if (root_col[c] >= 0 || gm_cas(&root_col[c], (idx_t)-1, t) >= 0) continue;
-            parent_col[c] = u;
-            idx_t w = mu_col[c];
-            if (w < 0) {
-                if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) flips[atomicAdd(nflip, 1ULL)] = t;
-                continue;
+            idx_t v = root_col[c];
+            if (v == (idx_t)-1) v = gm_cas(&root_col[c], (idx_t)-1, t);
+            if (v == (idx_t)-1) {   // claimed for t
+                parent_col[c] = u;
+                idx_t w = mu_col[c];
+                if (w < 0) {
+                    if (orphaned) {
+                        dead[t] = kill;
+                        ctr[13] = 1ULL;
+                    } else if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
+                        flips[atomicAdd(&ctr[4], 1ULL)] = t;
+                    }
+                    continue;
+                }
+                tree_row[w] = t;
+                depth[w] = depth[u] + 1;
+                out[atomicAdd(out_cnt, 1ULL)] = w;
+            } else if (v < (idx_t)-1 && orphaned) {
+                dead[t] = kill;
+                ctr[13] = 1ULL;
+            } else if (v < (idx_t)-1) {   // the backward tree of the free column -v - 2
+                idx_t f = -v - 2;
+                idx_t o = bowner[f];
+                if (o == (idx_t)-1) o = gm_cas(&bowner[f], (idx_t)-1, t);
+                if (o == (idx_t)-1) {
+                    parent_col[c] = u;
+                    if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
+                        flips[atomicAdd(&ctr[4], 1ULL)] = t;
+                        continue;
+                    }
+                }
+                // this edge ends no path: the backward tree's other columns
+                // are released next phase, and u must be closed over them
+                pending[u] = 1;
             }
-            tree_row[w] = t;
-            depth[w] = depth[u] + 1;
-            out[atomicAdd(out_cnt, 1ULL)] = w;
         }
     }
 }
 
-// Flip the path of tree t, which reached the free column end_of[t], and
-// mark the tree dead (dead[t] = epoch, the next dissolve): each column
-// takes the row it was reached from, each of those rows takes that column,
-// from the free column back to the root.
+// The backward side of one BFS level over `count` frontier columns (groups
+// as in aug_level_rows; the CSC).  A column of a backward tree that a
+// search tree took grows no further.  A row x next to column y (not y's
+// mate) that is matched adds its column mu_row[x] to y's backward tree
+// (atomicCAS on root_col: unclaimed columns only), reached from y (bpar).
+// Free rows are left to the search side (every free row with an entry roots
+// a search tree).
+//   in, out, out_cnt : the frontier and the next one (columns)
+__device__ __forceinline__ void aug_level_cols(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* mu_row, const idx_t* mu_col,
+    idx_t* root_col, idx_t* __restrict__ bpar, const idx_t* bowner, const idx_t* in, long long count,
+    idx_t* out, unsigned long long* out_cnt, long long start, long long stride, int lane, int width)
+{
+    for (long long i = start; i < count; i += stride) {
+        idx_t y = in[i];
+        idx_t v = root_col[y];
+        if (bowner[-v - 2] >= 0) continue;
+        idx_t mate = mu_col[y];
+        for (idx_t p = cptr[y] + lane; p < cptr[y + 1]; p += width) {
+            idx_t x = cind[p];
+            if (x == mate) continue;
+            idx_t y2 = mu_row[x];
+            if (y2 < 0 || root_col[y2] != (idx_t)-1 || gm_cas(&root_col[y2], (idx_t)-1, v) != (idx_t)-1) continue;
+            bpar[y2] = y;
+            out[atomicAdd(out_cnt, 1ULL)] = y2;
+        }
+    }
+}
+
+// The largest power of two <= max_width with width * size <= threads.
+__device__ __forceinline__ int aug_group_width(unsigned long long size, long long threads, int max_width)
+{
+    int width = 1;
+    while (width < max_width && (unsigned long long)(2 * width) * size <= (unsigned long long)threads) width *= 2;
+    return width;
+}
+
+// Frontier buffers and counters of level s (the three kernels below): the
+// search side's level 0 reads the roots (count ctr[3]), level s > 0 reads
+// buf[(s - 1) % 2] (count ctr[(s - 1) % 3]); level s writes buf[s % 2]
+// (count ctr[s % 3]) and zeroes ctr[(s + 1) % 3], the next level's output
+// counter, last read as the input count of level s - 1, which has finished.
+// The backward side counts its own levels (j = ctr[11 + s % 2] before level
+// s; level s stores j or j + 1 in ctr[11 + (s + 1) % 2]): its level j reads
+// bbuf[j % 2] (count ctr[8 + j % 3]; level 0 the roots of the seed), writes
+// bbuf[(j + 1) % 2] (count ctr[8 + (j + 1) % 3]) and zeroes
+// ctr[8 + (j + 2) % 3].  It runs at level s when its frontier is not empty
+// and at most back_ratio times the search side's.  Every thread reads the
+// same sizes (written before the barrier or launch that ends level s - 1).
+// tid, threads: the thread's place in the grid (or block) running the level;
+// max_width: the largest group per row or column.
+__device__ __forceinline__ void aug_level(
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ cptr,
+    const idx_t* __restrict__ cind, const idx_t* mu_row, const idx_t* mu_col, idx_t* root_col, idx_t* parent_col,
+    idx_t* tree_row, idx_t* end_of, int* depth, const unsigned char* tstate, int* dead, int kill,
+    unsigned char* pending, idx_t* bpar, idx_t* bowner, idx_t* flips,
+    const idx_t* roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr,
+    long long s, double back_ratio, long long tid, long long threads, int max_width)
+{
+    volatile unsigned long long* vctr = ctr;
+    unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
+    unsigned long long j = vctr[11 + s % 2];
+    unsigned long long bsize = vctr[8 + j % 3];
+    bool back = bsize != 0ULL && (double)bsize <= back_ratio * (double)size;
+    if (tid == 0) {
+        vctr[(s + 1) % 3] = 0ULL;
+        if (back) vctr[8 + (j + 2) % 3] = 0ULL;
+        vctr[11 + (s + 1) % 2] = j + (back ? 1ULL : 0ULL);
+    }
+    const idx_t* in = s == 0 ? roots : (((s - 1) % 2) ? buf1 : buf0);
+    int width = aug_group_width(size, threads, max_width);
+    aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, pending,
+                   bowner, flips, ctr, in, (long long)size, (s % 2) ? buf1 : buf0, &ctr[s % 3], tid / width, threads / width,
+                   (int)(tid % width), width);
+    if (back) {
+        width = aug_group_width(bsize, threads, max_width);
+        aug_level_cols(cptr, cind, mu_row, mu_col, root_col, bpar, bowner, (j % 2) ? bbuf1 : bbuf0,
+                       (long long)bsize, (j % 2) ? bbuf0 : bbuf1, &ctr[8 + (j + 1) % 3], tid / width,
+                       threads / width, (int)(tid % width), width);
+    }
+}
+
+// Flip the tree path from the free column c back to the root t: each column
+// takes the row it was reached from, each of those rows takes that column.
 __device__ __forceinline__ void aug_flip_path(idx_t t, idx_t c, const idx_t* parent_col, idx_t* mu_row,
                                               idx_t* mu_col)
 {
@@ -334,11 +492,35 @@ __device__ __forceinline__ void aug_flip_path(idx_t t, idx_t c, const idx_t* par
         c = prev;
     }
 }
+// When end_of[t] is a matched column c of a backward tree, the path goes on
+// from c's old mate x: x takes bpar[c], that column's old mate takes its
+// bpar, and so on to the tree's free root; nmet counts those paths.  The
+// tree is then marked dead (dead[t] = kill, the next dissolve: its rows
+// and columns are released and the kept rows next to them re-opened).
+// Keeping it instead, orphaned, measured slower: a tree ends at its first
+// free column while still growing, so the rows it did not expand are many
+// and their growth soon reaches another free column, which kills it a
+// phase later anyway.
 __device__ __forceinline__ void aug_flip_tree(
-    idx_t t, const idx_t* parent_col, const idx_t* end_of, idx_t* mu_row, idx_t* mu_col, int* dead, int epoch)
+    idx_t t, const idx_t* parent_col, const idx_t* bpar, const idx_t* end_of, idx_t* mu_row, idx_t* mu_col,
+    int* dead, int kill, unsigned long long* nmet)
 {
-    aug_flip_path(t, end_of[t], parent_col, mu_row, mu_col);
-    dead[t] = epoch;
+    idx_t c = end_of[t];
+    idx_t x = mu_col[c];
+    aug_flip_path(t, c, parent_col, mu_row, mu_col);
+    if (x >= 0) {
+        while (true) {
+            idx_t z = bpar[c];
+            idx_t prev = mu_col[z];
+            mu_row[x] = z;
+            mu_col[z] = x;
+            if (prev < 0) break;
+            x = prev;
+            c = z;
+        }
+        atomicAdd(nmet, 1ULL);
+    }
+    dead[t] = kill;
 }
 
 // gpumatch_aug_orphan: after the batch (and gpumatch_aug_reparent), for the
@@ -370,71 +552,70 @@ extern "C" __global__ void gpumatch_aug_orphan(
     atomicAdd(&repairs[1], 1ULL);
 }
 
-// Frontier buffers and counters of level s (both kernels below): level 0
-// reads the roots (count ctr[3]), level s > 0 reads buf[(s - 1) % 2] (count
-// ctr[(s - 1) % 3]); level s writes buf[s % 2] (count ctr[s % 3]) and zeroes
-// ctr[(s + 1) % 3], the next level's output counter, last read as the input
-// count of level s - 1, which has finished.
-
-// gpumatch_aug_level: BFS level `s` over the whole grid.
-// Thread mapping: grid-stride, one thread per frontier row (aug_level_rows).
+// gpumatch_aug_level: BFS level `s` (both sides, aug_level) over the whole
+// grid; `kill` is the epoch of the next dissolve.
+// Thread mapping: grid-stride, one thread per frontier row or column.
 extern "C" __global__ void gpumatch_aug_level(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col,
-    idx_t* root_col, idx_t* __restrict__ parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
-    idx_t* __restrict__ flips,
-    const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1, unsigned long long* ctr, long long s)
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ cptr,
+    const idx_t* __restrict__ cind, const idx_t* __restrict__ mu_row, const idx_t* __restrict__ mu_col,
+    idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
+    const unsigned char* __restrict__ tstate, int* dead, unsigned char* pending, idx_t* bpar, idx_t* bowner,
+    idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
+    unsigned long long* ctr, long long s, double back_ratio, int kill)
 {
-    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (tid == 0) ctr[(s + 1) % 3] = 0ULL;
-    const idx_t* in = s == 0 ? roots : (((s - 1) % 2) ? buf1 : buf0);
-    long long count = (long long)(s == 0 ? ctr[3] : ctr[(s - 1) % 3]);
-    aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, flips, &ctr[4], in, count,
-                   (s % 2) ? buf1 : buf0, &ctr[s % 3], tid, (long long)gridDim.x * blockDim.x, 0, 1);
+    aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead,
+              kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, s, back_ratio,
+              (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x, 1);
 }
 
 // gpumatch_aug_loop: persistent mode for small frontiers.  ONE block runs
 // levels s0, s0 + 1, ... with __syncthreads() between levels, while the
-// frontier is non-empty and at most `limit` rows long (the host then
+// search frontier is non-empty and at most `limit` rows long (the host then
 // launches gpumatch_aug_level for the long ones and calls this again).
 // When the frontier is empty (the BFS is over) the same block flips the
 // paths of the listed trees (aug_flip_tree): no launch, no read-back of its
 // own.
-//   state : 4, out: the next level to run, the size of its frontier, and
-//           (when it is 0) the trees flipped and the length of the first
-//           frontier (ctr[4], ctr[3])
-// Thread mapping: one block.  A level of f rows gives each row a group of
-// the largest power of two <= min(16, 1024 / f) threads (short frontiers:
-// a row's columns in parallel), otherwise the same claims as
-// gpumatch_aug_level.  All threads read the next size after the barrier
-// that ends the level that wrote it.  The flips: block-stride over the
-// listed trees, disjoint, after the barrier of the last level.
+//   kill  : the epoch of the next dissolve (orphaned trees that reached a
+//           free column)
+//   state : 7, out: the next level to run, the size of its frontier, and
+//           (when it is 0) the trees flipped, the length of the first
+//           frontier, the paths through backward trees, the backward
+//           levels run and whether an orphaned tree died (ctr[4], ctr[3],
+//           ctr[7], ctr[11 + s % 2], ctr[13])
+// Thread mapping: one block; a level of f rows (or columns) gives each a
+// group of the largest power of two <= min(16, 1024 / f) threads (short
+// frontiers: a row's columns in parallel), otherwise the same claims as
+// gpumatch_aug_level.  The flips: block-stride over the listed trees,
+// disjoint, after the barrier of the last level.
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, idx_t* mu_col,
-    idx_t* root_col, idx_t* __restrict__ parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
-    idx_t* __restrict__ flips,
-    const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1, unsigned long long* ctr, long long s,
-    long long limit, long long* state, idx_t* mu_row, int* dead, int epoch)
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ cptr,
+    const idx_t* __restrict__ cind, idx_t* mu_row, idx_t* mu_col, idx_t* root_col, idx_t* parent_col,
+    idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate, int* dead, unsigned char* pending,
+    idx_t* bpar, idx_t* bowner, idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1,
+    idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr, long long s, double back_ratio, int kill, long long limit,
+    long long* state)
 {
-    unsigned long long size = *((volatile unsigned long long*)(s == 0 ? &ctr[3] : &ctr[(s - 1) % 3]));
+    volatile unsigned long long* vctr = ctr;
+    unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
     while (size != 0ULL && (long long)size <= limit) {
-        if (threadIdx.x == 0) ctr[(s + 1) % 3] = 0ULL;
-        const idx_t* in = s == 0 ? roots : (((s - 1) % 2) ? buf1 : buf0);
-        int width = 1;
-        while (width < 16 && (unsigned long long)(2 * width) * size <= blockDim.x) width *= 2;
-        aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, flips, &ctr[4], in,
-                       (long long)size, (s % 2) ? buf1 : buf0, &ctr[s % 3], threadIdx.x / width,
-                       blockDim.x / width, threadIdx.x % width, width);
+        aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
+                  dead, kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, s, back_ratio,
+                  threadIdx.x, blockDim.x, 16);
         __syncthreads();
-        size = *((volatile unsigned long long*)&ctr[s % 3]);
+        size = vctr[s % 3];
         ++s;
     }
     if (size == 0ULL) {
-        long long nflip = (long long)*((volatile unsigned long long*)&ctr[4]);
+        long long nflip = (long long)vctr[4];
         for (long long i = threadIdx.x; i < nflip; i += blockDim.x)
-            aug_flip_tree(flips[i], parent_col, end_of, mu_row, mu_col, dead, epoch);
+            aug_flip_tree(flips[i], parent_col, bpar, end_of, mu_row, mu_col, dead, kill, &ctr[7]);
+        __syncthreads();
         if (threadIdx.x == 0) {
             state[2] = nflip;
-            state[3] = (long long)*((volatile unsigned long long*)&ctr[3]);
+            state[3] = (long long)vctr[3];
+            state[4] = (long long)vctr[7];
+            state[5] = (long long)vctr[11 + s % 2];
+            state[6] = (long long)vctr[13];
         }
     }
     if (threadIdx.x == 0) { state[0] = s; state[1] = (long long)size; }
@@ -447,97 +628,123 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 // grid is co-resident; grid.sync() is a barrier with memory ordering over
 // the whole grid, about 1.5 us on an H100 against 25-50 us for a launch and
 // a read-back).  Per phase:
-//   1. dissolve, sync, re-open next to the newly released columns, sync;
-//      again while a re-open marked an orphaned tree dead (ctr[6]);
-//   2. seed (grid-stride over rows), sync;
-//   3. BFS levels with a sync after each (the claims of gpumatch_aug_level;
-//      a frontier of f rows gives each row a group of the largest power of
-//      two <= min(32, threads / f) threads, so short frontiers scan a row's
-//      columns in parallel);
+//   1. dissolve (releasing the backward trees too), sync, re-open next to
+//      the released columns, sync;
+//   2. seed (grid-stride over rows, then columns), sync;
+//   3. BFS levels of both sides with a sync after each (aug_level; a
+//      frontier of f rows or columns gives each a group of the largest
+//      power of two <= min(32, threads / f) threads, so short frontiers
+//      scan in parallel);
 //   4. the flips of the trees that reached a free column (grid-stride,
 //      disjoint trees), sync.
-// Phases repeat until one flips nothing (converged) or `max_phases` (< 0:
-// no cap, else >= 1) ran; then the matched columns are counted.
+// Phases repeat until one flips nothing and no orphaned tree died
+// (converged) or `max_phases` (< 0:
+// no cap, else >= 1) ran; then the matched columns are counted and the
+// last phase's backward trees released.
 //   epoch0 : the epoch of the first phase's dissolve; phase p dissolves
 //            dead[t] == epoch0 + p and its flips mark epoch0 + p + 1
 //   repairs: 2, the repairs of the batches since the last solve (read and
 //            zeroed here)
-//   state  : 9, out: phases, paths flipped, BFS levels, length of the
+//   state  : 12, out: phases, paths flipped, BFS levels, length of the
 //            first frontier, converged (0/1), matched columns, the two
-//            repair counts, columns released in the first phase
+//            repair counts, columns released in the first phase, paths
+//            through backward trees, backward levels, phases in which an
+//            orphaned tree died
+//   trace  : a diagnostic (trace_cap 0: off): trace[0] counts the records written
+//            from trace[1] on, 5 values each, at most trace_cap: (phase,
+//            step, a, b, %globaltimer ns) after the barrier that ends a
+//            step: step -1 the dissolves, a = columns released; -2 the
+//            seed, a, b = the two first frontiers; s >= 0 level s, a, b =
+//            the two next frontiers; -3 the flips, a = paths, b = through
+//            backward trees
 // Only rptr, rind, cptr and cind are read-only here: every other array is
 // written by some step, so none of them is read through the non-coherent
 // (__restrict__ const) path.  ctr[] entries are zeroed by thread 0 after a
-// sync that every reader of their previous values has passed.
+// sync that every reader of their previous values has passed; thread 0
+// alone sums the counts it reads after the last sync of a phase.
 extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
     const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, long long m, long long n,
     idx_t* mu_row, idx_t* mu_col, idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of,
-    int* depth, unsigned char* tstate, int* dead, int* seen, unsigned char* pending, idx_t* roots,
-    idx_t* flips, idx_t* dissolved, idx_t* buf0, idx_t* buf1, unsigned long long* ctr, int epoch0,
-    long long max_phases, unsigned long long* repairs, long long* state)
+    int* depth, unsigned char* tstate, int* dead, int* seen, unsigned char* pending, idx_t* bpar, idx_t* bowner,
+    idx_t* roots, idx_t* flips, idx_t* dissolved, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
+    unsigned long long* ctr, int epoch0, long long max_phases, double back_ratio, unsigned long long* repairs,
+    long long* state, long long* trace, long long trace_cap)
 {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     volatile unsigned long long* vctr = ctr;
-    long long phase = 0, paths = 0, levels = 0, seeds = 0, released = 0;
+    long long phase = 0, paths = 0, levels = 0, seeds = 0, released = 0, met = 0, back_levels = 0, deaths = 0;
     int converged = 0;
+    auto note = [&](long long step, unsigned long long a, unsigned long long b) {
+        if (tid != 0 || trace[0] >= trace_cap) return;
+        unsigned long long now;
+        asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(now));
+        long long* rec = trace + 1 + 5 * trace[0];
+        rec[0] = phase;
+        rec[1] = step;
+        rec[2] = (long long)a;
+        rec[3] = (long long)b;
+        rec[4] = (long long)now;
+        ++trace[0];
+    };
     if (tid == 0) state[5] = 0;   // counted into after the last sync of the phases below
     while (max_phases < 0 || phase < max_phases) {
         const int e = epoch0 + (int)phase;
         if (tid == 0)
-            for (int i = 0; i < 8; ++i) vctr[i] = 0ULL;
+            for (int i = 0; i < 16; ++i) vctr[i] = 0ULL;
         grid.sync();
-        long long done = 0;   // released columns already re-examined
-        while (true) {
-            aug_dissolve_items(m, n, root_col, tree_row, end_of, tstate, dead, e, dissolved, ctr, tid, nthreads);
-            grid.sync();
-            long long count = (long long)vctr[5];
-            aug_reopen_items(cptr, cind, tree_row, tstate, dead, seen, e, dissolved, done, ctr, roots, tid,
-                             nthreads);
-            grid.sync();
-            if (vctr[6] == 0ULL) break;
-            done = count;
-            grid.sync();   // every thread has read ctr[6]
-            if (tid == 0) vctr[6] = 0ULL;
-        }
-        aug_seed_items(rptr, mu_row, m, tree_row, end_of, depth, tstate, pending, seen, e, roots, ctr, tid, nthreads);
+        aug_dissolve_items(m, n, root_col, tree_row, end_of, tstate, dead, e, dissolved, ctr, tid, nthreads);
+        grid.sync();
+        aug_reopen_items(cptr, cind, tree_row, seen, e, dissolved, ctr, roots, tid, nthreads);
+        grid.sync();
+        note(-1, vctr[5], 0ULL);
+        aug_seed_items(rptr, cptr, mu_row, mu_col, m, n, tree_row, end_of, depth, tstate, pending, seen, e, roots,
+                       root_col, bowner, bbuf0, back_ratio, ctr, tid, nthreads);
         grid.sync();
         unsigned long long size = vctr[3];
+        note(-2, size, vctr[8]);
         if (phase == 0) {
             seeds = (long long)size;
             released = (long long)vctr[5];
         }
         long long s = 0;
         while (size != 0ULL) {
-            if (tid == 0) vctr[(s + 1) % 3] = 0ULL;
-            const idx_t* in = s == 0 ? roots : (((s - 1) % 2) ? buf1 : buf0);
-            int width = 1;
-            while (width < GPUMATCH_WARP && (unsigned long long)(2 * width) * size <= (unsigned long long)nthreads)
-                width *= 2;
-            aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, flips, &ctr[4], in,
-                           (long long)size, (s % 2) ? buf1 : buf0, &ctr[s % 3], tid / width, nthreads / width,
-                           (int)(tid % width), width);
+            aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
+                      dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, s, back_ratio,
+                      tid, nthreads, GPUMATCH_WARP);
             grid.sync();
             size = vctr[s % 3];
+            note(s, size, vctr[8 + vctr[11 + (s + 1) % 2] % 3]);
             ++s;
         }
         levels += s;
         long long nflip = (long long)vctr[4];
+        const bool died = vctr[13] != 0ULL;   // read before any thread can pass the next zeroing
         for (long long i = tid; i < nflip; i += nthreads)
-            aug_flip_tree(flips[i], parent_col, end_of, mu_row, mu_col, dead, e + 1);
+            aug_flip_tree(flips[i], parent_col, bpar, end_of, mu_row, mu_col, dead, e + 1, &ctr[7]);
         ++phase;
         paths += nflip;
         grid.sync();   // the flips are done before the next dissolve, or the count below
-        if (nflip == 0) {
+        if (tid == 0) {
+            met += (long long)vctr[7];
+            back_levels += (long long)vctr[11 + s % 2];
+            deaths += died ? 1 : 0;
+        }
+        note(-3, (unsigned long long)nflip, vctr[7]);
+        if (nflip == 0 && !died) {
             converged = 1;
             break;
         }
     }
-    // matched columns: a shuffle sum per warp, one atomic per warp
+    // matched columns: a shuffle sum per warp, one atomic per warp; the
+    // last phase's backward trees are released on the way
     unsigned long long mine = 0ULL;
-    for (long long c = tid; c < n; c += nthreads) mine += mu_col[c] >= 0 ? 1ULL : 0ULL;
+    for (long long c = tid; c < n; c += nthreads) {
+        mine += mu_col[c] >= 0 ? 1ULL : 0ULL;
+        if (root_col[c] < (idx_t)-1) root_col[c] = (idx_t)-1;
+    }
     for (int off = GPUMATCH_WARP / 2; off > 0; off /= 2) mine += __shfl_down_sync(GPUMATCH_FULL_MASK, mine, off);
     if ((threadIdx.x % GPUMATCH_WARP) == 0 && mine) atomicAdd((unsigned long long*)&state[5], mine);
     if (tid == 0) {
@@ -549,6 +756,9 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         state[6] = (long long)repairs[0];
         state[7] = (long long)repairs[1];
         state[8] = released;
+        state[9] = met;
+        state[10] = back_levels;
+        state[11] = deaths;
         repairs[0] = repairs[1] = 0ULL;
     }
 }
