@@ -397,9 +397,7 @@ class _Numpy:
             back = 0 < self.bfrontier.shape[0] <= self.ratio * self.frontier.shape[0]
             fr = self.frontier
             tree = tree_row[fr]
-            ended = end_of[tree] >= 0
-            f["pending"][fr[ended]] = True    # (harmless: the tree is dissolved after its flip)
-            live = ~ended & (dead[tree] != kill)
+            live = (end_of[tree] < 0) & (dead[tree] != kill)
             fr, tree = fr[live], tree[live]
             owner, slots = _csr.expand_segments(st.rptr, fr)
             cols = st.rind[slots].astype(np.int64)

@@ -333,9 +333,8 @@ extern "C" __global__ void gpumatch_aug_reparent(
 // that tree's columns off the flipped path have been released.  An orphaned tree (tstate 1: no
 // free root, it only grows to be closed again) that reaches a free column
 // or a backward tree is marked dead (dead[t] = kill, the next dissolve;
-// ctr[13] = 1: the phase has not converged) and grows no further.  Rows of
-// a tree that ended are not expanded (marked pending: harmless, the tree is
-// dissolved after its flip).  Benign races: rows
+// ctr[13] = 1: the phase has not converged) and grows no further.  Benign
+// races: rows
 // of a finished tree, this one included, still extend it during the level
 // in which it finished; concurrent dead / ctr[13] / pending stores write
 // the same values.
@@ -349,11 +348,7 @@ __device__ __forceinline__ void aug_level_rows(
     for (long long i = start; i < count; i += stride) {
         idx_t u = in[i];
         idx_t t = tree_row[u];
-        if (end_of[t] >= 0) {
-            if (lane == 0) pending[u] = 1;
-            continue;
-        }
-        if (dead[t] == kill) continue;
+        if (end_of[t] >= 0 || dead[t] == kill) continue;
         const bool orphaned = tstate[t] == 1;
         for (idx_t p = rptr[u] + lane; p < rptr[u + 1]; p += width) {
             idx_t c = rind[p];
