@@ -23,3 +23,22 @@ __device__ __forceinline__ long long gm_cas(long long* a, long long expected, lo
 }
 __device__ __forceinline__ void gm_max(int* a, int value) { atomicMax(a, value); }
 __device__ __forceinline__ void gm_max(long long* a, long long value) { atomicMax(a, value); }
+
+// Warp-aggregated append: the next free slot of a list whose length is
+// *count, for the calling thread.  The lanes that reach this call together
+// (__activemask: the coalesced group) take consecutive slots with ONE
+// atomicAdd by their lowest lane.  A per-thread atomicAdd on one counter
+// serialises at about 1 ns each on an H100: a BFS level appending 300 000
+// vertices spent ~0.3 ms there.  Safe in divergent code: only the lanes in
+// the mask take part in the shuffle.  1-D blocks (the lane is the low 5
+// bits of threadIdx.x), which every gpumatch kernel uses.
+__device__ __forceinline__ u64 gm_append(u64* count)
+{
+    unsigned act = __activemask();
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    int leader = __ffs(act) - 1;
+    u64 first = 0;
+    if (lane == leader) first = atomicAdd(count, (u64)__popc(act));
+    first = __shfl_sync(act, first, leader);
+    return first + (u64)__popc(act & ((1u << lane) - 1u));
+}

@@ -68,8 +68,7 @@ __device__ __forceinline__ void enqueue(idx_t v, int* stamp, int iter, idx_t* ne
                                         unsigned long long* next_count)
 {
     if (atomicExch(stamp + v, iter) != iter) {
-        unsigned long long at = atomicAdd(next_count, 1ull);
-        next[at] = v;
+        next[gm_append(next_count)] = v;
     }
 }
 
@@ -384,13 +383,13 @@ __device__ __forceinline__ void bfs_visit_rcsr(
         const idx_t k = in_to_out[j];
         if (cap[k] - flow[k] > 0) {
             const idx_t v = in_indices[j];
-            if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
+            if (atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
         }
     }
     for (idx_t p = indptr[x] + lane; p < indptr[x + 1]; p += TILE) {
         if (flow[p] > 0) {
             const idx_t v = indices[p];
-            if (atomicCAS(height + v, -1, label) == -1) next[atomicAdd(next_count, 1ull)] = v;
+            if (atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
         }
     }
 }
@@ -451,7 +450,7 @@ extern "C" __global__ void gpumatch_pr_bfs_bcsr(
     for (idx_t p = bptr[x] + lane; p < bptr[x + 1]; p += TILE) {
         if (resid[partner[p]] > 0) {  // bnbr[p] -> x is residual
             idx_t v = bnbr[p];
-            if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
+            if (atomicCAS(height + v, -1, level + 1) == -1) next[gm_append(next_count)] = v;
         }
     }
     }
@@ -770,13 +769,13 @@ extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
                 const idx_t k = in_to_out[j];
                 if (cap[k] - flow[k] > 0) {
                     const idx_t v = in_indices[j];
-                    if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
+                    if (atomicCAS(height + v, -1, level + 1) == -1) next[gm_append(next_count)] = v;
                 }
             } else {
                 const idx_t p = (idx_t)(ob + (i - ideg));
                 if (flow[p] > 0) {
                     const idx_t v = indices[p];
-                    if (atomicCAS(height + v, -1, level + 1) == -1) next[atomicAdd(next_count, 1ull)] = v;
+                    if (atomicCAS(height + v, -1, level + 1) == -1) next[gm_append(next_count)] = v;
                 }
             }
         }

@@ -324,13 +324,7 @@ __device__ __forceinline__ void gpr_bfs_edge(
         best = col_label + 1;
         // one atomic for the lanes that reach this point together (the
         // coalesced group: a first BFS level appends 10^5 rows to one list)
-        unsigned act = __activemask();
-        int lane = threadIdx.x & (GPUMATCH_WARP - 1);
-        int leader = __ffs(act) - 1;
-        unsigned long long slot = 0;
-        if (lane == leader) slot = atomicAdd(next_count, (unsigned long long)__popc(act));
-        slot = __shfl_sync(act, slot, leader);
-        next[slot + __popc(act & ((1u << lane) - 1u))] = r2;
+        next[gm_append(next_count)] = r2;
     }
 }
 
