@@ -343,9 +343,10 @@ class _Numpy:
         f["tstate"].fill(LIVE)
 
     def begin_phase(self, first):
-        """Release the backward trees, dissolve the dead trees, re-open the rows
-        of kept trees next to them and add the new roots and the pending
-        rows: the first frontier; then the roots of the backward trees."""
+        """Release the backward trees, dissolve the dead trees, let the kept
+        trees adopt the released columns next to them, and add the adopted
+        columns' mates, the new roots and the pending rows: the first
+        frontier; then the roots of the backward trees."""
         st, f = self.st, self.f
         e = f["epoch"]
         t, tr = f["root_col"], f["tree_row"]
@@ -357,8 +358,7 @@ class _Numpy:
         tr[np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])] = -1
         f["end_of"][dead] = -1
         f["tstate"][dead] = LIVE
-        near = st.cind[_csr.expand_segments(st.cptr, gone)[1]].astype(np.int64)
-        frontier = [near[tr[near] >= 0]]
+        frontier = [self._adopt(gone, e + 1)]
         deg = np.diff(st.rptr)
         new = np.flatnonzero((tr < 0) & (st.mu_row < 0) & (deg > 0))
         tr[new] = new
@@ -382,6 +382,36 @@ class _Numpy:
         f["epoch"] += 1
         f["flips"] = np.zeros(0, dtype=np.int64)
 
+    def _adopt(self, gone, kill):
+        """Twin of gpumatch_aug_adopt / _adopt_mates: each released column in
+        `gone` joins the tree of its first row (CSC order) in a kept tree;
+        returns the adopted columns' mates (they join too, one deeper).  An
+        adopted free column ends a live tree (``pre_ends``, the first one per
+        tree) or kills an orphaned one (``pre_killed``)."""
+        st, f = self.st, self.f
+        tr = f["tree_row"]
+        owner, slots = _csr.expand_segments(st.cptr, gone)
+        rows = st.cind[slots].astype(np.int64)
+        hit = np.flatnonzero(tr[rows] >= 0)
+        _, first = np.unique(owner[hit], return_index=True)
+        cols, parents = gone[owner[hit[first]]], rows[hit[first]]
+        t = tr[parents]
+        f["root_col"][cols] = t
+        f["parent_col"][cols] = parents
+        mate = st.mu_col[cols].astype(np.int64)
+        grow = mate >= 0
+        tr[mate[grow]] = t[grow]
+        f["depth"][mate[grow]] = f["depth"][parents[grow]] + 1
+        free_t, free_c = t[~grow], cols[~grow]
+        orphaned = f["tstate"][free_t] == ORPHANED
+        doomed = np.unique(free_t[orphaned])
+        f["dead"][doomed] = kill
+        self.pre_killed = int(doomed.shape[0])
+        ends, at = np.unique(free_t[~orphaned], return_index=True)
+        f["end_of"][ends] = free_c[~orphaned][at]
+        self.pre_ends = ends
+        return mate[grow]
+
     def bfs(self):
         """All the levels of the phase's BFS (both sides); returns their number.
         Within a level the search side goes first, then the backward side."""
@@ -390,8 +420,8 @@ class _Numpy:
         bowner, dead, kill = f["bowner"], f["dead"], f["epoch"]
         levels = 0
         self.back_levels = 0
-        self.killed = 0
-        flips = []
+        self.killed = self.pre_killed
+        flips = [self.pre_ends]
         while self.frontier.shape[0]:
             levels += 1
             back = 0 < self.bfrontier.shape[0] <= self.ratio * self.frontier.shape[0]
@@ -517,7 +547,7 @@ class _Cuda:
              "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(16, dtype=cp.uint64),
              "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
              "block": (_cuda.BLOCK,)}
-        for name in ("seed", "level", "loop", "dissolve", "reopen", "note_added", "note_removed", "reparent",
+        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_mates", "note_added", "note_removed", "reparent",
                      "orphan"):
             f[name] = get("gpumatch_aug_" + name)
         f["ctype"] = ctype
@@ -539,15 +569,18 @@ class _Cuda:
         f["epoch"] = 1
 
     def begin_phase(self, first):
-        """Dissolve, re-open and seed: the first frontier, on the device (the
+        """Dissolve, adopt and seed: the first frontier, on the device (the
         first phase reads back the columns released)."""
         f, st = self.f, self.st
         e = np.int32(f["epoch"])
         f["ctr"].fill(0)
         f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
                                               f["end_of"], f["tstate"], f["dead"], e, f["dissolved"], f["ctr"]))
-        f["reopen"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["seen"], e, f["dissolved"], f["ctr"],
-                                            f["roots"]))
+        f["adopt"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["root_col"], f["parent_col"],
+                                           f["dissolved"], f["ctr"]))
+        f["adopt_mates"](f["grid"], f["block"], (st.mu_col, f["root_col"], f["parent_col"], f["tree_row"],
+                                                 f["end_of"], f["depth"], f["tstate"], f["dead"], np.int32(e + 1),
+                                                 f["seen"], e, f["dissolved"], f["flips"], f["roots"], f["ctr"]))
         if first:
             self.released = int(f["ctr"][5:6].get()[0])
         f["seed"](f["grid"], f["block"], (st.rptr, st.cptr, st.mu_row, st.mu_col, np.int64(st.m), np.int64(st.n),

@@ -68,9 +68,10 @@
 // vertex cover of the size of the matching (Koenig), so the matching is
 // maximum.  A batch breaks this only locally: an added edge from R_Z to a
 // column of no tree (that row is `pending`), a removed matched or tree edge,
-// a new free row (a new root).  A solve dissolves the dead trees, re-opens
-// the kept rows next to the released columns, and grows trees from those
-// rows, the pending rows and the new roots; the trees that reach a free
+// a new free row (a new root).  A solve dissolves the dead trees, lets
+// each released column next to a kept tree join it (with its mate: the
+// kept rows stay closed), and grows trees from those mates, the pending
+// rows and the new roots; the trees that reach a free
 // column flip their paths and are dissolved in turn; phases repeat until
 // one flips nothing and no orphaned tree (below) died: then every tree is
 // closed again and holds no free column.  Kept trees stay valid: their edges, their matched pairs and their
@@ -103,8 +104,8 @@
 // column), and release
 // every backward tree's columns (no kept tree's row is next to them:
 // header).
-//   dissolved : n, out: the columns released from search trees (their rows
-//               are re-examined by gpumatch_aug_reopen), appended (count
+//   dissolved : n, out: the columns released from search trees (offered
+//               to the kept trees by gpumatch_aug_adopt), appended (count
 //               ctr[5])
 // Thread mapping: grid-stride over max(m, n): item i handles column i and
 // row i.  dead[] is only read here, and each thread writes only its own
@@ -119,7 +120,7 @@ __device__ __forceinline__ void aug_dissolve_items(
             idx_t t = root_col[i];
             if (t >= 0 && dead[t] == epoch) {
                 root_col[i] = (idx_t)-1;
-                dissolved[atomicAdd(&ctr[5], 1ULL)] = (idx_t)i;
+                dissolved[gm_append(&ctr[5])] = (idx_t)i;
             } else if (t < -1) {
                 root_col[i] = (idx_t)-1;
             }
@@ -145,36 +146,96 @@ extern "C" __global__ void gpumatch_aug_dissolve(
                        (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
-// gpumatch_aug_reopen: a row of a kept tree (live or orphaned) next to a
-// released column is no longer closed: put it in the phase's first
-// frontier again.
+// gpumatch_aug_adopt: a released column next to a row of a kept tree
+// (live or orphaned) joins that tree at once, instead of the row being
+// re-opened and expanding all its columns again (on random d5 graphs a
+// flipped tree released 400 000+ columns and the re-opened rows, about as
+// many, re-scanned mostly columns of their own trees: the largest level of
+// every phase).  Each kept row next to a released column stays closed:
+// that column joins some tree here.
 //   cptr, cind : n + 1, nnz   CSC of the graph, column -> its rows
-//   seen       : m, the epoch in which a row was last put in the frontier
 //   dissolved  : the released columns (count ctr[5])
-//   roots      : out, appended (count ctr[3])
+//   root_col, parent_col : out, for the adopted columns: the tree of the
+//                first row of the column (CSC order) in a tree, and that row
 // Thread mapping: grid-stride over the released columns, each scanning its
-// rows.  atomicExch on seen[] lets each row in once; tree_row is not
-// written during this step.
-__device__ __forceinline__ void aug_reopen_items(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, int* seen, int epoch,
-    const idx_t* dissolved, unsigned long long* ctr, idx_t* roots, long long start, long long stride)
+// rows up to the first one in a tree.  No tree_row is written in this step
+// (the rows of the dissolved trees were reset before it), so every parent
+// is a row of a kept tree with a settled depth; each thread writes only
+// its own column's entries.
+__device__ __forceinline__ void aug_adopt_items(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, idx_t* root_col,
+    idx_t* parent_col, const idx_t* dissolved, unsigned long long* ctr, long long start, long long stride)
 {
     long long count = (long long)*((volatile unsigned long long*)&ctr[5]);
     for (long long i = start; i < count; i += stride) {
         idx_t c = dissolved[i];
         for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
             idx_t r = cind[p];
-            if (tree_row[r] >= 0 && atomicExch(&seen[r], epoch) != epoch) roots[atomicAdd(&ctr[3], 1ULL)] = r;
+            idx_t t = tree_row[r];
+            if (t >= 0) {
+                root_col[c] = t;
+                parent_col[c] = r;
+                break;
+            }
         }
     }
 }
-extern "C" __global__ void gpumatch_aug_reopen(
+extern "C" __global__ void gpumatch_aug_adopt(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
-    int* __restrict__ seen, int epoch, const idx_t* __restrict__ dissolved, unsigned long long* __restrict__ ctr,
-    idx_t* __restrict__ roots)
+    idx_t* __restrict__ root_col, idx_t* __restrict__ parent_col, const idx_t* __restrict__ dissolved,
+    unsigned long long* __restrict__ ctr)
 {
-    aug_reopen_items(cptr, cind, tree_row, seen, epoch, dissolved, ctr, roots,
-                     (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
+    aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, ctr,
+                    (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
+}
+
+// gpumatch_aug_adopt_mates: the second half (after a barrier): the mate of
+// each adopted column joins the column's tree, one deeper than the
+// column's parent, and the phase's first frontier (seen[] = epoch: the
+// seed does not list it twice).  An adopted free column (a removal freed
+// it) ends its tree as in a BFS level: a live tree lists its path (CAS on
+// end_of, the first one kept), an orphaned one is marked dead (dead[t] =
+// kill, ctr[13] = 1).
+//   roots, flips : out, appended (counts ctr[3], ctr[4])
+// Thread mapping: grid-stride over the released columns; a column's mate
+// is its own (no two threads write one row); concurrent dead / ctr[13]
+// stores write the same values.
+__device__ __forceinline__ void aug_adopt_mates_items(
+    const idx_t* mu_col, const idx_t* root_col, const idx_t* parent_col, idx_t* tree_row, idx_t* end_of,
+    int* depth, const unsigned char* tstate, int* dead, int kill, int* seen, int epoch, const idx_t* dissolved,
+    idx_t* flips, idx_t* roots, unsigned long long* ctr, long long start, long long stride)
+{
+    long long count = (long long)*((volatile unsigned long long*)&ctr[5]);
+    for (long long i = start; i < count; i += stride) {
+        idx_t c = dissolved[i];
+        idx_t t = root_col[c];
+        if (t < 0) continue;
+        idx_t w = mu_col[c];
+        if (w < 0) {
+            if (tstate[t] == 1) {
+                dead[t] = kill;
+                ctr[13] = 1ULL;
+            } else if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
+                flips[gm_append(&ctr[4])] = t;
+            }
+            continue;
+        }
+        tree_row[w] = t;
+        depth[w] = depth[parent_col[c]] + 1;
+        seen[w] = epoch;
+        roots[gm_append(&ctr[3])] = w;
+    }
+}
+extern "C" __global__ void gpumatch_aug_adopt_mates(
+    const idx_t* __restrict__ mu_col, const idx_t* __restrict__ root_col, const idx_t* __restrict__ parent_col,
+    idx_t* __restrict__ tree_row, idx_t* __restrict__ end_of, int* __restrict__ depth,
+    const unsigned char* __restrict__ tstate, int* __restrict__ dead, int kill, int* __restrict__ seen, int epoch,
+    const idx_t* __restrict__ dissolved, idx_t* __restrict__ flips, idx_t* __restrict__ roots,
+    unsigned long long* __restrict__ ctr)
+{
+    aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, seen, epoch,
+                          dissolved, flips, roots, ctr, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                          (long long)gridDim.x * blockDim.x);
 }
 
 // gpumatch_aug_seed: complete the phase's first frontier.
@@ -189,8 +250,7 @@ extern "C" __global__ void gpumatch_aug_reopen(
 //             grow, and a search tree that reaches one simply ends there)
 // Thread mapping: grid-stride over rows, then over columns; a thread writes
 // only its own row's and column's entries; atomicExch on seen[] lets each
-// row in once, also when gpumatch_aug_reopen runs at the same time
-// (gpumatch_aug_solve).
+// row in once (the adopted mates are marked seen already).
 __device__ __forceinline__ void aug_seed_items(
     const idx_t* __restrict__ rptr, const idx_t* __restrict__ cptr, const idx_t* mu_row, const idx_t* mu_col,
     long long m, long long n, idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate,
@@ -201,7 +261,7 @@ __device__ __forceinline__ void aug_seed_items(
         if (mu_col[c] >= 0 || cptr[c + 1] == cptr[c] || root_col[c] != (idx_t)-1) continue;
         root_col[c] = (idx_t)(-c - 2);
         bowner[c] = (idx_t)-1;
-        bbuf0[atomicAdd(&ctr[8], 1ULL)] = (idx_t)c;
+        bbuf0[gm_append(&ctr[8])] = (idx_t)c;
     }
     for (long long r = start; r < m; r += stride) {
         bool again = pending[r] != 0;
@@ -212,10 +272,10 @@ __device__ __forceinline__ void aug_seed_items(
             tree_row[r] = (idx_t)r;
             end_of[r] = (idx_t)-1;
             depth[r] = 0;
-            if (atomicExch(&seen[r], epoch) != epoch) roots[atomicAdd(&ctr[3], 1ULL)] = (idx_t)r;
+            if (atomicExch(&seen[r], epoch) != epoch) roots[gm_append(&ctr[3])] = (idx_t)r;
         } else if (again) {
             if (tstate[t] == 2) tstate[t] = 0;   // closed again once its pending rows have grown
-            if (atomicExch(&seen[r], epoch) != epoch) roots[atomicAdd(&ctr[3], 1ULL)] = (idx_t)r;
+            if (atomicExch(&seen[r], epoch) != epoch) roots[gm_append(&ctr[3])] = (idx_t)r;
         }
     }
 }
@@ -275,7 +335,7 @@ extern "C" __global__ void gpumatch_aug_note_removed(
     if (mu_col[c] == r) {
         if (tstate[t] == 1 || atomicExch(&claim[t], batch) == batch) dead[t] = epoch;
     } else if (parent_col[c] == r && tstate[t] != 1) {
-        broken[atomicAdd(nbroken, 1ULL)] = c;
+        broken[gm_append(nbroken)] = c;
     }
 }
 
@@ -362,13 +422,13 @@ __device__ __forceinline__ void aug_level_rows(
                         dead[t] = kill;
                         ctr[13] = 1ULL;
                     } else if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
-                        flips[atomicAdd(&ctr[4], 1ULL)] = t;
+                        flips[gm_append(&ctr[4])] = t;
                     }
                     continue;
                 }
                 tree_row[w] = t;
                 depth[w] = depth[u] + 1;
-                out[atomicAdd(out_cnt, 1ULL)] = w;
+                out[gm_append(out_cnt)] = w;
             } else if (v < (idx_t)-1 && orphaned) {
                 dead[t] = kill;
                 ctr[13] = 1ULL;
@@ -379,7 +439,7 @@ __device__ __forceinline__ void aug_level_rows(
                 if (o == (idx_t)-1) {
                     parent_col[c] = u;
                     if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
-                        flips[atomicAdd(&ctr[4], 1ULL)] = t;
+                        flips[gm_append(&ctr[4])] = t;
                         continue;
                     }
                 }
@@ -415,7 +475,7 @@ __device__ __forceinline__ void aug_level_cols(
             idx_t y2 = mu_row[x];
             if (y2 < 0 || root_col[y2] != (idx_t)-1 || gm_cas(&root_col[y2], (idx_t)-1, v) != (idx_t)-1) continue;
             bpar[y2] = y;
-            out[atomicAdd(out_cnt, 1ULL)] = y2;
+            out[gm_append(out_cnt)] = y2;
         }
     }
 }
@@ -491,7 +551,7 @@ __device__ __forceinline__ void aug_flip_path(idx_t t, idx_t c, const idx_t* par
 // from c's old mate x: x takes bpar[c], that column's old mate takes its
 // bpar, and so on to the tree's free root; nmet counts those paths.  The
 // tree is then marked dead (dead[t] = kill, the next dissolve: its rows
-// and columns are released and the kept rows next to them re-opened).
+// and columns are released and those next to kept trees adopted by them).
 // Keeping it instead, orphaned, measured slower: a tree ends at its first
 // free column while still growing, so the rows it did not expand are many
 // and their growth soon reaches another free column, which kills it a
@@ -623,8 +683,8 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 // grid is co-resident; grid.sync() is a barrier with memory ordering over
 // the whole grid, about 1.5 us on an H100 against 25-50 us for a launch and
 // a read-back).  Per phase:
-//   1. dissolve (releasing the backward trees too), sync, re-open next to
-//      the released columns, sync;
+//   1. dissolve (releasing the backward trees too), sync, the released
+//      columns next to kept trees join them, sync, their mates join, sync;
 //   2. seed (grid-stride over rows, then columns), sync;
 //   3. BFS levels of both sides with a sync after each (aug_level; a
 //      frontier of f rows or columns gives each a group of the largest
@@ -692,7 +752,10 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         grid.sync();
         aug_dissolve_items(m, n, root_col, tree_row, end_of, tstate, dead, e, dissolved, ctr, tid, nthreads);
         grid.sync();
-        aug_reopen_items(cptr, cind, tree_row, seen, e, dissolved, ctr, roots, tid, nthreads);
+        aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, ctr, tid, nthreads);
+        grid.sync();
+        aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, e + 1, seen, e,
+                              dissolved, flips, roots, ctr, tid, nthreads);
         grid.sync();
         note(-1, vctr[5], 0ULL);
         aug_seed_items(rptr, cptr, mu_row, mu_col, m, n, tree_row, end_of, depth, tstate, pending, seen, e, roots,
