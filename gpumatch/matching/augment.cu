@@ -154,7 +154,7 @@ extern "C" __global__ void gpumatch_aug_dissolve(
 // every phase).  Each kept row next to a released column stays closed:
 // that column joins some tree here.
 //   cptr, cind : n + 1, nnz   CSC of the graph, column -> its rows
-//   dissolved  : the released columns (count ctr[5])
+//   dissolved  : the released columns (`count`: ctr[5])
 //   root_col, parent_col : out, for the adopted columns: the tree of the
 //                first row of the column (CSC order) in a tree, and that row
 // Thread mapping: grid-stride over the released columns, each scanning its
@@ -164,9 +164,8 @@ extern "C" __global__ void gpumatch_aug_dissolve(
 // its own column's entries.
 __device__ __forceinline__ void aug_adopt_items(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, idx_t* root_col,
-    idx_t* parent_col, const idx_t* dissolved, unsigned long long* ctr, long long start, long long stride)
+    idx_t* parent_col, const idx_t* dissolved, long long count, long long start, long long stride)
 {
-    long long count = (long long)*((volatile unsigned long long*)&ctr[5]);
     for (long long i = start; i < count; i += stride) {
         idx_t c = dissolved[i];
         for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
@@ -185,7 +184,7 @@ extern "C" __global__ void gpumatch_aug_adopt(
     idx_t* __restrict__ root_col, idx_t* __restrict__ parent_col, const idx_t* __restrict__ dissolved,
     unsigned long long* __restrict__ ctr)
 {
-    aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, ctr,
+    aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, (long long)ctr[5],
                     (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
@@ -203,9 +202,8 @@ extern "C" __global__ void gpumatch_aug_adopt(
 __device__ __forceinline__ void aug_adopt_mates_items(
     const idx_t* mu_col, const idx_t* root_col, const idx_t* parent_col, idx_t* tree_row, idx_t* end_of,
     int* depth, const unsigned char* tstate, int* dead, int kill, int* seen, int epoch, const idx_t* dissolved,
-    idx_t* flips, idx_t* roots, unsigned long long* ctr, long long start, long long stride)
+    idx_t* flips, idx_t* roots, unsigned long long* ctr, long long count, long long start, long long stride)
 {
-    long long count = (long long)*((volatile unsigned long long*)&ctr[5]);
     for (long long i = start; i < count; i += stride) {
         idx_t c = dissolved[i];
         idx_t t = root_col[c];
@@ -234,7 +232,7 @@ extern "C" __global__ void gpumatch_aug_adopt_mates(
     unsigned long long* __restrict__ ctr)
 {
     aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, seen, epoch,
-                          dissolved, flips, roots, ctr, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+                          dissolved, flips, roots, ctr, (long long)ctr[5], (long long)blockIdx.x * blockDim.x + threadIdx.x,
                           (long long)gridDim.x * blockDim.x);
 }
 
@@ -499,7 +497,8 @@ __device__ __forceinline__ int aug_group_width(unsigned long long size, long lon
 // bbuf[(j + 1) % 2] (count ctr[8 + (j + 1) % 3]) and zeroes
 // ctr[8 + (j + 2) % 3].  It runs at level s when its frontier is not empty
 // and at most back_ratio times the search side's.  Every thread reads the
-// same sizes (written before the barrier or launch that ends level s - 1).
+// same sizes (written before the barrier or launch that ends level s - 1),
+// from `cnt`: ctr itself, or (gpumatch_aug_solve) the block's copy of it.
 // tid, threads: the thread's place in the grid (or block) running the level;
 // max_width: the largest group per row or column.
 __device__ __forceinline__ void aug_level(
@@ -508,12 +507,13 @@ __device__ __forceinline__ void aug_level(
     idx_t* tree_row, idx_t* end_of, int* depth, const unsigned char* tstate, int* dead, int kill,
     unsigned char* pending, idx_t* bpar, idx_t* bowner, idx_t* flips,
     const idx_t* roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr,
-    long long s, double back_ratio, long long tid, long long threads, int max_width)
+    const volatile unsigned long long* cnt, long long s, double back_ratio, long long tid, long long threads,
+    int max_width)
 {
     volatile unsigned long long* vctr = ctr;
-    unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
-    unsigned long long j = vctr[11 + s % 2];
-    unsigned long long bsize = vctr[8 + j % 3];
+    unsigned long long size = cnt[s == 0 ? 3 : (s - 1) % 3];
+    unsigned long long j = cnt[11 + s % 2];
+    unsigned long long bsize = cnt[8 + j % 3];
     bool back = bsize != 0ULL && (double)bsize <= back_ratio * (double)size;
     if (tid == 0) {
         vctr[(s + 1) % 3] = 0ULL;
@@ -619,7 +619,7 @@ extern "C" __global__ void gpumatch_aug_level(
     unsigned long long* ctr, long long s, double back_ratio, int kill)
 {
     aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead,
-              kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, s, back_ratio,
+              kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, ctr, s, back_ratio,
               (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x, 1);
 }
 
@@ -654,8 +654,8 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
     unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
     while (size != 0ULL && (long long)size <= limit) {
         aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
-                  dead, kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, s, back_ratio,
-                  threadIdx.x, blockDim.x, 16);
+                  dead, kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, vctr, s,
+                  back_ratio, threadIdx.x, blockDim.x, 16);
         __syncthreads();
         size = vctr[s % 3];
         ++s;
@@ -744,6 +744,16 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         rec[4] = (long long)now;
         ++trace[0];
     };
+    // After a barrier, one warp of each block copies the 16 counters into
+    // shared memory and the block reads them there: every warp of the grid
+    // reading them from global memory queued ~4 000 loads on one L2 line
+    // after each barrier (a level with nothing to do took ~10 us).
+    __shared__ unsigned long long snap[16];
+    auto sync_snap = [&]() {
+        grid.sync();
+        if (threadIdx.x < 16) snap[threadIdx.x] = vctr[threadIdx.x];
+        __syncthreads();
+    };
     if (tid == 0) state[5] = 0;   // counted into after the last sync of the phases below
     while (max_phases < 0 || phase < max_phases) {
         const int e = epoch0 + (int)phase;
@@ -751,35 +761,35 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
             for (int i = 0; i < 16; ++i) vctr[i] = 0ULL;
         grid.sync();
         aug_dissolve_items(m, n, root_col, tree_row, end_of, tstate, dead, e, dissolved, ctr, tid, nthreads);
-        grid.sync();
-        aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, ctr, tid, nthreads);
+        sync_snap();
+        aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, (long long)snap[5], tid, nthreads);
         grid.sync();
         aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, e + 1, seen, e,
-                              dissolved, flips, roots, ctr, tid, nthreads);
+                              dissolved, flips, roots, ctr, (long long)snap[5], tid, nthreads);
         grid.sync();
-        note(-1, vctr[5], 0ULL);
+        note(-1, snap[5], 0ULL);
         aug_seed_items(rptr, cptr, mu_row, mu_col, m, n, tree_row, end_of, depth, tstate, pending, seen, e, roots,
                        root_col, bowner, bbuf0, back_ratio, ctr, tid, nthreads);
-        grid.sync();
-        unsigned long long size = vctr[3];
-        note(-2, size, vctr[8]);
+        sync_snap();
+        unsigned long long size = snap[3];
+        note(-2, size, snap[8]);
         if (phase == 0) {
             seeds = (long long)size;
-            released = (long long)vctr[5];
+            released = (long long)snap[5];
         }
         long long s = 0;
         while (size != 0ULL) {
             aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
-                      dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, s, back_ratio,
-                      tid, nthreads, GPUMATCH_WARP);
-            grid.sync();
-            size = vctr[s % 3];
-            note(s, size, vctr[8 + vctr[11 + (s + 1) % 2] % 3]);
+                      dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, snap, s,
+                      back_ratio, tid, nthreads, GPUMATCH_WARP);
+            sync_snap();
+            size = snap[s % 3];
+            note(s, size, snap[8 + snap[11 + (s + 1) % 2] % 3]);
             ++s;
         }
         levels += s;
-        long long nflip = (long long)vctr[4];
-        const bool died = vctr[13] != 0ULL;   // read before any thread can pass the next zeroing
+        long long nflip = (long long)snap[4];
+        const bool died = snap[13] != 0ULL;   // copied before any thread can pass the next zeroing
         for (long long i = tid; i < nflip; i += nthreads)
             aug_flip_tree(flips[i], parent_col, bpar, end_of, mu_row, mu_col, dead, e + 1, &ctr[7]);
         ++phase;
