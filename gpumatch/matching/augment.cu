@@ -232,8 +232,8 @@ extern "C" __global__ void gpumatch_aug_adopt_mates(
     unsigned long long* __restrict__ ctr)
 {
     aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, seen, epoch,
-                          dissolved, flips, roots, ctr, (long long)ctr[5], (long long)blockIdx.x * blockDim.x + threadIdx.x,
-                          (long long)gridDim.x * blockDim.x);
+                          dissolved, flips, roots, ctr, (long long)ctr[5],
+                          (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
 // gpumatch_aug_seed: complete the phase's first frontier.
@@ -523,8 +523,8 @@ __device__ __forceinline__ void aug_level(
     const idx_t* in = s == 0 ? roots : (((s - 1) % 2) ? buf1 : buf0);
     int width = aug_group_width(size, threads, max_width);
     aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, pending,
-                   bowner, flips, ctr, in, (long long)size, (s % 2) ? buf1 : buf0, &ctr[s % 3], tid / width, threads / width,
-                   (int)(tid % width), width);
+                   bowner, flips, ctr, in, (long long)size, (s % 2) ? buf1 : buf0, &ctr[s % 3], tid / width,
+                   threads / width, (int)(tid % width), width);
     if (back) {
         width = aug_group_width(bsize, threads, max_width);
         aug_level_cols(cptr, cind, mu_row, mu_col, root_col, bpar, bowner, (j % 2) ? bbuf1 : bbuf0,
