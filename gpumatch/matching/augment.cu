@@ -146,6 +146,22 @@ extern "C" __global__ void gpumatch_aug_dissolve(
                        (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
+// Tree t claimed the free column c (a BFS level, or an adoption): a live
+// tree ends there and is listed for a flip (CAS on end_of: the first free
+// column kept, others stay claimed and unused); an orphaned one is marked
+// dead (dead[t] = kill, the next dissolve; ctr[13] = 1: the phase has not
+// converged).  Concurrent dead / ctr[13] stores write the same values.
+__device__ __forceinline__ void aug_reach_free(idx_t t, idx_t c, bool orphaned, idx_t* end_of, int* dead, int kill,
+                                               idx_t* flips, unsigned long long* ctr)
+{
+    if (orphaned) {
+        dead[t] = kill;
+        ctr[13] = 1ULL;
+    } else if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
+        flips[gm_append(&ctr[4])] = t;
+    }
+}
+
 // gpumatch_aug_adopt: a released column next to a row of a kept tree
 // (live or orphaned) joins that tree at once, instead of the row being
 // re-opened and expanding all its columns again (on random d5 graphs a
@@ -210,12 +226,7 @@ __device__ __forceinline__ void aug_adopt_mates_items(
         if (t < 0) continue;
         idx_t w = mu_col[c];
         if (w < 0) {
-            if (tstate[t] == 1) {
-                dead[t] = kill;
-                ctr[13] = 1ULL;
-            } else if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
-                flips[gm_append(&ctr[4])] = t;
-            }
+            aug_reach_free(t, c, tstate[t] == 1, end_of, dead, kill, flips, ctr);
             continue;
         }
         tree_row[w] = t;
@@ -416,12 +427,7 @@ __device__ __forceinline__ void aug_level_rows(
                 parent_col[c] = u;
                 idx_t w = mu_col[c];
                 if (w < 0) {
-                    if (orphaned) {
-                        dead[t] = kill;
-                        ctr[13] = 1ULL;
-                    } else if (gm_cas(&end_of[t], (idx_t)-1, c) < 0) {
-                        flips[gm_append(&ctr[4])] = t;
-                    }
+                    aug_reach_free(t, c, orphaned, end_of, dead, kill, flips, ctr);
                     continue;
                 }
                 tree_row[w] = t;
