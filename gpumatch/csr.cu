@@ -479,6 +479,72 @@ extern "C" __global__ void gpumatch_csr_locate_pair(
     if (!one && found != want) atomicAdd(miss, 1ULL);
 }
 
+// gpumatch_batch_locate_pair: order a small batch of edges (rows[i],
+// cols[i]) of an m x n graph row-major and column-major, check it, and
+// locate it in the graph's CSR (pattern 0) and CSC (pattern 1), all in one
+// launch (gpumatch.csr.locate_batch_pair).
+//   rows, cols : k, the batch (int64), in any order
+//   segs, vals : 2k, out: the batch sorted by (row, col) as (rows, cols),
+//                then sorted by (col, row) as (cols, rows)
+//   pos        : 2k, out: where each sorted edge is, or would go, in
+//                pattern 0, then in pattern 1 (as gpumatch_csr_locate)
+//   want       : 1 if the edges must be present (removal), 0 if absent
+//   problems   : 3, out (zeroed by the caller): += edges with an index
+//                out of range, edges that appear more than once, edges of
+//                pattern 0 that are not as wanted
+// Thread mapping: one thread per edge; a block walks the whole batch in
+// tiles of GM_RANK_TILE keys in shared memory and each thread counts the
+// keys below its own (the rank: its sorted position), O(k^2) compares in
+// all, for batches of a few thousand edges where a sort would cost more
+// launches than the compares.  Distinct edges have distinct ranks, so the
+// writes do not collide; after a problem the outputs are garbage (but in
+// bounds) and the caller raises.  Launch with blockDim.x == GM_RANK_TILE.
+#define GM_RANK_TILE 256
+extern "C" __global__ void gpumatch_batch_locate_pair(
+    const long long* __restrict__ rows, const long long* __restrict__ cols, long long k, long long m,
+    long long n, const PTR_T* __restrict__ ptr0, const IND_T* __restrict__ ind0,
+    const PTR_T* __restrict__ ptr1, const IND_T* __restrict__ ind1,
+    long long* __restrict__ segs, long long* __restrict__ vals, long long* __restrict__ pos, int want,
+    unsigned long long* __restrict__ problems)
+{
+    __shared__ long long key_r[GM_RANK_TILE], key_c[GM_RANK_TILE];
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    bool live = i < k;
+    long long r = live ? rows[i] : 0, c = live ? cols[i] : 0;
+    bool ok = live && r >= 0 && r < m && c >= 0 && c < n;
+    // an out-of-range edge gets key -1 (it only spoils ranks of a batch that is rejected)
+    long long kr = ok ? r * n + c : -1, kc = ok ? c * m + r : -1;
+    long long rank_r = 0, rank_c = 0, same = 0;
+    for (long long base = 0; base < k; base += GM_RANK_TILE) {
+        long long j = base + threadIdx.x;
+        if (j < k) {
+            long long rj = rows[j], cj = cols[j];
+            bool okj = rj >= 0 && rj < m && cj >= 0 && cj < n;
+            key_r[threadIdx.x] = okj ? rj * n + cj : -1;
+            key_c[threadIdx.x] = okj ? cj * m + rj : -1;
+        }
+        __syncthreads();
+        int lim = (int)(k - base < GM_RANK_TILE ? k - base : GM_RANK_TILE);
+        for (int t = 0; t < lim; ++t) {
+            rank_r += key_r[t] < kr;
+            rank_c += key_c[t] < kc;
+            same += key_r[t] == kr;
+        }
+        __syncthreads();
+    }
+    if (!live) return;
+    if (!ok) { atomicAdd(&problems[0], 1ULL); return; }
+    if (same > 1) atomicAdd(&problems[1], 1ULL);
+    segs[rank_r] = r;
+    vals[rank_r] = c;
+    segs[k + rank_c] = c;
+    vals[k + rank_c] = r;
+    int found;
+    pos[rank_r] = gm_csr_locate_one(ptr0, ind0, m, r, c, &found);
+    if (found != want) atomicAdd(&problems[2], 1ULL);
+    pos[k + rank_c] = gm_csr_locate_one(ptr1, ind1, n, c, r, &found);
+}
+
 // gpumatch_csr_shift_ptr_pair: gpumatch_csr_shift_ptr on two pointer arrays.
 //   keys : 2k (int64), pattern 0's sorted keys, then pattern 1's
 // Thread mapping: as gpumatch_csr_shift_ptr, for one pattern (grid.y = 2).

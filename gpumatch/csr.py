@@ -701,6 +701,94 @@ def locate_entries_pair(patterns, queries, present):
     return pos, int(miss.get()[0])
 
 
+#: Largest batch :func:`locate_batch_pair` orders on the GPU by counting
+#: ranks (O(k^2) compares); callers sort larger ones themselves.
+RANK_BATCH = 1 << 14
+_RANK_TILE = 256
+
+
+def locate_batch_pair(patterns, rows, cols, shape, present):
+    """Order a batch of edges both ways, check it and locate it in a graph's
+    CSR and CSC: on the GPU one launch and one read-back in all.
+
+    Parameters
+    ----------
+    patterns : ((indptr0, indices0), (indptr1, indices1))
+        The ``m x n`` graph's sorted CSR and its sorted CSC (same dtypes).
+    rows, cols : int64 arrays
+        k edges, in any order.  On the GPU at most :data:`RANK_BATCH`.
+    shape : (m, n)
+    present : bool
+        Whether the edges should be in the graph (a removal) or not (an
+        insertion).
+
+    Returns
+    -------
+    pos : int64 array
+        2k positions as :func:`locate_entries_pair` returns them.
+    segs, vals : int64 arrays
+        2k each: the edges sorted by (row, col) as rows and columns, then
+        sorted by (col, row) as columns and rows (the queries of
+        :func:`locate_entries_pair` and the inserts of
+        :func:`edit_entries_pair`).
+    problems : tuple of three ints
+        Edges with an index out of range, edges that appear more than once
+        (each copy counted), edges that are not as `present` says.  When
+        any count is nonzero the other outputs are meaningless (but the
+        caller's arrays are untouched).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import locate_batch_pair
+    >>> csr = (np.array([0, 2, 3]), np.array([0, 1, 1]))      # edges (0,0) (0,1) (1,1)
+    >>> csc = (np.array([0, 1, 3]), np.array([0, 0, 1]))
+    >>> # add (1, 0) and (0, 0); (0, 0) is already there
+    >>> pos, segs, vals, problems = locate_batch_pair((csr, csc), np.array([1, 0]), np.array([0, 0]),
+    ...                                               (2, 2), present=False)
+    >>> segs.tolist(), vals.tolist(), problems
+    ([0, 1, 0, 0], [0, 0, 0, 1], (0, 0, 1))
+    """
+    (p0, i0), (p1, i1) = patterns
+    xp = array_module(p0, i0, p1, i1, rows, cols)
+    m, n = (int(x) for x in shape)
+    k = int(rows.shape[0])
+    rows = rows.astype(np.int64, copy=False)
+    cols = cols.astype(np.int64, copy=False)
+    if xp is np:
+        bad = (rows < 0) | (rows >= m) | (cols < 0) | (cols >= n)
+        r, c = np.where(bad, 0, rows), np.where(bad, 0, cols)
+        kr, kc = np.where(bad, -1, r * max(n, 1) + c), np.where(bad, -1, c * max(m, 1) + r)
+        o_r, o_c = np.argsort(kr, kind="stable"), np.argsort(kc, kind="stable")
+        ks = kr[o_r]
+        first = np.ones(k, dtype=bool)
+        first[1:] = ks[1:] != ks[:-1]
+        last = np.ones(k, dtype=bool)
+        last[:-1] = ks[1:] != ks[:-1]
+        dup = int(((~first | ~last) & (ks >= 0)).sum())
+        segs = np.concatenate([r[o_r], c[o_c]])
+        vals = np.concatenate([c[o_r], r[o_c]])
+        pos0, found = locate_entries(p0, i0, segs[:k], vals[:k])
+        pos1, _ = locate_entries(p1, i1, segs[k:], vals[k:])
+        miss = int(((found != present) & ~bad[o_r]).sum())
+        return np.concatenate([pos0, pos1]), segs, vals, (int(bad.sum()), dup, miss)
+    if k > RANK_BATCH:
+        raise ValueError(f"locate_batch_pair: {k} edges, more than RANK_BATCH = {RANK_BATCH} on the GPU")
+    from . import _cuda
+
+    segs = xp.empty(2 * k, dtype=np.int64)
+    vals = xp.empty(2 * k, dtype=np.int64)
+    pos = xp.empty(2 * k, dtype=np.int64)
+    problems = xp.zeros(3, dtype=np.uint64)
+    if k:
+        kern = _cuda.get_kernel("csr.cu", "gpumatch_batch_locate_pair", _ptr_ind_defines(p0, i0))
+        # blocks of GM_RANK_TILE threads (the kernel's shared tiles)
+        kern(_cuda.grid_for(k, _RANK_TILE), (_RANK_TILE,),
+             (rows, cols, np.int64(k), np.int64(m), np.int64(n), p0, i0, p1, i1, segs, vals, pos,
+              np.int32(1 if present else 0), problems))
+    return pos, segs, vals, tuple(int(x) for x in problems.get())
+
+
 def edit_entries_pair(patterns, positions, segments=None, values=None):
     """Delete, or insert, k entries in each of two patterns at once (the
     CSR and CSC of a graph): :func:`delete_entries` / :func:`insert_entries`

@@ -223,3 +223,47 @@ def test_counting_transpose_unsorted_has_the_same_columns(backend, kind):
     np.testing.assert_array_equal(ti, want_i)
     for c in range(n):  # same rows in each column, in any order
         np.testing.assert_array_equal(np.sort(tx[ti[c]:ti[c + 1]]), want_x[want_i[c]:want_i[c + 1]])
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("present", [True, False])
+@pytest.mark.parametrize("k", [1, 7, 300, 700])
+def test_locate_batch_pair(backend, dtype, present, k):
+    """Ordering, checks and positions of a batch against brute force, with
+    batches that cross the kernel's 256-key tiles, and each kind of problem."""
+    indptr, indices, A = _graph(k, m=70, n=50, density=0.3, dtype=dtype)
+    m, n = A.shape
+    T = A.T.tocsr()
+    T.sort_indices()
+    pats = _to(backend, indptr, indices, T.indptr.astype(dtype), T.indices.astype(dtype))
+    pats = ((pats[0], pats[1]), (pats[2], pats[3]))
+    rng = np.random.default_rng(k)
+    have = set(zip(*A.nonzero()))
+    pool = [e for e in have] if present else [(i, j) for i in range(m) for j in range(n) if (i, j) not in have]
+    pick = rng.choice(len(pool), size=min(k, len(pool)), replace=False)
+    edges = [pool[i] for i in pick]
+    r = np.array([e[0] for e in edges], dtype=np.int64)
+    c = np.array([e[1] for e in edges], dtype=np.int64)
+
+    def run(r, c):
+        pos, segs, vals, problems = csr.locate_batch_pair(pats, *_to(backend, r, c), (m, n), present)
+        return _np(pos, segs, vals) + (problems,)
+
+    pos, segs, vals, problems = run(r, c)
+    assert problems == (0, 0, 0)
+    q = len(edges)
+    by_row, by_col = sorted(edges), sorted(edges, key=lambda e: (e[1], e[0]))
+    np.testing.assert_array_equal(segs, [e[0] for e in by_row] + [e[1] for e in by_col])
+    np.testing.assert_array_equal(vals, [e[1] for e in by_row] + [e[0] for e in by_col])
+    keys = np.repeat(np.arange(m), np.diff(indptr)) * n + indices
+    keys_t = np.repeat(np.arange(n), np.diff(T.indptr)) * m + T.indices
+    np.testing.assert_array_equal(pos[:q], np.searchsorted(keys, [e[0] * n + e[1] for e in by_row]))
+    np.testing.assert_array_equal(pos[q:], np.searchsorted(keys_t, [e[1] * m + e[0] for e in by_col]))
+    # each problem is counted: out of range (both ends), a repeated edge (both copies), a wrong presence
+    bad_r, bad_c = np.append(r, [m, 0]), np.append(c, [0, -1])
+    assert run(bad_r, bad_c)[3][0] == 2
+    assert run(np.append(r, r[0]), np.append(c, c[0]))[3][1] == 2
+    other = next((i, j) for i in range(m) for j in range(n) if ((i, j) in have) != present)
+    assert run(np.append(r, other[0]), np.append(c, other[1]))[3] == (0, 0, 1)
+    empty = run(r[:0], c[:0])
+    assert empty[0].shape == (0,) and empty[3] == (0, 0, 0)

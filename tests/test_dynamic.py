@@ -336,13 +336,18 @@ def test_matching_rebuild_and_cache():
     assert (solver.graph() != A).nnz == 0
 
 
-@pytest.mark.parametrize("host_batch", [None, 0])
-def test_matching_bad_updates_leave_state(backend, host_batch, monkeypatch):
-    """Bad batches raise and change nothing, whether checked on the host (small) or on the device."""
+@pytest.mark.parametrize("path", ["rank", "host", "device"])
+def test_matching_bad_updates_leave_state(backend, path, monkeypatch):
+    """Bad batches raise a message naming the problem and change nothing, on
+    each path a batch can take: ordered and checked in one launch (small),
+    on the host, or on the device (the last two on the GPU only)."""
+    from gpumatch import csr as _csr
     from gpumatch.matching import _dynamic
 
-    if host_batch is not None:
-        monkeypatch.setattr(_dynamic, "HOST_BATCH", host_batch)
+    if path != "rank":
+        monkeypatch.setattr(_csr, "RANK_BATCH", 0)
+    if path == "device":
+        monkeypatch.setattr(_dynamic, "HOST_BATCH", 0)
     A = MATCHING_GRAPHS["rect"]
     m, n = A.shape
     Ain = A if backend == "numpy" else _cupyx(A)
@@ -351,13 +356,16 @@ def test_matching_bad_updates_leave_state(backend, host_batch, monkeypatch):
     coo = A.tocoo()
     r0, c0 = int(coo.row[0]), int(coo.col[0])
     missing = next((i, j) for i in range(m) for j in range(n) if A[i, j] == 0)
-    bad_remove = [([r0, missing[0]], [c0, missing[1]]), ([r0], [c0, c0]), ([m], [0]), ([0], [-1]),
-                  ([r0, r0], [c0, c0]), ([0.5], [1])]
-    for r, c in bad_remove:
-        with pytest.raises(ValueError):
+    bad_remove = [([r0, missing[0]], [c0, missing[1]], "not in the graph"), ([r0], [c0, c0], "same length"),
+                  ([m], [0], f"rows: index {m} is out of range"), ([0], [-1], "cols: index -1 is out of range"),
+                  ([r0, r0], [c0, c0], "more than once"), ([0.5], [1], "integer")]
+    for r, c, msg in bad_remove:
+        with pytest.raises(ValueError, match=msg):
             solver.remove_edges(r, c)
-    for r, c in [([missing[0], r0], [missing[1], c0]), ([0], [n]), ([missing[0]] * 2, [missing[1]] * 2)]:
-        with pytest.raises(ValueError):
+    for r, c, msg in [([missing[0], r0], [missing[1], c0], f"edge \\({r0}, {c0}\\) is already in the graph"),
+                      ([0], [n], f"cols: index {n} is out of range"),
+                      ([missing[0]] * 2, [missing[1]] * 2, "more than once")]:
+        with pytest.raises(ValueError, match=msg):
             solver.add_edges(r, c)
     res = solver.solve()
     assert res.stats["mode"] == "cached" and res.size == size0

@@ -56,6 +56,18 @@ def _check_batch_host(r, c, m, n):
             raise ValueError(f"{what}: index {lo if lo < 0 else hi} is out of range [0, {hi_})")
 
 
+def _order_host(r, c, m, n):
+    """Check a batch on the host and return its keys sorted row-major and
+    column-major (ValueError naming the first bad index or repeated edge)."""
+    _check_batch_host(r, c, m, n)
+    wn, wm = np.int64(max(n, 1)), np.int64(max(m, 1))
+    ks = np.sort(r * wn + c)
+    if (ks[1:] == ks[:-1]).any():
+        i = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
+        raise ValueError(f"edge ({int(ks[i] // wn)}, {int(ks[i] % wn)}) appears more than once in the batch")
+    return ks, np.sort(c * wm + r)
+
+
 def _run_gpr(st, **kw):
     """G-PR on the solver's state; stamps of an earlier solve must not match this one's iterations."""
     st.stamp.fill(0)
@@ -258,8 +270,11 @@ class MatchingSolver:
         and indices, the CSR's in row-major order, then the CSC's in
         column-major order); the batch's rows and columns in row-major
         order are ``segs[:k]`` and ``vals[:k]``.  A batch of at most
-        :data:`HOST_BATCH` edges is checked and ordered on the host: on the
-        GPU, two read-backs and one upload in all."""
+        :data:`gpumatch.csr.RANK_BATCH` edges is ordered, checked and
+        located in one launch and one read-back
+        (:func:`gpumatch.csr.locate_batch_pair`); up to :data:`HOST_BATCH`
+        it is checked and ordered on the host (two read-backs, one upload),
+        beyond that on the device."""
         xp = self._xp
         m, n = self.shape
         r = as_index_array(rows, "rows", self.backend)
@@ -269,18 +284,24 @@ class MatchingSolver:
         k = int(r.shape[0])
         if k == 0:
             return None
+        pats = ((self._rptr, self._rind), (self._cptr, self._cind))
+        if xp is np or k <= _csr.RANK_BATCH:
+            # ordered, checked and located together: on the GPU one launch
+            # and one read-back
+            pos, segs, vals, (bad, dup, miss) = _csr.locate_batch_pair(pats, r, c, self.shape, present=not adding)
+            if bad or dup:   # the host checks name the first bad index or repeated edge
+                _order_host(_backend.to_numpy(r).astype(np.int64), _backend.to_numpy(c).astype(np.int64), m, n)
+                raise RuntimeError("batch check: the device and the host disagree")   # pragma: no cover
+            if miss:
+                _, found = _csr.locate_entries(self._rptr, self._rind, segs[:k], vals[:k])
+                _raise_presence(xp, found, segs[:k], vals[:k], adding)
+            return pos, segs, vals
         wn, wm = np.int64(max(n, 1)), np.int64(max(m, 1))
         if k <= HOST_BATCH:
-            # a small batch is checked and ordered on the host: one read-back
-            # and one upload cost less than the device sorts and reductions
+            # a mid-sized batch is checked and ordered on the host: one
+            # read-back and one upload cost less than the device sorts
             rc_h = _backend.to_numpy(xp.concatenate([r.astype(np.int64, copy=False), c.astype(np.int64, copy=False)]))
-            r_h, c_h = rc_h[:k], rc_h[k:]
-            _check_batch_host(r_h, c_h, m, n)
-            ks = np.sort(r_h * wn + c_h)
-            if (ks[1:] == ks[:-1]).any():
-                i = int(np.flatnonzero(ks[1:] == ks[:-1])[0])
-                raise ValueError(f"edge ({int(ks[i] // wn)}, {int(ks[i] % wn)}) appears more than once in the batch")
-            kc = np.sort(c_h * wm + r_h)
+            ks, kc = _order_host(rc_h[:k], rc_h[k:], m, n)
             packed = xp.asarray(np.concatenate([ks // wn, kc // wm, ks % wn, kc % wm]))
             segs, vals = packed[:2 * k], packed[2 * k:]
         else:
@@ -299,8 +320,8 @@ class MatchingSolver:
             if dup:
                 i = int(xp.flatnonzero(ks[1:] == ks[:-1])[0])
                 raise ValueError(f"edge ({int(segs[i])}, {int(vals[i])}) appears more than once in the batch")
-        pos, misses = _csr.locate_entries_pair(((self._rptr, self._rind), (self._cptr, self._cind)),
-                                               ((segs[:k], vals[:k]), (segs[k:], vals[k:])), present=not adding)
+        pos, misses = _csr.locate_entries_pair(pats, ((segs[:k], vals[:k]), (segs[k:], vals[k:])),
+                                               present=not adding)
         if misses:
             _, found = _csr.locate_entries(self._rptr, self._rind, segs[:k], vals[:k])
             _raise_presence(xp, found, segs[:k], vals[:k], adding)
