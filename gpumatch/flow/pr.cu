@@ -107,6 +107,68 @@ __device__ __forceinline__ i64 tile_claim(i64 want, i64& rem, int lane, unsigned
 // Block 0 zeroes `zero_count`, the counter the *next* launch writes (three
 // counters rotate: read, written, zeroed for the next launch).
 
+// The push half of one discharge cycle of u (reverse CSR), shared by the
+// tile kernels (TILE lanes, shares granted by tile_claim) and the hub kernel
+// (a block, shares granted by block_claim): `width` threads scan u's
+// residual arcs, out-arcs then in-arcs, from offset `slot`; each pushes the
+// share `claim(want, rem)` grants along an admissible arc (head one level
+// below `hu`) and enqueues the head.  `rem` is u's excess still to send.
+// Returns the thread's lowest key (height << 32 | arc slot) among the arcs
+// left with residual capacity, for the relabel.
+template <typename Claim>
+__device__ __forceinline__ u64 push_admissible(
+    idx_t ob, idx_t oe, idx_t ib, idx_t ie, int hu, i64& rem, int slot, int width, Claim claim,
+    const idx_t* __restrict__ indices, const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ in_indices, const idx_t* __restrict__ in_to_out,
+    int* height, i64* excess, idx_t* next, unsigned long long* next_count, int* stamp, int iter,
+    long long target, long long other, int hlimit)
+{
+    const idx_t odeg = oe - ob;
+    u64 best = KEY_INF;
+    for (idx_t base = ob; base < oe && rem > 0; base += width) {
+        const idx_t p = base + slot;
+        i64 r = 0;
+        int hv = 0;
+        idx_t v = 0;
+        if (p < oe) {
+            r = cap[p] - __ldcg(flow + p);
+            if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
+        }
+        const i64 d = claim(r > 0 && hv < hu ? r : 0, rem);
+        if (d > 0) {
+            atomic_add_i64(flow + p, d);
+            atomic_add_i64(excess + v, d);
+            if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+        }
+        if (r - d > 0) {
+            u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
+            best = key < best ? key : best;
+        }
+    }
+    for (idx_t base = ib; base < ie && rem > 0; base += width) {
+        const idx_t j = base + slot;
+        i64 r = 0;
+        int hv = 0;
+        idx_t v = 0, k = 0;
+        if (j < ie) {
+            k = in_to_out[j];
+            r = __ldcg(flow + k);
+            if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
+        }
+        const i64 d = claim(r > 0 && hv < hu ? r : 0, rem);
+        if (d > 0) {
+            atomic_add_i64(flow + k, -d);
+            atomic_add_i64(excess + v, d);
+            if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+        }
+        if (r - d > 0) {
+            u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
+            best = key < best ? key : best;
+        }
+    }
+    return best;
+}
+
 // One tile's discharge of the non-hub vertex u (reverse CSR): the body of
 // gpumatch_pr_discharge_rcsr, shared with the persistent loop kernel
 // gpumatch_pr_discharge_loop_rcsr.  Arguments as in that kernel.
@@ -121,7 +183,6 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
 {
     const idx_t ob = indptr[u], oe = indptr[u + 1];
     const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
-    const idx_t odeg = oe - ob;
     for (int c = 0; c < CYCLES; ++c) {
         i64 e = 0;
         int hu = 0;
@@ -130,48 +191,10 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
         hu = __shfl_sync(mask, hu, 0, TILE);
         if (e <= 0 || hu >= hlimit) break;
         i64 rem = e;
-        u64 best = KEY_INF;
-        for (idx_t base = ob; base < oe && rem > 0; base += TILE) {
-            const idx_t p = base + lane;
-            i64 r = 0;
-            int hv = 0;
-            idx_t v = 0;
-            if (p < oe) {
-                r = cap[p] - __ldcg(flow + p);
-                if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
-            }
-            const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
-            if (d > 0) {
-                atomic_add_i64(flow + p, d);
-                atomic_add_i64(excess + v, d);
-                if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
-            }
-            if (r - d > 0) {
-                u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
-                best = key < best ? key : best;
-            }
-        }
-        for (idx_t base = ib; base < ie && rem > 0; base += TILE) {
-            const idx_t j = base + lane;
-            i64 r = 0;
-            int hv = 0;
-            idx_t v = 0, k = 0;
-            if (j < ie) {
-                k = in_to_out[j];
-                r = __ldcg(flow + k);
-                if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
-            }
-            const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
-            if (d > 0) {
-                atomic_add_i64(flow + k, -d);
-                atomic_add_i64(excess + v, d);
-                if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
-            }
-            if (r - d > 0) {
-                u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
-                best = key < best ? key : best;
-            }
-        }
+        u64 best = push_admissible(
+            ob, oe, ib, ie, hu, rem, lane, TILE, [&](i64 want, i64& left) { return tile_claim(want, left, lane, mask); },
+            indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target, other,
+            hlimit);
         if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
         if (rem == 0) { __syncwarp(mask); continue; }
         best = tile_min(best, mask);
@@ -672,7 +695,6 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
         const idx_t u = hubs[w];
         const idx_t ob = indptr[u], oe = indptr[u + 1];
         const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
-        const idx_t odeg = oe - ob;
         for (int c = 0; c < CYCLES; ++c) {
             if (tid == 0) { s_e = __ldcg(excess + u); s_h = __ldcg(height + u); }
             __syncthreads();
@@ -681,48 +703,11 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
             __syncthreads();
             if (e <= 0 || hu >= hlimit) break;
             i64 rem = e;
-            u64 best = KEY_INF;
-            for (idx_t base = ob; base < oe && rem > 0; base += HUB_BLOCK) {
-                const idx_t p = base + tid;
-                i64 r = 0;
-                int hv = 0;
-                idx_t v = 0;
-                if (p < oe) {
-                    r = cap[p] - __ldcg(flow + p);
-                    if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
-                }
-                const i64 d = block_claim(r > 0 && hv < hu ? r : 0, rem, (i64*)sh);
-                if (d > 0) {
-                    atomic_add_i64(flow + p, d);
-                    atomic_add_i64(excess + v, d);
-                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
-                }
-                if (r - d > 0) {
-                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
-                    best = key < best ? key : best;
-                }
-            }
-            for (idx_t base = ib; base < ie && rem > 0; base += HUB_BLOCK) {
-                const idx_t j = base + tid;
-                i64 r = 0;
-                int hv = 0;
-                idx_t v = 0, k = 0;
-                if (j < ie) {
-                    k = in_to_out[j];
-                    r = __ldcg(flow + k);
-                    if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
-                }
-                const i64 d = block_claim(r > 0 && hv < hu ? r : 0, rem, (i64*)sh);
-                if (d > 0) {
-                    atomic_add_i64(flow + k, -d);
-                    atomic_add_i64(excess + v, d);
-                    if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
-                }
-                if (r - d > 0) {
-                    u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
-                    best = key < best ? key : best;
-                }
-            }
+            u64 best = push_admissible(
+                ob, oe, ib, ie, hu, rem, tid, HUB_BLOCK,
+                [&](i64 want, i64& left) { return block_claim(want, left, (i64*)sh); },
+                indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target,
+                other, hlimit);
             if (tid == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
             if (rem == 0) continue;
             best = block_min(best, (u64*)sh);
