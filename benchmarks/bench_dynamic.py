@@ -122,6 +122,7 @@ def bench_flow(small, backend, rng, rows_out, deadline, rebuild_fraction="1"):
                 LOG.append({"case": name, "kind": kind, "frac": frac, "t_dyn": t_dyn, "t_scr": t_scr,
                             "mode": res.stats.get("mode"), "phases": res.stats.get("phases"),
                             "fallback": res.stats.get("fallback"), "time": res.stats.get("time"),
+                            "path_passes": res.stats.get("path_passes"),
                             "iterations": res.stats.get("iterations"),
                             "relabels": res.stats.get("global_relabels"),
                             "scratch_iterations": ref.stats.get("iterations"),

@@ -279,6 +279,16 @@ def profile_flow(size, reps):
                             if len(ph) >= 6:
                                 acc.setdefault(f"phase {name} relabel ms", []).append(ph[4] * 1e3)
                                 acc.setdefault(f"phase {name} calls", []).append(ph[5])
+                        passes = {}   # the augmenting-path passes of each phase, summed
+                        for name, phases, levels, paths, amount, sec in st.get("path_passes", []):
+                            tot = passes.setdefault(name, [0.0, 0, 0])
+                            tot[0] += sec * 1e3
+                            tot[1] += levels
+                            tot[2] += paths
+                        for name, (ms, levels, paths) in passes.items():
+                            acc.setdefault(f"paths {name} ms", []).append(ms)
+                            acc.setdefault(f"paths {name} levels", []).append(levels)
+                            acc.setdefault(f"paths {name} paths", []).append(paths)
                         tag = f"{st.get('mode')}/{st.get('repair', '-')}/{st.get('cut', '-')}" + \
                             ("/F" if st.get("fallback") else "")
                         acc.setdefault("modes", []).append(tag)

@@ -98,9 +98,18 @@ FLOW_GRAPHS = _flow_graphs()
 # ---------------------------------------------------------------------------
 
 
+@pytest.fixture(params=["paths", "push_relabel"])
+def repair_paths(request, monkeypatch):
+    """Repairs with the augmenting-path pass first (default), or push-relabel alone."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "paths", request.param == "paths")
+    return request.param
+
+
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 @pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
-def test_flow_batches(backend, name, kind):
+def test_flow_batches(backend, name, kind, repair_paths):
     C, s, t, maxcap = FLOW_GRAPHS[name]
     rng = np.random.default_rng(_seed(name, kind))
     Cin = C if backend == "numpy" else _cupyx(C)
@@ -115,6 +124,115 @@ def test_flow_batches(backend, name, kind):
         assert res.stats["mode"] == "dynamic"
         _check_flow_result(res, C, s, t)
         assert int(res.flow_value) == int(maximum_flow(C, s, t, backend="numpy").flow_value)
+
+
+def _reaches(L, excess, mask, target, other, roots):
+    """Brute force: does any root reach `target` or a deficit inside `mask` over residual arcs?"""
+    indptr, indices = _np(L["indptr"]), _np(L["indices"])
+    cap, flow = _np(L["cap"]), _np(L["flow"])
+    in_indptr, in_indices, in_to_out = _np(L["in_indptr"]), _np(L["in_indices"]), _np(L["in_to_out"])
+    seen, stack = set(int(r) for r in roots), [int(r) for r in roots]
+    while stack:
+        u = stack.pop()
+        steps = [(int(indices[p]), cap[p] - flow[p]) for p in range(indptr[u], indptr[u + 1])]
+        steps += [(int(in_indices[j]), flow[in_to_out[j]]) for j in range(in_indptr[u], in_indptr[u + 1])]
+        for w, res in steps:
+            if res <= 0 or w == other or w in seen:
+                continue
+            if w == target or (mask[w] and excess[w] < 0):
+                return True
+            if mask[w]:
+                seen.add(w)
+                stack.append(w)
+    return False
+
+
+def _np(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("short", [None, 0])
+def test_path_pass_moves_flow_validly(backend, name, seed, short):
+    """The augmenting-path pass of a repair, alone, on a random pseudo-flow:
+    capacities and the balance of every vertex hold, flow stays inside the
+    side, the excess shrinks by the amount reported, and an exhausted pass
+    leaves no path from an excess to a target."""
+    from gpumatch.flow import _maxflow, _paths
+
+    C, s, t, _ = FLOW_GRAPHS[name]
+    C = sp.csr_matrix(C, dtype=np.int64)
+    C.setdiag(0)
+    C.eliminate_zeros()
+    C.sort_indices()
+    V = C.shape[0]
+    xp = np if backend == "numpy" else __import__("cupy")
+    rng = np.random.default_rng(_seed(name, str(seed)))
+    # a pseudo-flow: the flow of a max flow, then some arcs cut below it
+    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(np.int64), V)
+    ref = maximum_flow(C, s, t, backend="numpy")
+    F = sp.csr_matrix(ref.flow)
+    rows = np.repeat(np.arange(V), np.diff(C.indptr))
+    L["flow"] = np.maximum(np.asarray(F[rows, C.indices]).ravel(), 0).astype(np.int64)
+    cut = rng.random(L["flow"].shape[0]) < 0.2
+    L["flow"][cut] = rng.integers(0, L["flow"][cut] + 1)
+    div = np.bincount(C.indices, weights=L["flow"], minlength=V) - np.bincount(rows, weights=L["flow"], minlength=V)
+    excess = div.astype(np.int64)
+    excess[[s, t]] = 0
+    mask = rng.random(V) < (1.0 if seed == 0 else 0.8)
+    target, other = (t, s) if seed != 2 else (s, t)
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    ex = xp.asarray(excess)
+    before = excess.copy()
+    flow0 = L["flow"].copy()
+    # seed 1: the limits stop the pass early (it must then not claim to be exhausted)
+    limits = {"levels": 1, "all_levels": 1, "phases": 1} if seed == 1 else {}
+    if short is not None:   # every level by the multi-block kernel on the GPU (default: the one-block loop)
+        limits["short"] = short
+    stats = _paths.route(_paths.buffers(backend, V, np.int64), Ld, ex, xp.asarray(mask), target, other,
+                         limits=limits)
+    flow1, ex1 = _np(Ld["flow"]), _np(ex)
+    assert ((flow1 >= 0) & (flow1 <= C.data)).all()
+    d = flow1 - flow0
+    delta = np.bincount(C.indices, weights=d, minlength=V) - np.bincount(rows, weights=d, minlength=V)
+    np.testing.assert_array_equal(ex1 - before, delta.astype(np.int64))
+    moved = np.flatnonzero(d)
+    heads, tails = C.indices[moved], rows[moved]
+    assert (mask[tails] | (tails == target)).all() and (mask[heads] | (heads == target)).all()
+    inner = mask.copy()
+    inner[[s, t]] = False
+    pos0 = before[inner].clip(0).sum()
+    assert pos0 - ex1[inner].clip(0).sum() == stats["amount"]
+    assert (ex1[inner & (before > 0)] >= 0).all() and (ex1[inner & (before < 0)] <= 0).all()
+    roots = np.flatnonzero(inner & (ex1 > 0))
+    if stats["exhausted"]:
+        assert not _reaches(Ld, ex1, mask, target, other, roots)
+    if seed != 1 and _reaches(L | {"flow": flow0}, before, mask, target, other,
+                                   np.flatnonzero(inner & (before > 0))):
+        assert stats["paths"] > 0
+
+
+@pytest.mark.parametrize("limit", ["levels", "all_levels"])
+def test_path_pass_limits(backend, limit):
+    """A pass stopped by a level limit (long levels, or all levels) is not
+    exhausted; given the levels, it routes the excess."""
+    from gpumatch.flow import _maxflow, _paths
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    # 0 -> 1 -> 2 -> 3 -> 4 -> 5, capacity 3; vertex 1 has 2 units of excess, 5 is the target
+    ip, ix = np.array([0, 1, 2, 3, 4, 5, 5]), np.array([1, 2, 3, 4, 5])
+    for levels, moved in ((2, 0), (4, 2)):
+        L = _maxflow._build_rcsr(np, ip, ix, np.full(5, 3, dtype=np.int64), 6)
+        L = {k: xp.asarray(v) for k, v in L.items()}
+        excess = xp.asarray([0, 2, 0, 0, 0, 0])
+        # every level counts as long with short 0; else they all run in the GPU's one-block loop
+        limits = {"levels": levels, "short": 0} if limit == "levels" else {"all_levels": levels}
+        stats = _paths.route(_paths.buffers(backend, 6, np.int64), L, excess, xp.ones(6, dtype=bool), 5, 0,
+                             limits=limits)
+        assert stats["amount"] == moved and stats["exhausted"] == (moved == 2)
+        assert _np(L["flow"]).tolist() == [0] + [moved] * 4
+        assert _np(excess).tolist() == [0, 2 - moved, 0, 0, 0, moved]
 
 
 def _cupyx(C):

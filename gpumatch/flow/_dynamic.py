@@ -59,6 +59,7 @@ import numpy as np
 from .. import _backend, csr
 from .._validation import as_index_array, index_dtype_for
 from . import _maxflow as _mf
+from . import _paths
 
 __all__ = ["MaxFlowSolver"]
 
@@ -83,11 +84,14 @@ __all__ = ["MaxFlowSolver"]
 #: per hop would cost far more than the hop.
 #: ``early_stop``: the BFS of a relabel in phases X and D stops once every
 #: vertex with excess has a height.
+#: ``paths``: phases X and D first route what they can along augmenting
+#: paths inside each side of the cut (:mod:`gpumatch.flow._paths`), so
+#: push-relabel only finishes the rest.
 #: Defaults measured on an H100 (``benchmarks/profile_dynamic.py``): a
 #: ratio of 1 spent half of the long GENRMF and RLG repairs in relabels;
 #: the early stop did not pay (the excess sits at all depths) and is off.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
-          "early_stop": False}
+          "early_stop": False, "paths": True}
 
 _WARMED = set()
 
@@ -350,8 +354,10 @@ class MaxFlowSolver:
     saturated.  :meth:`solve` then moves every excess to the sink or a
     deficit, preferring those on the sink side of the cut, else back
     towards the source, and fills every deficit from the source, else by
-    cancelling flow towards the sink (push-relabel on the transposed
-    network).  When the resulting value equals the updated capacity of
+    cancelling flow towards the sink: first along augmenting paths that
+    stay on one side of the cut (:mod:`gpumatch.flow._paths`: disjoint BFS
+    trees from every imbalance, a few passes), then by push-relabel for
+    whatever those left (on the transposed network for the deficits).  When the resulting value equals the updated capacity of
     ``S``, the flow is maximum and ``S`` still a minimum cut, with no BFS;
     a batch that leaves no excess nor deficit (for example increases of arcs
     off the cut, or decreases to at least the flow) needs no push-relabel at
@@ -500,11 +506,14 @@ class MaxFlowSolver:
         self._plan = None
         self._abandon_at = None                  # smallest batch whose repair ran out of time
         self._claim = None                       # duplicate stamps of the CUDA batch check
+        self._pbufs = None                       # work arrays of the augmenting-path pass
         self._batch_id = 0
         self._stats = {}
         if self.backend == "cupy":
             # compile here, not inside the first (timed) solve
             self._contexts()
+            if REPAIR.get("paths"):
+                self._pbufs = _paths.buffers(self.backend, V, idt)
             _warm_up(self.backend)
 
     # ------------------------------------------------------------------
@@ -1020,6 +1029,15 @@ class MaxFlowSolver:
             back(xs.astype(idt))
             if not self._imbalance()[0]:
                 return
+        if REPAIR.get("paths"):
+            # augmenting paths inside each side first: to the sink or the
+            # sink side's deficits, and to the source side's deficits or back
+            done = self._path_pass("X", self._L, self._excess, ~self._side, t, s)
+            self._path_pass("X", self._L, self._excess, self._side, s, t)
+            if done:   # what the sink side cannot place goes back across the cut
+                self._path_pass("X", self._L, self._excess, None, s, t)
+            if not self._imbalance()[0]:
+                return
         near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
         far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
         _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2, far_return=back, early=True,
@@ -1043,6 +1061,13 @@ class MaxFlowSolver:
         xs = xp.nonzero(self._inner((stT["excess"] > 0) & ~self._side))[0]
         if xs.shape[0]:
             back(xs.astype(idt))
+        if REPAIR.get("paths") and self._excess_left(stT):
+            # augmenting paths inside each side first: from the source to the
+            # source side's deficits, and cancelled towards the sink
+            done = self._path_pass("D", self._LT, stT["excess"], self._side, s, t)
+            self._path_pass("D", self._LT, stT["excess"], ~self._side, t, s)
+            if done:   # what the source cannot fill is cancelled towards the sink across the cut
+                self._path_pass("D", self._LT, stT["excess"], None, t, s)
         if self._excess_left(stT):
             near = lambda: xp.asarray([s], dtype=idt)  # noqa: E731
             far = lambda: xp.asarray([t], dtype=idt)  # noqa: E731
@@ -1051,6 +1076,26 @@ class MaxFlowSolver:
             self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
         L["flow"][self._t_of] = LT["flow"]
         self._excess[...] = -stT["excess"]
+
+    def _path_pass(self, name, L, excess, mask, target, other):
+        """The augmenting-path pass of :mod:`gpumatch.flow._paths` on one side
+        (`mask` None: everywhere), with its statistics; returns whether it
+        placed all it could (``exhausted``)."""
+        if self._pbufs is None:
+            self._pbufs = _paths.buffers(self.backend, self._V, self._idt)
+        if mask is None:
+            mask = self._xp.ones(self._V, dtype=bool)
+        t0 = time.perf_counter()
+
+        def check():
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                raise _OverBudget()
+
+        ps = _paths.route(self._pbufs, L, excess, mask, target, other, check=check)
+        if ps["phases"]:
+            self._stats.setdefault("path_passes", []).append(
+                (name, ps["phases"], ps["levels"], ps["paths"], ps["amount"], time.perf_counter() - t0))
+        return ps["exhausted"]
 
     def _saturate_source(self):
         """Saturate the residual arcs out of the source whose head has a height below V."""
