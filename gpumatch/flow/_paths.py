@@ -19,8 +19,8 @@ matching augments along alternating paths:
   so they share no arc and augment at once;
 * passes repeat from the roots with excess left until one finds no path,
   or the limits in :data:`LIMITS` stop it (a pass whose trees are still
-  growing at the level limit, or that placed less than half its roots'
-  excess, is the last).
+  growing at the level limit, or that placed less than 30 % of its
+  roots' excess, is the last).
 
 Whatever the pass leaves is still a pseudo-flow that the push-relabel
 phases finish, so the pass only ever saves work: it never has to succeed.
@@ -41,7 +41,7 @@ from .. import _backend, csr
 #: at most, short ones included.
 #: ``progress``: a pass that moves less than this fraction of its roots'
 #: excess is the last (what is left needs the paths of push-relabel).
-LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 512, "progress": 0.5}
+LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 512, "progress": 0.3}
 
 
 def _resid(cap, flow, code):
@@ -163,7 +163,10 @@ class _Cuda:
         self.fin_a = cp.zeros(V, dtype=np.int64)
         self.fin_w = cp.full(V, -1, dtype=np.int64)
         self.bufs = [cp.empty(max(V, 1), dtype=np.int64), cp.empty(max(V, 1), dtype=np.int64)]
-        self.cnt = cp.zeros(1, dtype=np.uint64)
+        # level counts: a level writes cnt[c] and zeroes cnt[1 - c] for the next
+        self.cnt = cp.zeros(2, dtype=np.uint64)
+        self.cnts = (self.cnt[0:1], self.cnt[1:2])
+        self.c = 0
         self.moved = cp.zeros(2, dtype=np.int64)
         self.flip = 0
 
@@ -173,13 +176,15 @@ class _Cuda:
         n = int(frontier.shape[0])
         self.flip ^= 1
         nxt = self.bufs[self.flip]
-        self.cnt.fill(0)
+        c = self.c
+        self.c ^= 1
         tile = 8   # GM_FP_TILE
         self.k_level(_cuda.grid_for(n * tile), (_cuda.BLOCK,),
                      (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"],
                       L["in_to_out"], mask, excess, frontier, np.int64(n), np.int64(target), np.int64(other),
-                      self.owner, self.pv, self.pa, self.fin_u, self.fin_a, self.fin_w, nxt, self.cnt))
-        return nxt[:int(self.cnt.get()[0])]
+                      self.owner, self.pv, self.pa, self.fin_u, self.fin_a, self.fin_w, nxt, self.cnts[c],
+                      self.cnts[1 - c]))
+        return nxt[:int(self.cnts[c].get()[0])]
 
     def levels(self, L, mask, excess, frontier, target, other, short, max_levels):
         """Levels from `frontier`: one multi-block level if it is longer than

@@ -40,6 +40,8 @@ __device__ __forceinline__ void fp_step(
         return;
     }
     if (!mask[w]) return;
+    // most candidates are taken already: a plain read spares their atomics
+    if (((volatile long long*)owner)[w] != -1) return;
     if (excess[w] < 0) {
         // a deficit ends one tree per pass: claim it, then close the tree
         if (atomicCAS((u64*)(owner + w), (u64)-1ll, (u64)r) != (u64)-1ll) return;
@@ -85,7 +87,9 @@ __device__ __forceinline__ void fp_expand(
 // gpumatch_fp_level: one BFS level of every open tree.
 //   indptr .. in_to_out : the network (idx_t), cap (int64), flow (int64)
 //   frontier, size      : the level's vertices
-//   next, next_count    : out, the next level (appended)
+//   next, next_count    : out, the next level (appended; *next_count is 0
+//                         on entry)
+//   zero_count          : zeroed by thread 0, for the next level's count
 // Thread mapping: GM_FP_TILE lanes per frontier vertex, striding over its
 // out-arcs, then its in-arcs.  Races: claims by atomicCAS on owner (a
 // vertex joins one tree) and on fin_u (a tree ends once); a tree that
@@ -93,10 +97,11 @@ __device__ __forceinline__ void fp_expand(
 // dead weight, never used by a path).
 extern "C" __global__ void gpumatch_fp_level(
     FP_NET, const long long* __restrict__ frontier, long long size, long long target, long long other, FP_TREES,
-    long long* next, u64* next_count)
+    long long* next, u64* next_count, u64* zero_count)
 {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long i = t / GM_FP_TILE;
+    if (t == 0) *zero_count = 0ull;
     if (i >= size) return;
     fp_expand(frontier[i], (int)(t % GM_FP_TILE), indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, mask,
               excess, target, other, owner, pv, pa, fin_u, fin_a, fin_w, next, next_count);
