@@ -102,12 +102,13 @@ def _scatter_add(xp, a, idx, vals):
 
 
 def _warm_up(backend):
-    """Solve a six-vertex network once per device and process.
+    """Solve a six-vertex network, then repair a small one, once per device and process.
 
     On CuPy the first solve of a process compiles (or loads from CuPy's
-    cache) the element-wise kernels a from-scratch solve uses; doing it here
-    keeps that one-time cost out of the from-scratch time that sets the
-    repair's time budget.
+    cache) the element-wise kernels a from-scratch solve and a repair use;
+    doing it here keeps that one-time cost out of the from-scratch time
+    that sets the repair's time budget, and out of the first repair (which
+    would run out of that budget while compiling).
     """
     if backend != "cupy":
         return
@@ -115,6 +116,7 @@ def _warm_up(backend):
     dev = int(cp.cuda.Device().id)
     if dev in _WARMED:
         return
+    _WARMED.add(dev)   # before the solver below, whose constructor calls this
     # 0 -> 1 -> 2 -> 3 -> 4 -> 5 (sink) with a bottleneck at 4 -> 5 and a
     # side arc 1 -> 5: the greedy start, phase 1, the direct return and
     # phase 2 (excess stranded three arcs from the source) all run
@@ -122,7 +124,48 @@ def _warm_up(backend):
     indices = cp.asarray([1, 2, 5, 3, 4, 5], dtype=np.int32)
     cap = cp.asarray([9, 9, 1, 9, 9, 1], dtype=np.int64)
     _mf._solve(indptr, indices, cap, 0, 5, "cupy", "reverse_csr")
-    _WARMED.add(dev)
+    # repairs of a small grid network reach the path passes, both
+    # push-relabel phases and the cut's BFS
+    C = _warm_network()
+    solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    _warm_batches(solver, C, cp.asarray)
+
+
+def _warm_network():
+    """A 4 x 4 grid (right, down and up arcs; source 16 -> left column, right column -> sink 17), capacities 1..9."""
+    import scipy.sparse as sp
+
+    r, c = [], []
+    for i in range(16):
+        if i % 4 < 3:
+            r.append(i), c.append(i + 1)
+        if i < 12:
+            r += [i, i + 4]
+            c += [i + 4, i]
+    r += [16, 16, 16, 16, 3, 7, 11, 15]
+    c += [0, 4, 8, 12, 17, 17, 17, 17]
+    rng = np.random.default_rng(0)
+    C = sp.csr_matrix((rng.integers(1, 10, size=len(r)), (r, c)), shape=(18, 18)).astype(np.int64)
+    C.sort_indices()
+    return C
+
+
+def _warm_batches(solver, C, asarray, steps=6):
+    """Batches of a third of the arcs of `C` (increases, decreases, mixed, in turn), each solved; returns the results."""
+    rng = np.random.default_rng(1)
+    rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+    out = []
+    for step in range(steps):
+        k = rng.choice(C.nnz, size=C.nnz // 3, replace=False)
+        old = C.data[k]
+        new = (old + rng.integers(1, 10, size=k.shape[0]) if step % 3 == 0 else
+               np.maximum(old - rng.integers(1, 10, size=k.shape[0]), 0) if step % 3 == 1 else
+               rng.integers(0, 19, size=k.shape[0]))
+        C.data[k] = new
+        solver.update_capacities(asarray(rows[k]), asarray(C.indices[k].astype(np.int64)), asarray(new))
+        out.append(solver.solve())
+    return out
 
 
 class _OverBudget(Exception):
