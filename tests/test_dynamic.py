@@ -1158,7 +1158,7 @@ def test_flow_cut_arc_decreases_keep_the_cut(backend, name):
     assert np.array_equal(_host_array(res2.source_side), side)
 
 
-def test_flow_augmenting_fallback(monkeypatch):
+def test_flow_augmenting_fallback(monkeypatch, backend, repair_paths):
     # a phase X that only ever returns excess to the source leaves a valid
     # but not maximum flow: the cut check, the BFS and phase F repair it
     from gpumatch.flow import _dynamic as D
@@ -1172,17 +1172,22 @@ def test_flow_augmenting_fallback(monkeypatch):
 
     monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", return_only)
     C = sp.csr_matrix(np.array([[0, 1, 0, 0], [0, 0, 5, 0], [0, 0, 0, 5], [0, 0, 0, 0]], dtype=np.int64))
-    solver = MaxFlowSolver(C, 0, 3, backend="numpy", rebuild_fraction=1.0, time_budget=None)
+    solver = MaxFlowSolver(C, 0, 3, backend=backend, rebuild_fraction=1.0, time_budget=None)
     assert int(solver.solve().flow_value) == 1
     solver.update_capacities([0], [1], [4])
     res = solver.solve()
     assert res.stats["cut"] == "bfs" and res.stats["fallback"]
+    # with the path passes, phase F starts with them (and here they leave push-relabel nothing)
+    f_passes = [p for p in res.stats.get("path_passes", []) if p[0] == "F"]
+    assert bool(f_passes) == (repair_paths == "paths")
+    if f_passes:
+        assert "F1" not in [p[0] for p in res.stats.get("phases", [])]
     C2 = _apply(C, [0], [1], [4])
     _check_flow_result(res, C2, 0, 3)
     assert int(res.flow_value) == 4
     # and on a larger graph, batch after batch
     C, s, t, maxcap = FLOW_GRAPHS["rlg"]
-    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=None)
+    solver = MaxFlowSolver(C, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
     res = solver.solve()
     rng = np.random.default_rng(23)
     for _ in range(3):

@@ -1027,11 +1027,24 @@ class MaxFlowSolver:
                 stats["fallback"] = True
                 st = {"height": self._height, "excess": self._excess}
                 one = lambda v: (lambda: xp.asarray([v], dtype=self._idt))  # noqa: E731
-                _Phase(self, self._ctx, st, one(t), terminals=(t, s), hlimit=V, blocked=s, must_clear=False,
-                       name="F1").run(before=self._saturate_source)
+                paths = bool(REPAIR.get("paths"))
+                placed = False
+                if paths:
+                    # the heights of the sink's BFS pick the source arcs;
+                    # augmenting paths to the sink come first, and if they
+                    # place all that can reach it, push-relabel's F1 is spared
+                    self._saturate_source()
+                    placed = self._path_pass("F", self._L, self._excess, None, t, s)
+                if not placed:
+                    _Phase(self, self._ctx, st, one(t), terminals=(t, s), hlimit=V, blocked=s, must_clear=False,
+                           name="F1").run(before=None if paths else self._saturate_source)
                 if self._excess_left(st):
-                    stats["phase2_iterations"] += _Phase(self, self._ctx, st, one(s), terminals=(s, t), hlimit=V,
-                                                         blocked=t, name="F2").run()
+                    # what cannot reach the sink goes back to the source
+                    if paths:
+                        self._path_pass("F", self._L, self._excess, None, s, t)
+                    if self._excess_left(st):
+                        stats["phase2_iterations"] += _Phase(self, self._ctx, st, one(s), terminals=(s, t),
+                                                             hlimit=V, blocked=t, name="F2").run()
                 side = self._sink_bfs()
                 if not bool(side[s]) or self._excess_left(st):  # pragma: no cover - would be a bug
                     raise RuntimeError("dynamic max flow left an augmenting path; please report this")
