@@ -474,18 +474,15 @@ def test_matching_rebuild_and_cache():
     assert (solver.graph() != A).nnz == 0
 
 
-@pytest.mark.parametrize("path", ["rank", "host", "device"])
+@pytest.mark.parametrize("path", ["rank", "sort"])
 def test_matching_bad_updates_leave_state(backend, path, monkeypatch):
     """Bad batches raise a message naming the problem and change nothing, on
-    each path a batch can take: ordered and checked in one launch (small),
-    on the host, or on the device (the last two on the GPU only)."""
+    each path a batch can take on the GPU: ordered and checked in one
+    launch (small), or sorted and checked by CuPy (NumPy has one path)."""
     from gpumatch import csr as _csr
-    from gpumatch.matching import _dynamic
 
-    if path != "rank":
+    if path == "sort":
         monkeypatch.setattr(_csr, "RANK_BATCH", 0)
-    if path == "device":
-        monkeypatch.setattr(_dynamic, "HOST_BATCH", 0)
     A = MATCHING_GRAPHS["rect"]
     m, n = A.shape
     Ain = A if backend == "numpy" else _cupyx(A)
