@@ -41,7 +41,7 @@ from .. import _backend, csr
 #: at most, short ones included.
 #: ``progress``: a pass that moves less than this fraction of its roots'
 #: excess is the last (what is left needs the paths of push-relabel).
-LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 512, "progress": 0.3}
+LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3}
 
 
 def _resid(cap, flow, code):
