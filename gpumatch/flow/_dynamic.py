@@ -32,16 +32,21 @@ D. every deficit is filled from the source (height 0), else by cancelling
    network, where a deficit is an excess.
 
 Excess on the source side and deficits on the sink side first go straight
-to their terminal along paths of one or two arcs where they can (no BFS),
-and a relabel runs the BFS from the far targets only when some excess
-needs them.  Both phases always succeed (an excess can flow back to where
-it came from, a deficit can cancel the flow that left it).
+to their terminal along paths of one or two arcs where they can (no BFS).
+Then each phase routes what it can along augmenting paths
+(:mod:`gpumatch.flow._paths`: disjoint BFS trees from every imbalance,
+inside one side of the cut, then across it only for what that side cannot
+place), and push-relabel finishes the rest; a relabel runs the BFS from
+the far targets only when some excess needs them.  Both phases always
+succeed (an excess can flow back to where it came from, a deficit can
+cancel the flow that left it).
 
 If the new flow value equals the capacity of ``S``, ``S`` is still a
 minimum cut and the flow maximum; only otherwise a BFS from the sink
 computes the new cut, and if the source still reaches the sink, phase F
-saturates the source arcs whose head reaches the sink and runs the two
-phases of a full solve from the valid flow.
+saturates the source arcs whose head reaches the sink, routes that excess
+along augmenting paths to the sink and back, and runs the two phases of a
+full solve from there for anything left.
 
 Two guards keep a dynamic solve from costing much more than a solve from
 scratch: past ``rebuild_fraction`` changed arcs the solver starts from
@@ -411,21 +416,22 @@ class MaxFlowSolver:
     ``source_side`` is the source side of a minimum cut (after a repair
     that kept the cut, the previous one).
 
-    Speed: each phase starts with a global relabel (a BFS over the part of
-    the residual network that reaches its targets), so a dynamic solve
-    costs a few BFS plus work proportional to the part of the network the
-    changes reach.  Where many changes cross the cut or augmenting paths
-    are long, that work can exceed a solve from scratch; `rebuild_fraction`
-    and `time_budget` bound the loss.  On an H100
-    (``benchmarks/bench_dynamic.py``: the unit network of
-    ``random_bipartite(10**6, 10**6, 5)``, ``washington_rlg(512, 1024,
-    10000)``, ``genrmf(32, 256, 100, 10000)``; 80, 210 and 460-590 ms from
-    scratch), update + solve of 0.01 % of the arcs took 10 ms (unit,
-    increases), 24-57 ms (RLG decreases and mixed) and under 1 ms where
-    the batch missed the cut (RLG and GENRMF increases); of 0.1 %, 22 ms
-    (unit) and 60 ms (RLG increases).  Repairs of GENRMF decreases, of 1 %
-    of the arcs, and of networks changed by earlier large batches ran out
-    of time.
+    Speed: each path pass and each push-relabel phase costs a BFS over the
+    part of the residual network that the imbalances reach, so a dynamic
+    solve costs a few BFS plus work proportional to that part.  Where
+    many changes cross the cut or augmenting paths are long, that work can
+    exceed a solve from scratch; `rebuild_fraction` and `time_budget`
+    bound the loss.  On an H100 (``benchmarks/bench_dynamic.py``: the unit
+    network of ``random_bipartite(10**6, 10**6, 5)``,
+    ``washington_rlg(512, 1024, 10000)``, ``genrmf(32, 256, 100, 10000)``;
+    75-95, 220-340 and 400-640 ms from scratch), update + solve of 0.01 %
+    of the arcs took 7-21 ms on the unit network, 28-63 ms for RLG
+    decreases and mixed batches, 75-85 ms for GENRMF mixed batches, and
+    under 1 ms where the batch missed the cut (RLG and GENRMF increases);
+    of 0.1 %, 16-23 ms for unit increases.  Repairs of 0.1 % unit
+    decreases and mixed batches (30-45 ms), of GENRMF decreases, of 1 % of
+    the arcs, and of networks changed by earlier large batches ran out of
+    time.
 
     References
     ----------
