@@ -23,8 +23,9 @@ matching augments along alternating paths:
   roots' excess, is the last).
 
 Whatever the pass leaves is still a pseudo-flow that the push-relabel
-phases finish, so the pass only ever saves work: it never has to succeed.
-The flow stays inside the side, so the kept minimum cut stays saturated.
+phases finish, so the pass never has to succeed.  The flow it moves stays
+inside ``mask``; with one side of the kept minimum cut as the mask, that
+cut stays saturated.
 """
 
 from __future__ import annotations
