@@ -266,6 +266,21 @@ extern "C" __global__ void gpumatch_pr_discharge_rcsr(
     }
 }
 
+// Whether a list holds a hub (more than hub_deg arcs, both directions), for
+// every thread of the block (a barrier): the one-block loops below stop
+// before such a list and leave it to the multi-block kernels.
+__device__ __forceinline__ bool block_list_has_hub(
+    const idx_t* list, unsigned long long size, const idx_t* __restrict__ indptr,
+    const idx_t* __restrict__ in_indptr, long long hub_deg)
+{
+    bool hub = false;
+    for (long long w = threadIdx.x; w < (long long)size; w += blockDim.x) {
+        const idx_t x = list[w];
+        hub |= (long long)(indptr[x + 1] - indptr[x]) + (long long)(in_indptr[x + 1] - in_indptr[x]) > hub_deg;
+    }
+    return __syncthreads_or(hub);
+}
+
 // gpumatch_pr_discharge_loop_rcsr: persistent mode of gpumatch_pr_discharge_rcsr
 // for short worklists.  ONE block runs discharge iterations iter0, iter0 + 1,
 // ... with __syncthreads() between them, until a worklist is empty, longer
@@ -303,12 +318,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcs
         const idx_t* work = (j & 1) ? buf1 : buf0;
         idx_t* next = (j & 1) ? buf0 : buf1;
         unsigned long long* next_count = counts + (j + 1) % 3;
-        bool hub = false;
-        for (long long w = threadIdx.x; w < (long long)size; w += blockDim.x) {
-            const idx_t u = work[w];
-            hub |= (long long)(indptr[u + 1] - indptr[u]) + (long long)(in_indptr[u + 1] - in_indptr[u]) > hub_deg;
-        }
-        if (__syncthreads_or(hub)) break;
+        if (block_list_has_hub(work, size, indptr, in_indptr, hub_deg)) break;
         if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
         for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
             discharge_vertex_rcsr(work[w], lane, mask, indptr, indices, cap, flow, in_indptr, in_indices,
@@ -800,12 +810,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_bfs_loop_rcsr(
         const idx_t* frontier = (j & 1) ? buf1 : buf0;
         idx_t* next = (j & 1) ? buf0 : buf1;
         unsigned long long* next_count = counts + (j + 1) % 3;
-        bool hub = false;
-        for (long long w = threadIdx.x; w < (long long)size; w += blockDim.x) {
-            const idx_t x = frontier[w];
-            hub |= (long long)(indptr[x + 1] - indptr[x]) + (long long)(in_indptr[x + 1] - in_indptr[x]) > hub_deg;
-        }
-        if (__syncthreads_or(hub)) break;
+        if (block_list_has_hub(frontier, size, indptr, in_indptr, hub_deg)) break;
         if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
         const int label = level0 + (int)j + 1;
         for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
