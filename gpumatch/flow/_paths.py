@@ -52,16 +52,17 @@ def _resid(cap, flow, code):
     return np.where(out, cap[k] - flow[k], flow[k])
 
 
+def _tree_arrays(bufs, xp, V):
+    """The per-vertex arrays of the trees (as in ``flow/paths.cu``) on `bufs`."""
+    for name, fill in (("owner", -1), ("pv", -1), ("pa", 0), ("fin_u", -1), ("fin_a", 0), ("fin_w", -1)):
+        setattr(bufs, name, xp.full(V, fill, dtype=np.int64))
+
+
 class _Numpy:
     """NumPy twin of ``flow/paths.cu`` (one legal schedule of its claims)."""
 
     def __init__(self, V):
-        self.owner = np.full(V, -1, dtype=np.int64)
-        self.pv = np.full(V, -1, dtype=np.int64)
-        self.pa = np.zeros(V, dtype=np.int64)
-        self.fin_u = np.full(V, -1, dtype=np.int64)
-        self.fin_a = np.zeros(V, dtype=np.int64)
-        self.fin_w = np.full(V, -1, dtype=np.int64)
+        _tree_arrays(self, np, V)
 
     def level(self, L, mask, excess, frontier, target, other):
         owner, fin_u = self.owner, self.fin_u
@@ -157,12 +158,7 @@ class _Cuda:
         self.k_loop = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level_loop", defines)
         self.counts = cp.zeros(2, dtype=np.uint64)
         self.state = cp.zeros(2, dtype=np.int64)
-        self.owner = cp.full(V, -1, dtype=np.int64)
-        self.pv = cp.full(V, -1, dtype=np.int64)
-        self.pa = cp.zeros(V, dtype=np.int64)
-        self.fin_u = cp.full(V, -1, dtype=np.int64)
-        self.fin_a = cp.zeros(V, dtype=np.int64)
-        self.fin_w = cp.full(V, -1, dtype=np.int64)
+        _tree_arrays(self, cp, V)
         self.bufs = [cp.empty(max(V, 1), dtype=np.int64), cp.empty(max(V, 1), dtype=np.int64)]
         # level counts: a level writes cnt[c] and zeroes cnt[1 - c] for the next
         self.cnt = cp.zeros(2, dtype=np.uint64)
