@@ -138,7 +138,8 @@ def _warm_up(backend):
 
 
 def _warm_network():
-    """A 4 x 4 grid (right, down and up arcs; source 16 -> left column, right column -> sink 17), capacities 1..9."""
+    """A 4 x 4 grid (right, down and up arcs; source 16 -> left column,
+    right column -> sink 17), capacities 1..9."""
     import scipy.sparse as sp
 
     r, c = [], []
@@ -157,7 +158,8 @@ def _warm_network():
 
 
 def _warm_batches(solver, C, asarray, steps=6):
-    """Batches of a third of the arcs of `C` (increases, decreases, mixed, in turn), each solved; returns the results."""
+    """Batches of a third of the arcs of `C` (increases, decreases, mixed,
+    in turn), each solved; returns the results."""
     rng = np.random.default_rng(1)
     rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
     out = []
@@ -405,8 +407,9 @@ class MaxFlowSolver:
     cancelling flow towards the sink: first along augmenting paths that
     stay on one side of the cut (:mod:`gpumatch.flow._paths`: disjoint BFS
     trees from every imbalance, a few passes), then by push-relabel for
-    whatever those left (on the transposed network for the deficits).  When the resulting value equals the updated capacity of
-    ``S``, the flow is maximum and ``S`` still a minimum cut, with no BFS;
+    whatever those left (on the transposed network for the deficits).
+    When the resulting value equals the updated capacity of ``S``, the
+    flow is maximum and ``S`` still a minimum cut, with no BFS;
     a batch that leaves no excess nor deficit (for example increases of arcs
     off the cut, or decreases to at least the flow) needs no push-relabel at
     all (``stats["repair"] == "none"``).  Otherwise a BFS from the sink
