@@ -237,6 +237,7 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
               f"levels {st.get('aug_levels', 0)}, loops {st.get('aug_loop_launches', 0)}, "
               f"seeds {st.get('aug_seeds', 0)}, met {st.get('aug_met', 0)}, "
               f"back levels {st.get('aug_back_levels', 0)}, orphan deaths {st.get('aug_orphan_deaths', 0)}, "
+              f"closings {st.get('aug_closings', 0)}, "
               f"released {st.get('aug_released', 0)}, "
               f"repairs {st.get('aug_reparented', 0)}+{st.get('aug_orphaned', 0)}, "
               f"incremental {st.get('aug_incremental', False)}, "
@@ -296,6 +297,9 @@ def main(argv=None):
                     help="comma-separated values of gpumatch.matching._augment.BACK_RATIO to run (0: search trees "
                          "alone; r > 0: backward trees from the free columns too, a level while their frontier "
                          "is at most r times the search side's)")
+    ap.add_argument("--aug-defer", default=None,
+                    help="comma-separated: 1 defers the closing of the augmenting phases, 0 closes in every phase "
+                         "(gpumatch.matching._augment.DEFER_CLOSING)")
     ap.add_argument("--aug-trace", type=int, default=0,
                     help="with --steps on the GPU: record up to this many steps of each cooperative augment "
                          "(gpumatch.matching._augment.TRACE_STEPS) and print the time per phase and level")
@@ -328,9 +332,10 @@ def main(argv=None):
             for wi in args.warm_init.split(","):
                 for rk in args.relabel_k.split(","):
                     for wm in args.warm_method.split(","):
-                        for lm, co, br in itertools.product((args.aug_loop_max or "").split(","),
-                                                            (args.aug_coop or "").split(","),
-                                                            (args.aug_back or "").split(",")):
+                        for lm, co, br, dc in itertools.product((args.aug_loop_max or "").split(","),
+                                                                (args.aug_coop or "").split(","),
+                                                                (args.aug_back or "").split(","),
+                                                                (args.aug_defer or "").split(",")):
                             from gpumatch.matching import _augment
 
                             if lm:
@@ -344,6 +349,9 @@ def main(argv=None):
                             if br:
                                 _augment.BACK_RATIO = float(br)
                                 print(f"# augment BACK_RATIO = {float(br):g}", flush=True)
+                            if dc:
+                                _augment.DEFER_CLOSING = int(dc) > 0
+                                print(f"# augment DEFER_CLOSING = {int(dc) > 0}", flush=True)
                             bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
                                            wm, max(1, args.repeats))
     if args.log:

@@ -581,22 +581,30 @@ def aug_launch(request, backend, monkeypatch):
     return request.param
 
 
-@pytest.fixture(params=["default", "off", "eager"])
+@pytest.fixture(params=["default", "off", "eager", "closing"])
 def two_sided(request, monkeypatch):
     """The backward side of the augmenting phases: the default balance, off
-    (search trees alone), or eager (the backward side runs a level whenever
-    its frontier is at most 8x the search side's)."""
+    (search trees alone, every phase closing), eager (the backward side runs a
+    level whenever its frontier is at most 8x the search side's), or the
+    default balance with every phase closing (no deferred closing)."""
     from gpumatch.matching import _augment
 
-    ratio = {"default": _augment.BACK_RATIO, "off": 0.0, "eager": 8.0}[request.param]
+    ratio = {"default": _augment.BACK_RATIO, "off": 0.0, "eager": 8.0, "closing": _augment.BACK_RATIO}[request.param]
     monkeypatch.setattr(_augment, "BACK_RATIO", ratio)
+    monkeypatch.setattr(_augment, "DEFER_CLOSING", request.param != "closing")
     return ratio
 
 
 def _check_two_sided(stats, ratio):
+    from gpumatch.matching import _augment
+
     assert 0 <= stats["aug_met"] <= stats["aug_paths"]
     if ratio == 0:
         assert stats["aug_met"] == 0 and stats["aug_back_levels"] == 0
+    if ratio == 0 or not _augment.DEFER_CLOSING:   # every phase closes: none counted as a closing one
+        assert stats.get("aug_closings", 0) == 0
+    else:
+        assert 0 <= stats["aug_closings"] <= stats["aug_phases"]
 
 
 def _check_launch(stats, backend, aug_launch):
@@ -615,7 +623,7 @@ def test_matching_kept_forest_certifies(backend, name, aug_launch, two_sided):
     rng = np.random.default_rng(_seed("forest", name))
     solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
     solver.solve()
-    incremental = 0
+    incremental = closings = 0
     for step in range(14 if backend == "numpy" else 8):
         for _ in range(int(rng.integers(1, 4))):
             kind = ("inc", "dec", "mixed")[int(rng.integers(3))]
@@ -633,9 +641,14 @@ def test_matching_kept_forest_certifies(backend, name, aug_launch, two_sided):
         _check_launch(res.stats, backend, aug_launch)
         _check_two_sided(res.stats, two_sided)
         incremental += res.stats["aug_incremental"]
+        closings += res.stats.get("aug_closings", 0)
         _check_matching_result(res, A)
         _check_forest(solver, A)
     assert incremental >= (13 if backend == "numpy" else 7)   # every solve but the first after G-PR
+    from gpumatch.matching import _augment
+
+    if two_sided > 0 and _augment.DEFER_CLOSING:   # the deferred closing phases ran (and certified)
+        assert closings > 0
 
 
 def _forest_host(solver, m, n):
@@ -806,8 +819,12 @@ def test_augment_two_sided_meets_halfway(backend, aug_launch, k, monkeypatch):
         stats = _augment.augment(st)
         _check_launch(stats, backend, aug_launch)
         assert stats["aug_converged"] and stats["aug_paths"] == 1
-        # the first phase finds the path, the second proves the matching perfect
-        assert stats["aug_phases"] == 2
+        # the first phase finds the path, the second proves the matching
+        # perfect; with the closing deferred a search phase that flips nothing
+        # comes first and then the closing phase
+        deferred = ratio > 0 and _augment.DEFER_CLOSING
+        assert stats["aug_phases"] == (3 if deferred else 2)
+        assert stats.get("aug_closings", 0) == (1 if deferred else 0)
         if ratio > 0:   # k = 1: the search tree reaches the free column itself, not through its tree
             assert stats["aug_met"] == (1 if k >= 2 else 0) and stats["aug_levels"] <= levels, stats
             assert stats["aug_back_levels"] >= 1

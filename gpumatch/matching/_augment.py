@@ -38,6 +38,16 @@ A batch's removals are repaired where possible instead of breaking trees
 the tree, and a lost matched edge flips its tree's path at once, the tree
 staying behind as a certificate only ("orphaned").
 
+The closing of the forest is deferred (:data:`DEFER_CLOSING`): *search*
+phases leave the columns of dissolved trees unclaimed, and a backward tree
+that meets a row of a live tree ends there, so the kept trees next to the
+released columns are reached from the free columns' side; their BFS stops
+once no backward tree is left to meet.  A *closing* phase, run when a
+search phase flips nothing, lets the kept trees adopt everything next to
+them again and is what proves the matching maximum.  On random d5 graphs,
+where a few trees hold most of the graph, this halved the solves after
+small batches that remove edges.
+
 One driver, :func:`augment`, for both kernel sets: the CUDA kernels are in
 ``augment.cu``.  Where the device supports cooperative launches (the
 default, :data:`COOPERATIVE`), every phase of a call runs in one launch
@@ -57,8 +67,8 @@ import numpy as np
 from .. import _backend
 from .. import csr as _csr
 
-__all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "COOPERATIVE",
-           "LOOP_MAX", "LEVELS_PER_CHECK"]
+__all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "DEFER_CLOSING",
+           "BACK_FLOOR", "COOPERATIVE", "LOOP_MAX", "LEVELS_PER_CHECK"]
 
 #: ``tstate`` of a tree (indexed by its root row): live and closed, orphaned
 #: (its root matched by a repair, kept only as a certificate), live with
@@ -70,6 +80,23 @@ LIVE, ORPHANED, PENDING = 0, 1, 2
 #: The backward side runs a level while its frontier is at most this many
 #: times the search side's; 0 turns it off (search trees alone).
 BACK_RATIO = 1.0
+
+#: Deferred closing (needs the backward side, ``BACK_RATIO > 0``): a
+#: *search* phase leaves the columns it releases (dissolved trees) unclaimed
+#: instead of letting the kept trees next to them adopt them, and a backward
+#: tree that meets a row of a live search tree ends there (``augment.cu``).
+#: Only when a search phase flips nothing does a *closing* phase adopt every
+#: column of no tree next to a kept tree and grow the trees over them; only
+#: a closing phase (or a search phase with nothing released since the last
+#: one) proves the matching maximum.  False: every phase closes (adopts).
+DEFER_CLOSING = True
+#: In a search phase (:data:`DEFER_CLOSING`) the backward side also runs a
+#: level whenever its frontier is at most this long, and goes on alone
+#: after the search side's has emptied while it is; the phase's BFS is
+#: *cut* once the backward frontier has stayed empty for a level (no
+#: backward tree left to meet), or when the search frontier is empty and the
+#: backward one longer than this (``augment.cu``).
+BACK_FLOOR = 4096
 
 #: On the GPU, run every phase of a call in one cooperative launch
 #: (``gpumatch_aug_solve``: grid-wide barriers between the steps, one
@@ -129,6 +156,7 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         ``aug_back_levels`` (BFS levels of the backward side),
         ``aug_orphan_deaths`` (phases in which an orphaned tree, growing to
         be closed again, reached a free column and was dissolved),
+        ``aug_closings`` (closing phases, :data:`DEFER_CLOSING`),
         ``aug_reparented`` and ``aug_orphaned`` (the trees' repairs by
         :func:`repair_removed` since the last call),
         ``time_augment`` (host seconds) and ``aug_converged`` (True when the
@@ -158,21 +186,30 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         twin.f["valid"] = stats["aug_converged"]
         stats["time_augment"] = time.perf_counter() - t0
         return stats
+    defer = _defer()
+    closing, deferred, stats["aug_closings"] = not defer, 0, 0
     while max_phases is None or stats["aug_phases"] < max_phases:
-        twin.begin_phase(first=stats["aug_phases"] == 0)
-        stats["aug_levels"] += twin.bfs()
+        deferred += twin.begin_phase(first=stats["aug_phases"] == 0, closing=closing)
+        stats["aug_levels"] += twin.bfs(closing=closing)
         flipped, seeds = twin.flip()
         stats["aug_met"] += twin.met
         stats["aug_back_levels"] += twin.back_levels
         stats["aug_orphan_deaths"] += int(twin.killed > 0)
+        stats["aug_closings"] += int(closing and defer)
         if stats["aug_phases"] == 0:
             stats["aug_seeds"] = seeds
         stats["aug_phases"] += 1
         stats["aug_paths"] += flipped
-        if flipped == 0 and twin.killed == 0:  # every tree closed, no free column in one: maximum (augment.cu)
+        # every tree closed, no free column in one: maximum (augment.cu); a
+        # search phase (defer) is closed only when it was not cut and released
+        # nothing since the last closing phase
+        if flipped == 0 and twin.killed == 0 and (closing or (deferred == 0 and not twin.cut)):
             stats["aug_converged"] = True
             twin.f["valid"] = True
             break
+        if closing:
+            deferred = 0
+        closing = not defer or flipped == 0
     twin.finish()
     stats.setdefault("aug_seeds", 0)
     stats["aug_released"] = getattr(twin, "released", 0)
@@ -299,6 +336,11 @@ def invalidate(st) -> None:
         f["valid"] = False
 
 
+def _defer():
+    """Whether the phases defer their closing (:data:`DEFER_CLOSING`, with the backward side on)."""
+    return bool(DEFER_CLOSING) and BACK_RATIO > 0
+
+
 def _twin(st):
     f = st.extra.get("augment")
     if f is None or f["m"] != st.m or f["n"] != st.n or f["idx"] != np.dtype(st.idx):
@@ -342,11 +384,14 @@ class _Numpy:
         f["dead"].fill(0)
         f["tstate"].fill(LIVE)
 
-    def begin_phase(self, first):
-        """Release the backward trees, dissolve the dead trees, let the kept
-        trees adopt the released columns next to them, and add the adopted
-        columns' mates, the new roots and the pending rows: the first
-        frontier; then the roots of the backward trees."""
+    def begin_phase(self, first, closing=True):
+        """Release the backward trees, dissolve the dead trees, in a closing
+        phase let the kept trees adopt the released columns next to them and
+        add their mates to the first frontier (with :data:`DEFER_CLOSING`:
+        adoption passes over every column of no tree until one adopts
+        nothing, the mates joining without a frontier); add the new roots
+        and the pending rows to the first frontier; then the roots of the
+        backward trees.  Returns the number of columns released."""
         st, f = self.st, self.f
         e = f["epoch"]
         t, tr = f["root_col"], f["tree_row"]
@@ -358,7 +403,15 @@ class _Numpy:
         tr[np.flatnonzero((tr >= 0) & dead[np.maximum(tr, 0)])] = -1
         f["end_of"][dead] = -1
         f["tstate"][dead] = LIVE
-        frontier = [self._adopt(gone, e + 1)]
+        self.pre_killed, self.pre_ends = 0, np.zeros(0, dtype=np.int64)
+        frontier = []
+        if closing and _defer():   # adoption passes until one adopts nothing; no frontier
+            while True:
+                cols, _ = self._adopt(np.flatnonzero(t == -1), e + 1, skip_ended=True)
+                if cols.shape[0] == 0:
+                    break
+        elif closing:
+            frontier.append(self._adopt(gone, e + 1)[1])
         deg = np.diff(st.rptr)
         new = np.flatnonzero((tr < 0) & (st.mu_row < 0) & (deg > 0))
         tr[new] = new
@@ -381,18 +434,26 @@ class _Numpy:
             self.released = released
         f["epoch"] += 1
         f["flips"] = np.zeros(0, dtype=np.int64)
+        return released
 
-    def _adopt(self, gone, kill):
-        """Twin of gpumatch_aug_adopt / _adopt_mates: each released column in
-        `gone` joins the tree of its first row (CSC order) in a kept tree;
-        returns the adopted columns' mates (they join too, one deeper).  An
-        adopted free column ends a live tree (``pre_ends``, the first one per
-        tree) or kills an orphaned one (``pre_killed``)."""
+    def _adopt(self, gone, kill, skip_ended=False):
+        """Twin of gpumatch_aug_adopt / _adopt_mates (and, `skip_ended`, of
+        one pass of gpumatch_aug_adopt_all): each released column in `gone`
+        joins the tree of its first row (CSC order) in a kept tree (one that
+        has not ended or died in this phase); returns the adopted columns
+        and their mates (they join too, one deeper).  An adopted free column
+        ends a live tree (``pre_ends``, the first one per tree) or kills an
+        orphaned one (``pre_killed``)."""
         st, f = self.st, self.f
         tr = f["tree_row"]
         owner, slots = _csr.expand_segments(st.cptr, gone)
         rows = st.cind[slots].astype(np.int64)
-        hit = np.flatnonzero(tr[rows] >= 0)
+        t = tr[rows]
+        ok = t >= 0
+        if skip_ended:
+            tt = np.maximum(t, 0)
+            ok &= (f["end_of"][tt] < 0) & (f["dead"][tt] != kill)
+        hit = np.flatnonzero(ok)
         _, first = np.unique(owner[hit], return_index=True)
         cols, parents = gone[owner[hit[first]]], rows[hit[first]]
         t = tr[parents]
@@ -406,15 +467,18 @@ class _Numpy:
         orphaned = f["tstate"][free_t] == ORPHANED
         doomed = np.unique(free_t[orphaned])
         f["dead"][doomed] = kill
-        self.pre_killed = int(doomed.shape[0])
+        self.pre_killed += int(doomed.shape[0])
         ends, at = np.unique(free_t[~orphaned], return_index=True)
-        f["end_of"][ends] = free_c[~orphaned][at]
-        self.pre_ends = ends
-        return mate[grow]
+        fresh = f["end_of"][ends] < 0
+        f["end_of"][ends[fresh]] = free_c[~orphaned][at[fresh]]
+        self.pre_ends = np.concatenate([self.pre_ends, ends[fresh]])
+        return cols, mate[grow]
 
-    def bfs(self):
+    def bfs(self, closing=True):
         """All the levels of the phase's BFS (both sides); returns their number.
-        Within a level the search side goes first, then the backward side."""
+        Within a level the search side goes first, then the backward side.
+        A search phase of the deferred closing may be cut (``self.cut``,
+        :data:`BACK_FLOOR`, ``gpumatch_aug_loop``)."""
         st, f = self.st, self.f
         root_col, parent_col, tree_row, end_of = f["root_col"], f["parent_col"], f["tree_row"], f["end_of"]
         bowner, dead, kill = f["bowner"], f["dead"], f["epoch"]
@@ -422,9 +486,17 @@ class _Numpy:
         self.back_levels = 0
         self.killed = self.pre_killed
         flips = [self.pre_ends]
-        while self.frontier.shape[0]:
+        meet = _defer()
+        floor = BACK_FLOOR if meet and not closing else 0
+
+        def goes_on():   # a search phase (floor > 0) ends when the backward frontier is empty
+            size, bsize = self.frontier.shape[0], self.bfrontier.shape[0]
+            return bsize > 0 and (size > 0 or bsize <= floor) if floor else size > 0
+
+        while goes_on():
             levels += 1
-            back = 0 < self.bfrontier.shape[0] <= self.ratio * self.frontier.shape[0]
+            bsize = self.bfrontier.shape[0]
+            back = bsize > 0 and (bsize <= self.ratio * self.frontier.shape[0] or bsize <= floor)
             fr = self.frontier
             tree = tree_row[fr]
             live = (end_of[tree] < 0) & (dead[tree] != kill)
@@ -470,28 +542,53 @@ class _Numpy:
             self.frontier = mate[grow]
             if back:
                 self.back_levels += 1
-                self._back_level()
+                flips.append(self._back_level(meet))
+        self.cut = bool(floor) and bool(self.frontier.shape[0] or self.bfrontier.shape[0])
         f["flips"] = np.concatenate(flips) if flips else np.zeros(0, dtype=np.int64)
         return levels
 
-    def _back_level(self):
-        """One level of the backward trees (those no search tree took)."""
+    def _back_level(self, meet):
+        """One level of the backward trees (those no search tree took); with
+        `meet`, a backward column next to a row of a live search tree that
+        has not ended is taken by that tree, which ends there (the first
+        such row of each backward tree in slot order, then the first such
+        backward tree of each search tree).  Returns the trees that ended."""
         st, f = self.st, self.f
-        root_col = f["root_col"]
+        root_col, tree_row, end_of = f["root_col"], f["tree_row"], f["end_of"]
         bf = self.bfrontier
         held = root_col[bf]
         keep = f["bowner"][-held - 2] < 0
         bf, held = bf[keep], held[keep]
         owner, slots = _csr.expand_segments(st.cptr, bf)
         x = st.cind[slots].astype(np.int64)
+        other = x != st.mu_col[bf[owner]]
+        ended = np.zeros(0, dtype=np.int64)
+        if meet:
+            t = tree_row[x]
+            in_tree = t >= 0
+            tt = np.maximum(t, 0)
+            live = in_tree & other & (f["tstate"][tt] != ORPHANED) & (end_of[tt] < 0)
+            hit = np.flatnonzero(live)
+            f_u, first = np.unique(-held[owner[hit]] - 2, return_index=True)   # one taker per backward tree
+            hit = hit[first]
+            f["bowner"][f_u] = t[hit]
+            t_u, first = np.unique(t[hit], return_index=True)               # one backward tree per search tree
+            hit = hit[first]
+            y = bf[owner[hit]]
+            f["parent_col"][y] = x[hit]
+            end_of[t_u] = y
+            ended = t_u
+            other &= ~in_tree
+            other &= f["bowner"][-held[owner] - 2] < 0      # a backward tree taken here grows no further
         y2 = st.mu_row[x].astype(np.int64)
-        ok = np.flatnonzero((x != st.mu_col[bf[owner]]) & (y2 >= 0))
+        ok = np.flatnonzero(other & (y2 >= 0))
         ok = ok[root_col[y2[ok]] == -1]
         y2_u, first = np.unique(y2[ok], return_index=True)
         first = ok[first]
         root_col[y2_u] = held[owner[first]]
         f["bpar"][y2_u] = bf[owner[first]]
         self.bfrontier = y2_u
+        return ended
 
     def flip(self):
         """Flip the listed trees' paths (on through the backward trees they took)
@@ -532,7 +629,7 @@ class _Cuda:
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         m1, n1 = max(st.m, 1), max(st.n, 1)
         f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1, "batch": 0,
-             "state": cp.zeros(7, dtype=cp.int64),
+             "state": cp.zeros(8, dtype=cp.int64),
              "depth": cp.zeros(m1, dtype=cp.int32), "tstate": cp.zeros(m1, dtype=cp.uint8),
              "claim": cp.zeros(m1, dtype=cp.int32), "broken": cp.empty(n1, dtype=st.idx),
              "nbroken": cp.zeros(1, dtype=cp.uint64), "repairs": cp.zeros(2, dtype=cp.uint64),
@@ -547,8 +644,8 @@ class _Cuda:
              "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(16, dtype=cp.uint64),
              "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
              "block": (_cuda.BLOCK,)}
-        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_mates", "note_added", "note_removed",
-                     "reparent", "orphan"):
+        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_all", "adopt_mates", "note_added",
+                     "note_removed", "reparent", "orphan"):
             f[name] = get("gpumatch_aug_" + name)
         f["ctype"] = ctype
         return f
@@ -568,45 +665,64 @@ class _Cuda:
         f["tstate"].fill(0)
         f["epoch"] = 1
 
-    def begin_phase(self, first):
-        """Dissolve, adopt and seed: the first frontier, on the device (the
-        first phase reads back the columns released)."""
+    def begin_phase(self, first, closing=True):
+        """Dissolve, adopt (a closing phase) and seed: the first frontier, on
+        the device; returns the columns released (one read-back, in the
+        first phase only unless the closing is deferred: 0 is returned then)."""
         f, st = self.f, self.st
         e = np.int32(f["epoch"])
         f["ctr"].fill(0)
         f["dissolve"](f["grid"], f["block"], (np.int64(st.m), np.int64(st.n), f["root_col"], f["tree_row"],
                                               f["end_of"], f["tstate"], f["dead"], e, f["dissolved"], f["ctr"]))
-        f["adopt"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["root_col"], f["parent_col"],
-                                           f["dissolved"], f["ctr"]))
-        f["adopt_mates"](f["grid"], f["block"], (st.mu_col, f["root_col"], f["parent_col"], f["tree_row"],
-                                                 f["end_of"], f["depth"], f["tstate"], f["dead"], np.int32(e + 1),
-                                                 f["seen"], e, f["dissolved"], f["flips"], f["roots"], f["ctr"]))
+        mates = lambda count_at, first, frontier: f["adopt_mates"](  # noqa: E731
+            f["grid"], f["block"], (st.mu_col, f["root_col"], f["parent_col"], f["tree_row"], f["end_of"], f["depth"],
+                                    f["tstate"], f["dead"], np.int32(e + 1), f["seen"], e, f["dissolved"], f["flips"],
+                                    f["roots"], f["ctr"], np.int32(count_at), np.int64(first), np.int32(frontier)))
+        if closing and _defer():   # adoption passes until one adopts nothing (a read-back each)
+            first = 0
+            while True:
+                f["adopt_all"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["end_of"], f["dead"],
+                                                       np.int32(e + 1), f["root_col"], f["parent_col"],
+                                                       f["dissolved"], f["ctr"], np.int64(st.n)))
+                count = int(f["ctr"][6:7].get()[0])
+                if count == first:
+                    break
+                mates(6, first, 0)
+                first = count
+        elif closing:
+            f["adopt"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["root_col"], f["parent_col"],
+                                               f["dissolved"], f["ctr"]))
+            mates(5, 0, 1)
+        released = int(f["ctr"][5:6].get()[0]) if first or _defer() else 0
         if first:
-            self.released = int(f["ctr"][5:6].get()[0])
+            self.released = released
         f["seed"](f["grid"], f["block"], (st.rptr, st.cptr, st.mu_row, st.mu_col, np.int64(st.m), np.int64(st.n),
                                           f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["pending"], f["seen"],
                                           e, f["roots"], f["root_col"], f["bowner"], f["bbufs"][0],
                                           np.float64(self.ratio), f["ctr"]))
         f["epoch"] += 1
+        return released
 
-    def bfs(self):
+    def bfs(self, closing=True):
         """The phase's BFS: one-block loops for short frontiers, grid-wide levels for long ones;
-        the last loop launch also flips the paths (one read-back per launch)."""
+        the last loop launch also flips the paths (one read-back per launch).  A search phase
+        of the deferred closing may be cut (``self.cut``, ``augment.cu``)."""
         f, st = self.f, self.st
         head = (st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col, f["root_col"], f["parent_col"],
                 f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["dead"], f["pending"], f["bpar"], f["bowner"],
                 f["flips"], f["roots"], f["bufs"][0], f["bufs"][1], f["bbufs"][0], f["bbufs"][1], f["ctr"])
-        ratio, kill = np.float64(self.ratio), np.int32(f["epoch"])
+        ratio, kill, meet = np.float64(self.ratio), np.int32(f["epoch"]), np.int32(_defer())
         s, steps = 0, 1
+        floor = np.int64(BACK_FLOOR if meet and not closing else 0)
         while True:
-            f["loop"]((1,), (1024,), head + (np.int64(s), ratio, kill, np.int64(LOOP_MAX), f["state"]))
+            f["loop"]((1,), (1024,), head + (np.int64(s), ratio, meet, floor, kill, np.int64(LOOP_MAX), f["state"]))
             self.loops += 1
-            s, size, self.flipped, self.seeds, self.met, self.back_levels, self.killed = (
+            s, more, self.flipped, self.seeds, self.met, self.back_levels, self.killed, self.cut = (
                 int(x) for x in f["state"].get())
-            if size == 0:
+            if not more:
                 return s
             for _ in range(steps):  # a long frontier: grid-wide levels, then the loop kernel looks again
-                f["level"](f["grid"], f["block"], head + (np.int64(s), ratio, kill))
+                f["level"](f["grid"], f["block"], head + (np.int64(s), ratio, meet, floor, kill))
                 s += 1
             steps = min(2 * steps, LEVELS_PER_CHECK)
 
@@ -633,7 +749,7 @@ class _Cuda:
                                     cooperative=True)
             f["solve"] = kern
             f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)
-            f["solve_state"] = _backend.cp.zeros(12, dtype=np.int64)
+            f["solve_state"] = _backend.cp.zeros(13, dtype=np.int64)
         return f["solve_grid"] > 0
 
     def run_cooperative(self, max_phases):
@@ -649,10 +765,11 @@ class _Cuda:
                     f["root_col"], f["parent_col"], f["tree_row"], f["end_of"], f["depth"], f["tstate"], f["dead"],
                     f["seen"], f["pending"], f["bpar"], f["bowner"], f["roots"], f["flips"], f["dissolved"],
                     f["bufs"][0], f["bufs"][1], f["bbufs"][0], f["bbufs"][1], f["ctr"],
-                    np.int32(f["epoch"]), np.int64(max_phases), np.float64(self.ratio), f["repairs"],
+                    np.int32(f["epoch"]), np.int64(max_phases), np.float64(self.ratio), np.int32(_defer()),
+                    np.int64(BACK_FLOOR), f["repairs"],
                     f["solve_state"], trace, np.int64(TRACE_STEPS)))
         (phases, paths, levels, seeds, converged, matched, reparented, orphaned, released, met, back_levels,
-         deaths) = (int(x) for x in f["solve_state"].get())
+         deaths, closings) = (int(x) for x in f["solve_state"].get())
         f["epoch"] += phases
         extra = {}
         if TRACE_STEPS > 0:
@@ -662,7 +779,7 @@ class _Cuda:
                 "aug_converged": bool(converged), "aug_cooperative": True, "aug_loop_launches": 0,
                 "aug_matched": matched, "aug_reparented": reparented, "aug_orphaned": orphaned,
                 "aug_released": released, "aug_met": met, "aug_back_levels": back_levels,
-                "aug_orphan_deaths": deaths}
+                "aug_orphan_deaths": deaths, "aug_closings": closings}
 
     def take_repairs(self):
         """Repairs since the last call (one read-back), zeroed."""

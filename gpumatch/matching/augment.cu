@@ -24,9 +24,9 @@
 //   ctr        : 16 counters (unsigned long long): [0..2] rotating level
 //                sizes, [3] length of the first frontier (`roots`), [4]
 //                trees that reached a free column (`flips`), [5] columns
-//                released by dissolves (`dissolved`), [6] unused, [7]
-//                flipped paths that went through
-//                a backward tree, [8..10] rotating backward level sizes,
+//                released by dissolves (`dissolved`), [6] columns adopted
+//                by a closing phase (gpumatch_aug_adopt_all), [7] flipped
+//                paths that went through a backward tree, [8..10] rotating backward level sizes,
 //                [11..12] backward levels run so far (by parity of the
 //                level: written by level s for level s + 1), [13] an
 //                orphaned tree died in this phase
@@ -78,6 +78,26 @@
 // free root are untouched by the flips (which only happen in other, disjoint
 // trees) and by any batch that did not mark them dead.  From an empty forest
 // (every tree dissolved) this is the plain phase method.
+//
+// Deferred closing (`defer`, _augment.DEFER_CLOSING).  On random graphs of
+// mean degree about 5 the forest holds over 90 % of the columns in a few
+// huge trees, so a batch of a few hundred edges kills trees of 700 000+
+// columns, and every phase that flips a path dissolves more; letting the
+// kept trees adopt all that at once cost 250-350 us per phase.  With
+// `defer`, a *search* phase leaves the columns it releases unclaimed and
+// does not adopt: its search trees grow only from the new roots and the
+// pending rows, and a backward tree that meets a row of a live search tree
+// ends there (aug_level_cols): the kept trees next to the released columns
+// are found from the free columns' side, usually within a level or two.
+// A search phase's BFS is cut once no backward tree is left to meet
+// (gpumatch_aug_loop), so its trees need not be closed.  When a search
+// phase flips nothing, a *closing* phase lets the kept trees adopt, pass
+// after pass, every column of no tree next to them (gpumatch_aug_adopt_all)
+// and grows the new roots and pending rows to their end: that phase is the
+// plain phase above and proves the matching maximum when it flips nothing
+// and no orphaned tree died (a search phase proves it only when it was not
+// cut and nothing was released since the last closing phase).  Backward
+// trees meet live rows in closing phases too.
 //
 // Repairs instead of kills.  Row depths strictly decrease from a column's
 // mate to its parent, so:
@@ -204,6 +224,47 @@ extern "C" __global__ void gpumatch_aug_adopt(
                     (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
+// gpumatch_aug_adopt_all: one adoption pass of a *closing* phase (deferred
+// closing, header): every column of no tree next to a row of a kept tree
+// that has not ended (or died) in this phase joins the tree of its first
+// such row (CSC order), as in gpumatch_aug_adopt but over all columns,
+// since the search phases before it left the columns they released
+// unclaimed.  The closing repeats the pass, each followed by
+// gpumatch_aug_adopt_mates (their mates join, no frontier), until one
+// adopts nothing: a pull-style BFS that closes the kept trees over the
+// released columns without expanding the adopted rows.
+//   adopted : n, out: the columns adopted, appended (count ctr[6])
+// Thread mapping: grid-stride over the columns, each scanning its rows up to
+// the first one in such a tree; each thread writes only its own column's
+// entries, and no tree_row is written in this step.
+__device__ __forceinline__ void aug_adopt_all_items(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, const idx_t* end_of,
+    const int* dead, int kill, idx_t* root_col, idx_t* parent_col, idx_t* adopted, unsigned long long* ctr,
+    long long n, long long start, long long stride)
+{
+    for (long long c = start; c < n; c += stride) {
+        if (root_col[c] != (idx_t)-1) continue;
+        for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
+            idx_t r = cind[p];
+            idx_t t = tree_row[r];
+            if (t >= 0 && end_of[t] < 0 && dead[t] != kill) {
+                root_col[c] = t;
+                parent_col[c] = r;
+                adopted[gm_append(&ctr[6])] = (idx_t)c;
+                break;
+            }
+        }
+    }
+}
+extern "C" __global__ void gpumatch_aug_adopt_all(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
+    const idx_t* __restrict__ end_of, const int* __restrict__ dead, int kill, idx_t* __restrict__ root_col,
+    idx_t* __restrict__ parent_col, idx_t* __restrict__ adopted, unsigned long long* __restrict__ ctr, long long n)
+{
+    aug_adopt_all_items(cptr, cind, tree_row, end_of, dead, kill, root_col, parent_col, adopted, ctr, n,
+                        (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
+}
+
 // gpumatch_aug_adopt_mates: the second half (after a barrier): the mate of
 // each adopted column joins the column's tree, one deeper than the
 // column's parent, and the phase's first frontier (seen[] = epoch: the
@@ -211,16 +272,21 @@ extern "C" __global__ void gpumatch_aug_adopt(
 // it) ends its tree as in a BFS level: a live tree lists its path (CAS on
 // end_of, the first one kept), an orphaned one is marked dead (dead[t] =
 // kill, ctr[13] = 1).
-//   roots, flips : out, appended (counts ctr[3], ctr[4])
-// Thread mapping: grid-stride over the released columns; a column's mate
+//   roots, flips : out, appended (counts ctr[3], ctr[4]); with `frontier`
+//                  0 (a pass of the deferred closing) the mates only join
+//   count_at     : the counter of the column list's length (5: the list
+//                  of gpumatch_aug_adopt, 6: that of gpumatch_aug_adopt_all);
+//                  the columns from `first` on are handled
+// Thread mapping: grid-stride over the listed columns; a column's mate
 // is its own (no two threads write one row); concurrent dead / ctr[13]
 // stores write the same values.
 __device__ __forceinline__ void aug_adopt_mates_items(
     const idx_t* mu_col, const idx_t* root_col, const idx_t* parent_col, idx_t* tree_row, idx_t* end_of,
     int* depth, const unsigned char* tstate, int* dead, int kill, int* seen, int epoch, const idx_t* dissolved,
-    idx_t* flips, idx_t* roots, unsigned long long* ctr, long long count, long long start, long long stride)
+    idx_t* flips, idx_t* roots, unsigned long long* ctr, long long first, long long count, bool frontier,
+    long long start, long long stride)
 {
-    for (long long i = start; i < count; i += stride) {
+    for (long long i = first + start; i < count; i += stride) {
         idx_t c = dissolved[i];
         idx_t t = root_col[c];
         if (t < 0) continue;
@@ -232,7 +298,7 @@ __device__ __forceinline__ void aug_adopt_mates_items(
         tree_row[w] = t;
         depth[w] = depth[parent_col[c]] + 1;
         seen[w] = epoch;
-        roots[gm_append(&ctr[3])] = w;
+        if (frontier) roots[gm_append(&ctr[3])] = w;
     }
 }
 extern "C" __global__ void gpumatch_aug_adopt_mates(
@@ -240,10 +306,10 @@ extern "C" __global__ void gpumatch_aug_adopt_mates(
     idx_t* __restrict__ tree_row, idx_t* __restrict__ end_of, int* __restrict__ depth,
     const unsigned char* __restrict__ tstate, int* __restrict__ dead, int kill, int* __restrict__ seen, int epoch,
     const idx_t* __restrict__ dissolved, idx_t* __restrict__ flips, idx_t* __restrict__ roots,
-    unsigned long long* __restrict__ ctr)
+    unsigned long long* __restrict__ ctr, int count_at, long long first, int frontier)
 {
     aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, seen, epoch,
-                          dissolved, flips, roots, ctr, (long long)ctr[5],
+                          dissolved, flips, roots, ctr, first, (long long)ctr[count_at], frontier != 0,
                           (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 
@@ -462,20 +528,41 @@ __device__ __forceinline__ void aug_level_rows(
 // (atomicCAS on root_col: unclaimed columns only), reached from y (bpar).
 // Free rows are left to the search side (every free row with an entry roots
 // a search tree).
+// With `meet` (deferred closing, header), a row x of a live search tree
+// that has not ended yet takes y's backward tree itself (atomicCAS on
+// bowner, then on end_of as in aug_level_rows): root -> ... -> x -> y ->
+// ... -> f is an augmenting path, its first part the tree path to x.  Rows
+// of other trees (orphaned, ended) are passed over: their mates' columns
+// are claimed anyway.  A backward tree won here by a tree that ended
+// elsewhere in the same level stays unused (as on the search side).
 //   in, out, out_cnt : the frontier and the next one (columns)
 __device__ __forceinline__ void aug_level_cols(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* mu_row, const idx_t* mu_col,
-    idx_t* root_col, idx_t* __restrict__ bpar, const idx_t* bowner, const idx_t* in, long long count,
-    idx_t* out, unsigned long long* out_cnt, long long start, long long stride, int lane, int width)
+    idx_t* root_col, idx_t* __restrict__ bpar, idx_t* bowner, const idx_t* tree_row, idx_t* parent_col,
+    idx_t* end_of, const unsigned char* tstate, idx_t* flips, unsigned long long* ctr, bool meet, const idx_t* in,
+    long long count, idx_t* out, unsigned long long* out_cnt, long long start, long long stride, int lane,
+    int width)
 {
     for (long long i = start; i < count; i += stride) {
         idx_t y = in[i];
         idx_t v = root_col[y];
-        if (bowner[-v - 2] >= 0) continue;
+        idx_t f = -v - 2;
+        if (bowner[f] >= 0) continue;
         idx_t mate = mu_col[y];
         for (idx_t p = cptr[y] + lane; p < cptr[y + 1]; p += width) {
             idx_t x = cind[p];
             if (x == mate) continue;
+            if (meet) {
+                idx_t t = tree_row[x];
+                if (t >= 0) {
+                    if (tstate[t] != 1 && end_of[t] < 0 && bowner[f] == (idx_t)-1
+                        && gm_cas(&bowner[f], (idx_t)-1, t) == (idx_t)-1) {
+                        parent_col[y] = x;
+                        if (gm_cas(&end_of[t], (idx_t)-1, y) < 0) flips[gm_append(&ctr[4])] = t;
+                    }
+                    continue;
+                }
+            }
             idx_t y2 = mu_row[x];
             if (y2 < 0 || root_col[y2] != (idx_t)-1 || gm_cas(&root_col[y2], (idx_t)-1, v) != (idx_t)-1) continue;
             bpar[y2] = y;
@@ -502,7 +589,9 @@ __device__ __forceinline__ int aug_group_width(unsigned long long size, long lon
 // bbuf[j % 2] (count ctr[8 + j % 3]; level 0 the roots of the seed), writes
 // bbuf[(j + 1) % 2] (count ctr[8 + (j + 1) % 3]) and zeroes
 // ctr[8 + (j + 2) % 3].  It runs at level s when its frontier is not empty
-// and at most back_ratio times the search side's.  Every thread reads the
+// and at most back_ratio times the search side's or at most `floor` long
+// (a search phase of the deferred closing, gpumatch_aug_loop; 0 otherwise).
+// Every thread reads the
 // same sizes (written before the barrier or launch that ends level s - 1),
 // from `cnt`: ctr itself, or (gpumatch_aug_solve) the block's copy of it.
 // tid, threads: the thread's place in the grid (or block) running the level;
@@ -513,14 +602,15 @@ __device__ __forceinline__ void aug_level(
     idx_t* tree_row, idx_t* end_of, int* depth, const unsigned char* tstate, int* dead, int kill,
     unsigned char* pending, idx_t* bpar, idx_t* bowner, idx_t* flips,
     const idx_t* roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr,
-    const volatile unsigned long long* cnt, long long s, double back_ratio, long long tid, long long threads,
-    int max_width)
+    const volatile unsigned long long* cnt, long long s, double back_ratio, bool meet, long long floor,
+    long long tid, long long threads, int max_width)
 {
     volatile unsigned long long* vctr = ctr;
     unsigned long long size = cnt[s == 0 ? 3 : (s - 1) % 3];
     unsigned long long j = cnt[11 + s % 2];
     unsigned long long bsize = cnt[8 + j % 3];
-    bool back = bsize != 0ULL && (double)bsize <= back_ratio * (double)size;
+    bool back = bsize != 0ULL
+                && ((double)bsize <= back_ratio * (double)size || (long long)bsize <= floor);
     if (tid == 0) {
         vctr[(s + 1) % 3] = 0ULL;
         if (back) vctr[8 + (j + 2) % 3] = 0ULL;
@@ -533,9 +623,9 @@ __device__ __forceinline__ void aug_level(
                    threads / width, (int)(tid % width), width);
     if (back) {
         width = aug_group_width(bsize, threads, max_width);
-        aug_level_cols(cptr, cind, mu_row, mu_col, root_col, bpar, bowner, (j % 2) ? bbuf1 : bbuf0,
-                       (long long)bsize, (j % 2) ? bbuf0 : bbuf1, &ctr[8 + (j + 1) % 3], tid / width,
-                       threads / width, (int)(tid % width), width);
+        aug_level_cols(cptr, cind, mu_row, mu_col, root_col, bpar, bowner, tree_row, parent_col, end_of, tstate,
+                       flips, ctr, meet, (j % 2) ? bbuf1 : bbuf0, (long long)bsize, (j % 2) ? bbuf0 : bbuf1,
+                       &ctr[8 + (j + 1) % 3], tid / width, threads / width, (int)(tid % width), width);
     }
 }
 
@@ -622,27 +712,42 @@ extern "C" __global__ void gpumatch_aug_level(
     idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
     const unsigned char* __restrict__ tstate, int* dead, unsigned char* pending, idx_t* bpar, idx_t* bowner,
     idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
-    unsigned long long* ctr, long long s, double back_ratio, int kill)
+    unsigned long long* ctr, long long s, double back_ratio, int meet, long long floor, int kill)
 {
     aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead,
-              kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, ctr, s, back_ratio,
-              (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x, 1);
+              kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, ctr, s, back_ratio, meet != 0,
+              floor, (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x, 1);
+}
+
+// The backward frontier that level s reads (aug_level's counters).
+__device__ __forceinline__ unsigned long long aug_back_size(const volatile unsigned long long* cnt, long long s)
+{
+    return cnt[8 + cnt[11 + s % 2] % 3];
 }
 
 // gpumatch_aug_loop: persistent mode for small frontiers.  ONE block runs
 // levels s0, s0 + 1, ... with __syncthreads() between levels, while the
 // search frontier is non-empty and at most `limit` rows long (the host then
 // launches gpumatch_aug_level for the long ones and calls this again).
-// When the frontier is empty (the BFS is over) the same block flips the
-// paths of the listed trees (aug_flip_tree): no launch, no read-back of its
-// own.
+// A search phase of the deferred closing (floor > 0, header) goes on with
+// backward levels alone while the search frontier is empty and the
+// backward one at most `floor` long (both at most `limit`): the backward
+// trees can still meet the rows of kept trees next to columns released
+// earlier.  Its BFS also ends, *cut*, as soon as the backward frontier is
+// empty (every backward tree is taken or has grown to its end, so the
+// search side could only meet one at its border), or when the search
+// frontier is empty and the backward one longer than `floor`: its trees
+// need not be closed, the closing phase sees to that.  When the BFS is over the same block flips
+// the paths of the listed trees (aug_flip_tree): no launch, no read-back of
+// its own.
 //   kill  : the epoch of the next dissolve (orphaned trees that reached a
 //           free column)
-//   state : 7, out: the next level to run, the size of its frontier, and
-//           (when it is 0) the trees flipped, the length of the first
-//           frontier, the paths through backward trees, the backward
-//           levels run and whether an orphaned tree died (ctr[4], ctr[3],
-//           ctr[7], ctr[11 + s % 2], ctr[13])
+//   state : 8, out: the next level to run, 1 while the BFS goes on (0 when
+//           it is over), and (then) the trees flipped, the length of
+//           the first frontier, the paths through backward trees, the
+//           backward levels run and whether an orphaned tree died (ctr[4],
+//           ctr[3], ctr[7], ctr[11 + s % 2], ctr[13]), and 1 when the BFS
+//           was cut
 // Thread mapping: one block; a level of f rows (or columns) gives each a
 // group of the largest power of two <= min(16, 1024 / f) threads (short
 // frontiers: a row's columns in parallel), otherwise the same claims as
@@ -653,20 +758,28 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
     const idx_t* __restrict__ cind, idx_t* mu_row, idx_t* mu_col, idx_t* root_col, idx_t* parent_col,
     idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate, int* dead, unsigned char* pending,
     idx_t* bpar, idx_t* bowner, idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1,
-    idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr, long long s, double back_ratio, int kill, long long limit,
-    long long* state)
+    idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr, long long s, double back_ratio, int meet, long long floor,
+    int kill, long long limit, long long* state)
 {
     volatile unsigned long long* vctr = ctr;
     unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
-    while (size != 0ULL && (long long)size <= limit) {
+    unsigned long long bsize = aug_back_size(vctr, s);
+    // the BFS goes on (floor > 0: a search phase, which ends when the backward frontier is empty)
+    auto goes_on = [&]() {
+        if (floor == 0) return size != 0ULL;
+        return bsize != 0ULL && (size != 0ULL || (long long)bsize <= floor);
+    };
+    while (goes_on() && (long long)size <= limit && (floor == 0 || (long long)bsize <= limit)) {
         aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                   dead, kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, vctr, s,
-                  back_ratio, threadIdx.x, blockDim.x, 16);
+                  back_ratio, meet != 0, floor, threadIdx.x, blockDim.x, 16);
         __syncthreads();
         size = vctr[s % 3];
         ++s;
+        bsize = aug_back_size(vctr, s);
     }
-    if (size == 0ULL) {
+    const bool over = !goes_on();
+    if (over) {
         long long nflip = (long long)vctr[4];
         for (long long i = threadIdx.x; i < nflip; i += blockDim.x)
             aug_flip_tree(flips[i], parent_col, bpar, end_of, mu_row, mu_col, dead, kill, &ctr[7]);
@@ -677,9 +790,13 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
             state[4] = (long long)vctr[7];
             state[5] = (long long)vctr[11 + s % 2];
             state[6] = (long long)vctr[13];
+            state[7] = (floor > 0 && (size != 0ULL || bsize != 0ULL)) ? 1 : 0;
         }
     }
-    if (threadIdx.x == 0) { state[0] = s; state[1] = (long long)size; }
+    if (threadIdx.x == 0) {
+        state[0] = s;
+        state[1] = over ? 0LL : 1LL;
+    }
 }
 
 #ifdef GPUMATCH_COOPERATIVE
@@ -689,8 +806,11 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 // grid is co-resident; grid.sync() is a barrier with memory ordering over
 // the whole grid, about 1.5 us on an H100 against 25-50 us for a launch and
 // a read-back).  Per phase:
-//   1. dissolve (releasing the backward trees too), sync, the released
-//      columns next to kept trees join them, sync, their mates join, sync;
+//   1. dissolve (releasing the backward trees too), sync; in a closing
+//      phase (all phases without `defer`) the released columns next to
+//      kept trees join them, sync, their mates join (the first frontier),
+//      sync; with `defer`, passes of gpumatch_aug_adopt_all (sync) and
+//      the mates joining (sync) until a pass adopts nothing;
 //   2. seed (grid-stride over rows, then columns), sync;
 //   3. BFS levels of both sides with a sync after each (aug_level; a
 //      frontier of f rows or columns gives each a group of the largest
@@ -699,18 +819,23 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 //   4. the flips of the trees that reached a free column (grid-stride,
 //      disjoint trees), sync.
 // Phases repeat until one flips nothing and no orphaned tree died
-// (converged) or `max_phases` (< 0:
-// no cap, else >= 1) ran; then the matched columns are counted and the
-// last phase's backward trees released.
+// (converged) or `max_phases` (< 0: no cap, else >= 1) ran; then the
+// matched columns are counted and the last phase's backward trees released.
+// With `defer` (deferred closing, header) a phase is a search phase unless
+// the one before it was a search phase that flipped nothing: then it is a
+// closing phase, and only a closing phase can converge, or a search phase
+// that flipped nothing, was not cut (gpumatch_aug_loop, `back_floor`) when
+// no orphaned tree died and no column was released since the last closing
+// phase (it then was one).
 //   epoch0 : the epoch of the first phase's dissolve; phase p dissolves
 //            dead[t] == epoch0 + p and its flips mark epoch0 + p + 1
 //   repairs: 2, the repairs of the batches since the last solve (read and
 //            zeroed here)
-//   state  : 12, out: phases, paths flipped, BFS levels, length of the
+//   state  : 13, out: phases, paths flipped, BFS levels, length of the
 //            first frontier, converged (0/1), matched columns, the two
 //            repair counts, columns released in the first phase, paths
 //            through backward trees, backward levels, phases in which an
-//            orphaned tree died
+//            orphaned tree died, closing phases with `defer`
 //   trace  : a diagnostic (trace_cap 0: off): trace[0] counts the records written
 //            from trace[1] on, 5 values each, at most trace_cap: (phase,
 //            step, a, b, %globaltimer ns) after the barrier that ends a
@@ -729,15 +854,18 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
     idx_t* mu_row, idx_t* mu_col, idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of,
     int* depth, unsigned char* tstate, int* dead, int* seen, unsigned char* pending, idx_t* bpar, idx_t* bowner,
     idx_t* roots, idx_t* flips, idx_t* dissolved, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
-    unsigned long long* ctr, int epoch0, long long max_phases, double back_ratio, unsigned long long* repairs,
-    long long* state, long long* trace, long long trace_cap)
+    unsigned long long* ctr, int epoch0, long long max_phases, double back_ratio, int defer, long long back_floor,
+    unsigned long long* repairs, long long* state, long long* trace, long long trace_cap)
 {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long nthreads = (long long)gridDim.x * blockDim.x;
     volatile unsigned long long* vctr = ctr;
     long long phase = 0, paths = 0, levels = 0, seeds = 0, released = 0, met = 0, back_levels = 0, deaths = 0;
+    long long closings = 0;
+    unsigned long long deferred = 0ULL;   // columns released since the last closing phase
     int converged = 0;
+    bool closing = !defer;
     auto note = [&](long long step, unsigned long long a, unsigned long long b) {
         if (tid != 0 || trace[0] >= trace_cap) return;
         unsigned long long now;
@@ -768,11 +896,28 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         grid.sync();
         aug_dissolve_items(m, n, root_col, tree_row, end_of, tstate, dead, e, dissolved, ctr, tid, nthreads);
         sync_snap();
-        aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, (long long)snap[5], tid, nthreads);
-        grid.sync();
-        aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, e + 1, seen, e,
-                              dissolved, flips, roots, ctr, (long long)snap[5], tid, nthreads);
-        grid.sync();
+        deferred += snap[5];
+        if (closing && defer) {   // adoption passes until one adopts nothing (gpumatch_aug_adopt_all)
+            unsigned long long first = 0ULL;
+            while (true) {
+                aug_adopt_all_items(cptr, cind, tree_row, end_of, dead, e + 1, root_col, parent_col, dissolved, ctr,
+                                    n, tid, nthreads);
+                sync_snap();
+                if (snap[6] == first) break;
+                aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, e + 1,
+                                      seen, e, dissolved, flips, roots, ctr, (long long)first, (long long)snap[6],
+                                      false, tid, nthreads);
+                first = snap[6];
+                grid.sync();
+            }
+        } else if (closing) {
+            aug_adopt_items(cptr, cind, tree_row, root_col, parent_col, dissolved, (long long)snap[5], tid,
+                            nthreads);
+            grid.sync();
+            aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, e + 1, seen,
+                                  e, dissolved, flips, roots, ctr, 0LL, (long long)snap[5], true, tid, nthreads);
+            grid.sync();
+        }
         note(-1, snap[5], 0ULL);
         aug_seed_items(rptr, cptr, mu_row, mu_col, m, n, tree_row, end_of, depth, tstate, pending, seen, e, roots,
                        root_col, bowner, bbuf0, back_ratio, ctr, tid, nthreads);
@@ -783,16 +928,23 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
             seeds = (long long)size;
             released = (long long)snap[5];
         }
+        // a search phase of the deferred closing: backward levels alone while
+        // short, and cut as in gpumatch_aug_loop
+        const bool search = defer && !closing;
+        const long long floor = search ? back_floor : 0;
         long long s = 0;
-        while (size != 0ULL) {
+        unsigned long long bsize = aug_back_size(snap, 0);
+        while (search ? bsize != 0ULL && (size != 0ULL || (long long)bsize <= floor) : size != 0ULL) {
             aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                       dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, snap, s,
-                      back_ratio, tid, nthreads, GPUMATCH_WARP);
+                      back_ratio, defer != 0, floor, tid, nthreads, GPUMATCH_WARP);
             sync_snap();
             size = snap[s % 3];
-            note(s, size, snap[8 + snap[11 + (s + 1) % 2] % 3]);
             ++s;
+            bsize = aug_back_size(snap, s);
+            note(s - 1, size, bsize);
         }
+        const bool cut = search && (size != 0ULL || bsize != 0ULL);
         levels += s;
         long long nflip = (long long)snap[4];
         const bool died = snap[13] != 0ULL;   // copied before any thread can pass the next zeroing
@@ -807,10 +959,13 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
             deaths += died ? 1 : 0;
         }
         note(-3, (unsigned long long)nflip, vctr[7]);
-        if (nflip == 0 && !died) {
+        closings += (closing && defer) ? 1 : 0;
+        if (nflip == 0 && !died && (closing || (deferred == 0ULL && !cut))) {
             converged = 1;
             break;
         }
+        if (closing) deferred = 0ULL;
+        closing = !defer || nflip == 0;
     }
     // matched columns: a shuffle sum per warp, one atomic per warp; the
     // last phase's backward trees are released on the way
@@ -833,6 +988,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         state[9] = met;
         state[10] = back_levels;
         state[11] = deaths;
+        state[12] = closings;
         repairs[0] = repairs[1] = 0ULL;
     }
 }
