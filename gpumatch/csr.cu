@@ -492,14 +492,18 @@ extern "C" __global__ void gpumatch_csr_locate_pair(
 //   problems   : 3, out (zeroed by the caller): += edges with an index
 //                out of range, edges that appear more than once, edges of
 //                pattern 0 that are not as wanted
-// Thread mapping: one thread per edge; a block walks the whole batch in
-// tiles of GM_RANK_TILE keys in shared memory and each thread counts the
-// keys below its own (the rank: its sorted position), O(k^2) compares in
-// all, for batches of a few thousand edges where a sort would cost more
-// launches than the compares.  Distinct edges have distinct ranks, so the
-// writes do not collide; after a problem the outputs are garbage (but in
-// bounds) and the caller raises.  Launch with blockDim.x == GM_RANK_TILE.
+// Thread mapping: one warp per edge (GM_RANK_WARPS edges per block); a
+// block walks the whole batch in tiles of GM_RANK_TILE keys in shared
+// memory, and each lane counts the keys of every 32nd slot below its
+// edge's keys; a warp sum gives the rank (the edge's sorted position).
+// O(k^2) compares in all, for batches of a few thousand edges where a sort
+// would cost more launches than the compares; a warp per edge spreads them
+// over the whole device (one thread per edge left 27 blocks busy at 6 876
+// edges).  Distinct edges have distinct ranks, so the writes do not
+// collide; after a problem the outputs are garbage (but in bounds) and the
+// caller raises.  Launch with blockDim.x == GM_RANK_TILE.
 #define GM_RANK_TILE 256
+#define GM_RANK_WARPS (GM_RANK_TILE / 32)
 extern "C" __global__ void gpumatch_batch_locate_pair(
     const long long* __restrict__ rows, const long long* __restrict__ cols, long long k, long long m,
     long long n, const PTR_T* __restrict__ ptr0, const IND_T* __restrict__ ind0,
@@ -508,7 +512,8 @@ extern "C" __global__ void gpumatch_batch_locate_pair(
     unsigned long long* __restrict__ problems)
 {
     __shared__ long long key_r[GM_RANK_TILE], key_c[GM_RANK_TILE];
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const int lane = threadIdx.x % 32;
+    long long i = (long long)blockIdx.x * GM_RANK_WARPS + threadIdx.x / 32;
     bool live = i < k;
     long long r = live ? rows[i] : 0, c = live ? cols[i] : 0;
     bool ok = live && r >= 0 && r < m && c >= 0 && c < n;
@@ -525,14 +530,19 @@ extern "C" __global__ void gpumatch_batch_locate_pair(
         }
         __syncthreads();
         int lim = (int)(k - base < GM_RANK_TILE ? k - base : GM_RANK_TILE);
-        for (int t = 0; t < lim; ++t) {
+        for (int t = lane; t < lim; t += 32) {
             rank_r += key_r[t] < kr;
             rank_c += key_c[t] < kc;
             same += key_r[t] == kr;
         }
         __syncthreads();
     }
-    if (!live) return;
+    for (int off = 16; off > 0; off /= 2) {
+        rank_r += __shfl_down_sync(0xffffffffu, rank_r, off);
+        rank_c += __shfl_down_sync(0xffffffffu, rank_c, off);
+        same += __shfl_down_sync(0xffffffffu, same, off);
+    }
+    if (!live || lane != 0) return;
     if (!ok) { atomicAdd(&problems[0], 1ULL); return; }
     if (same > 1) atomicAdd(&problems[1], 1ULL);
     segs[rank_r] = r;

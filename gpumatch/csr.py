@@ -704,7 +704,8 @@ def locate_entries_pair(patterns, queries, present):
 #: Largest batch :func:`locate_batch_pair` orders on the GPU by counting
 #: ranks (O(k^2) compares); callers sort larger ones themselves.
 RANK_BATCH = 1 << 14
-_RANK_TILE = 256
+_RANK_TILE = 256   # threads per block of gpumatch_batch_locate_pair: a warp per edge
+_RANK_WARPS = _RANK_TILE // 32
 
 
 def locate_batch_pair(patterns, rows, cols, shape, present):
@@ -782,8 +783,8 @@ def locate_batch_pair(patterns, rows, cols, shape, present):
     problems = xp.zeros(3, dtype=np.uint64)
     if k:
         kern = _cuda.get_kernel("csr.cu", "gpumatch_batch_locate_pair", _ptr_ind_defines(p0, i0))
-        # blocks of GM_RANK_TILE threads (the kernel's shared tiles)
-        kern(_cuda.grid_for(k, _RANK_TILE), (_RANK_TILE,),
+        # blocks of GM_RANK_TILE threads (the kernel's shared tiles), a warp per edge
+        kern(_cuda.grid_for(k, _RANK_WARPS), (_RANK_TILE,),
              (rows, cols, np.int64(k), np.int64(m), np.int64(n), p0, i0, p1, i1, segs, vals, pos,
               np.int32(1 if present else 0), problems))
     return pos, segs, vals, tuple(int(x) for x in problems.get())
