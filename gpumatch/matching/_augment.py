@@ -93,9 +93,9 @@ DEFER_CLOSING = True
 #: In a search phase (:data:`DEFER_CLOSING`) the backward side also runs a
 #: level whenever its frontier is at most this long, and goes on alone
 #: after the search side's has emptied while it is; the phase's BFS is
-#: *cut* once the backward frontier has stayed empty for a level (no
-#: backward tree left to meet), or when the search frontier is empty and the
-#: backward one longer than this (``augment.cu``).
+#: *cut* as soon as the backward frontier is empty (no backward tree left
+#: to meet), or when the search frontier is empty and the backward one
+#: longer than this (``augment.cu``).
 BACK_FLOOR = 4096
 
 #: On the GPU, run every phase of a call in one cooperative launch
@@ -679,16 +679,16 @@ class _Cuda:
                                     f["tstate"], f["dead"], np.int32(e + 1), f["seen"], e, f["dissolved"], f["flips"],
                                     f["roots"], f["ctr"], np.int32(count_at), np.int64(first), np.int32(frontier)))
         if closing and _defer():   # adoption passes until one adopts nothing (a read-back each)
-            first = 0
+            done = 0
             while True:
                 f["adopt_all"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["end_of"], f["dead"],
                                                        np.int32(e + 1), f["root_col"], f["parent_col"],
                                                        f["dissolved"], f["ctr"], np.int64(st.n)))
                 count = int(f["ctr"][6:7].get()[0])
-                if count == first:
+                if count == done:
                     break
-                mates(6, first, 0)
-                first = count
+                mates(6, done, 0)
+                done = count
         elif closing:
             f["adopt"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["root_col"], f["parent_col"],
                                                f["dissolved"], f["ctr"]))
