@@ -710,6 +710,37 @@ def test_matching_repairs_keep_trees(backend, aug_launch, what):
     assert root_col2[c] == t and tstate2[t] == (1 if what == "matched_edge" else 0)
 
 
+def test_matching_dead_tree_is_released(backend, aug_launch):
+    """Two matched edges of one live tree removed in one batch kill the tree:
+    the next solve's first phase releases exactly that tree's columns
+    (``aug_released``, on every launch path), and the forest certifies the
+    new maximum matching."""
+    A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
+    A.sort_indices()
+    m, n = A.shape
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver.solve()
+    extra = int(np.flatnonzero(A[0].toarray()[0] == 0)[0])
+    solver.add_edges(_to_backend(np.array([0]), backend), _to_backend(np.array([extra]), backend))
+    A = _apply_edges(A, np.array([0]), np.array([extra]), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    solver.solve()   # a warm solve builds the forest
+    tree_row, root_col, parent, depth, tstate, mu_col = _forest_host(solver, m, n)
+    cols = np.flatnonzero(root_col >= 0)
+    trees, counts = np.unique(root_col[cols], return_counts=True)
+    live = [t for t, k in zip(trees, counts) if k >= 2 and tstate[t] == 0]
+    assert live, "the forest has no live tree of two columns"
+    t = live[0]
+    c = np.flatnonzero(root_col == t)[:2]
+    r = mu_col[c]
+    solver.remove_edges(_to_backend(r, backend), _to_backend(c, backend))
+    A = _apply_edges(A, np.zeros(0, np.int64), np.zeros(0, np.int64), r, c)
+    res = solver.solve()
+    _check_launch(res.stats, backend, aug_launch)
+    assert res.stats["aug_released"] == int((root_col == t).sum())
+    _check_matching_result(res, A)
+    _check_forest(solver, A)
+
+
 def _augment_state(A, backend, start):
     from gpumatch._validation import as_csr_graph
     from gpumatch.matching import _driver
