@@ -725,6 +725,18 @@ __device__ __forceinline__ unsigned long long aug_back_size(const volatile unsig
     return cnt[8 + cnt[11 + s % 2] % 3];
 }
 
+// Whether a phase's BFS goes on with frontiers of `size` rows and `bsize`
+// columns: while the search frontier is not empty, or, in a search phase
+// of the deferred closing (floor > 0, gpumatch_aug_loop), while the
+// backward one is not empty and either the search frontier is not or the
+// backward one is at most `floor` long.  A search phase whose BFS stops
+// with a frontier left is *cut*.
+__device__ __forceinline__ bool aug_goes_on(unsigned long long size, unsigned long long bsize, long long floor)
+{
+    if (floor == 0) return size != 0ULL;
+    return bsize != 0ULL && (size != 0ULL || (long long)bsize <= floor);
+}
+
 // gpumatch_aug_loop: persistent mode for small frontiers.  ONE block runs
 // levels s0, s0 + 1, ... with __syncthreads() between levels, while the
 // search frontier is non-empty and at most `limit` rows long (the host then
@@ -736,10 +748,10 @@ __device__ __forceinline__ unsigned long long aug_back_size(const volatile unsig
 // earlier.  Its BFS also ends, *cut*, as soon as the backward frontier is
 // empty (every backward tree is taken or has grown to its end, so the
 // search side could only meet one at its border), or when the search
-// frontier is empty and the backward one longer than `floor`: its trees
-// need not be closed, the closing phase sees to that.  When the BFS is over the same block flips
-// the paths of the listed trees (aug_flip_tree): no launch, no read-back of
-// its own.
+// frontier is empty and the backward one longer than `floor` (aug_goes_on):
+// its trees need not be closed, the closing phase sees to that.  When the
+// BFS is over the same block flips the paths of the listed trees
+// (aug_flip_tree): no launch, no read-back of its own.
 //   kill  : the epoch of the next dissolve (orphaned trees that reached a
 //           free column)
 //   state : 8, out: the next level to run, 1 while the BFS goes on (0 when
@@ -764,12 +776,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
     volatile unsigned long long* vctr = ctr;
     unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
     unsigned long long bsize = aug_back_size(vctr, s);
-    // the BFS goes on (floor > 0: a search phase, which ends when the backward frontier is empty)
-    auto goes_on = [&]() {
-        if (floor == 0) return size != 0ULL;
-        return bsize != 0ULL && (size != 0ULL || (long long)bsize <= floor);
-    };
-    while (goes_on() && (long long)size <= limit && (floor == 0 || (long long)bsize <= limit)) {
+    while (aug_goes_on(size, bsize, floor) && (long long)size <= limit && (floor == 0 || (long long)bsize <= limit)) {
         aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                   dead, kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, vctr, s,
                   back_ratio, meet != 0, floor, threadIdx.x, blockDim.x, 16);
@@ -778,7 +785,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
         ++s;
         bsize = aug_back_size(vctr, s);
     }
-    const bool over = !goes_on();
+    const bool over = !aug_goes_on(size, bsize, floor);
     if (over) {
         long long nflip = (long long)vctr[4];
         for (long long i = threadIdx.x; i < nflip; i += blockDim.x)
@@ -934,7 +941,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         const long long floor = search ? back_floor : 0;
         long long s = 0;
         unsigned long long bsize = aug_back_size(snap, 0);
-        while (search ? bsize != 0ULL && (size != 0ULL || (long long)bsize <= floor) : size != 0ULL) {
+        while (aug_goes_on(size, bsize, floor)) {
             aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                       dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, snap, s,
                       back_ratio, defer != 0, floor, tid, nthreads, GPUMATCH_WARP);
