@@ -658,6 +658,20 @@ def _forest_host(solver, m, n):
             _host(f["tstate"])[:m], _host(solver._mu_col).astype(np.int64))
 
 
+def _solver_with_forest(backend):
+    """A solver on a random 1000 x 1000 d5 graph after a warm solve (one
+    added edge), so that it keeps a forest; returns (solver, graph)."""
+    A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
+    A.sort_indices()
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver.solve()
+    extra = int(np.flatnonzero(A[0].toarray()[0] == 0)[0])
+    solver.add_edges(_to_backend(np.array([0]), backend), _to_backend(np.array([extra]), backend))
+    A = _apply_edges(A, np.array([0]), np.array([extra]), np.zeros(0, np.int64), np.zeros(0, np.int64))
+    solver.solve()
+    return solver, A
+
+
 @pytest.mark.parametrize("what", ["tree_edge", "matched_edge", "open_tree"])
 def test_matching_repairs_keep_trees(backend, aug_launch, what):
     """Removing a live tree's parent edge where another parent exists, or one
@@ -665,15 +679,8 @@ def test_matching_repairs_keep_trees(backend, aug_launch, what):
     regrows nothing (empty first frontier), the tree is kept (orphaned for a
     matched edge) and the forest still certifies a maximum matching.  A tree
     that an added edge left open (pending) is not orphaned but regrown."""
-    A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
-    A.sort_indices()
+    solver, A = _solver_with_forest(backend)
     m, n = A.shape
-    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
-    solver.solve()
-    solver.add_edges([0], [int(np.flatnonzero(A[0].toarray()[0] == 0)[0])])   # a warm solve builds the forest
-    A = _apply_edges(A, np.array([0]), np.array([int(np.flatnonzero(A[0].toarray()[0] == 0)[0])]),
-                     np.zeros(0, np.int64), np.zeros(0, np.int64))
-    solver.solve()
     tree_row, root_col, parent, depth, tstate, mu_col = _forest_host(solver, m, n)
     csc = A.tocsc()
     pick = None
@@ -715,15 +722,8 @@ def test_matching_dead_tree_is_released(backend, aug_launch):
     the next solve's first phase releases exactly that tree's columns
     (``aug_released``, on every launch path), and the forest certifies the
     new maximum matching."""
-    A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
-    A.sort_indices()
+    solver, A = _solver_with_forest(backend)
     m, n = A.shape
-    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
-    solver.solve()
-    extra = int(np.flatnonzero(A[0].toarray()[0] == 0)[0])
-    solver.add_edges(_to_backend(np.array([0]), backend), _to_backend(np.array([extra]), backend))
-    A = _apply_edges(A, np.array([0]), np.array([extra]), np.zeros(0, np.int64), np.zeros(0, np.int64))
-    solver.solve()   # a warm solve builds the forest
     tree_row, root_col, parent, depth, tstate, mu_col = _forest_host(solver, m, n)
     cols = np.flatnonzero(root_col >= 0)
     trees, counts = np.unique(root_col[cols], return_counts=True)
