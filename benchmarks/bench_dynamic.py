@@ -282,6 +282,10 @@ def main(argv=None):
     ap.add_argument("--flow-rebuild-fraction", default="1",
                     help="rebuild_fraction of MaxFlowSolver ('default': the solver's default switch to a "
                          "solve from scratch; 1: always dynamic)")
+    ap.add_argument("--flow-back", default=None,
+                    help="comma-separated values of gpumatch.flow._paths.LIMITS['back'] to run (0: the repair's "
+                         "augmenting-path passes grow forward trees alone; r > 0: backward trees from the "
+                         "deficits too)")
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")
@@ -325,7 +329,12 @@ def main(argv=None):
     rows = []
     deadline = time.perf_counter() + args.budget
     if args.only in (None, "flow"):
-        for frf in args.flow_rebuild_fraction.split(","):
+        for frf, fb in itertools.product(args.flow_rebuild_fraction.split(","), (args.flow_back or "").split(",")):
+            if fb:
+                from gpumatch.flow import _paths
+
+                _paths.LIMITS["back"] = float(fb)
+                print(f"# flow paths LIMITS['back'] = {float(fb):g}", flush=True)
             bench_flow(args.small, backend, rng, rows, deadline, frf)
     if args.only in (None, "matching"):
         for rf in args.rebuild_fraction.split(","):

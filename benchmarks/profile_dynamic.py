@@ -138,7 +138,9 @@ def profile_flow(size, reps):
     did before), ``PROFILE_FLOW_VARIANTS`` (``;``-separated
     ``key=value,...`` overrides of ``gpumatch.flow._dynamic.REPAIR``, the
     empty string for the defaults, ``base`` for the solver of
-    ``PROFILE_FLOW_BASELINE``, a Python file defining ``MaxFlowSolver``,
+    ``PROFILE_FLOW_BASELINE``, a Python file defining ``MaxFlowSolver``; a
+    key ``paths.NAME`` sets ``gpumatch.flow._paths.LIMITS[NAME]`` instead,
+    e.g. ``paths.back=0`` for forward path trees alone,
     e.g. an older version of ``_dynamic.py``), ``PROFILE_FLOW_BUDGET``
     (seconds, default 240).  Every (kind, size) series ends with a check
     of the value against ``maximum_flow``.
@@ -152,6 +154,7 @@ def profile_flow(size, reps):
     from gpumatch import csr, generators as G
     from gpumatch.flow import MaxFlowSolver, maximum_flow
     from gpumatch.flow import _dynamic as FD
+    from gpumatch.flow import _paths as FP
 
     env = os.environ.get
     cases = [c for c in env("PROFILE_FLOW_CASES", "unit").split(",") if c]
@@ -166,6 +169,7 @@ def profile_flow(size, reps):
         spec.loader.exec_module(mod)
         base_cls = mod.MaxFlowSolver
     defaults = dict(FD.REPAIR)
+    path_defaults = dict(FP.LIMITS)
 
     def build(case):
         if case == "unit":
@@ -208,6 +212,8 @@ def profile_flow(size, reps):
                 return
             FD.REPAIR.clear()
             FD.REPAIR.update(defaults)
+            FP.LIMITS.clear()
+            FP.LIMITS.update(path_defaults)
             cls = MaxFlowSolver
             label = var or "default"
             if var == "base":
@@ -217,6 +223,9 @@ def profile_flow(size, reps):
             elif var:
                 for kv in var.split(","):
                     k, v = kv.split("=")
+                    if k.startswith("paths."):
+                        FP.LIMITS[k[len("paths."):]] = float(v)
+                        continue
                     FD.REPAIR[k] = None if v == "None" else (v == "True" if v in ("True", "False") else float(v))
             C = C0.copy()
             sync()
@@ -304,6 +313,8 @@ def profile_flow(size, reps):
                               f"  (n={len(v)})", flush=True)
         FD.REPAIR.clear()
         FD.REPAIR.update(defaults)
+        FP.LIMITS.clear()
+        FP.LIMITS.update(path_defaults)
         # one global relabel from the sink, the output build and the value alone (default solver)
         solver = MaxFlowSolver(Cd, s, t, backend="cupy", rebuild_fraction=1.0, time_budget=None)
         solver.solve()

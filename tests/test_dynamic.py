@@ -154,7 +154,8 @@ def _np(a):
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 @pytest.mark.parametrize("seed", range(3))
 @pytest.mark.parametrize("short", [None, 0])
-def test_path_pass_moves_flow_validly(backend, name, seed, short):
+@pytest.mark.parametrize("back", [0.0, 1.0])
+def test_path_pass_moves_flow_validly(backend, name, seed, short, back):
     """The augmenting-path pass of a repair, alone, on a random pseudo-flow:
     capacities and the balance of every vertex hold, flow stays inside the
     side, the excess shrinks by the amount reported, and an exhausted pass
@@ -188,6 +189,7 @@ def test_path_pass_moves_flow_validly(backend, name, seed, short):
     flow0 = L["flow"].copy()
     # seed 1: the limits stop the pass early (it must then not claim to be exhausted)
     limits = {"levels": 1, "all_levels": 1, "phases": 1} if seed == 1 else {}
+    limits["back"] = back   # 0: forward trees alone
     if short is not None:   # every level by the multi-block kernel on the GPU (default: the one-block loop)
         limits["short"] = short
     stats = _paths.route(_paths.buffers(backend, V, np.int64), Ld, ex, xp.asarray(mask), target, other,
@@ -233,6 +235,38 @@ def test_path_pass_limits(backend, limit):
         assert stats["amount"] == moved and stats["exhausted"] == (moved == 2)
         assert _np(L["flow"]).tolist() == [0] + [moved] * 4
         assert _np(excess).tolist() == [0, 2 - moved, 0, 0, 0, moved]
+
+
+@pytest.mark.parametrize("short", [None, 0])
+def test_path_pass_two_sided_meets_halfway(backend, short):
+    """A deficit far from the excess along a chain: the forward and the
+    backward tree meet halfway, and the path runs on down the backward
+    tree to the deficit (the terminal is behind the deficit, so only that
+    path can place the excess)."""
+    from gpumatch.flow import _maxflow, _paths
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    N = 40   # 0 -> 1 -> ... -> 39, capacity 3; 2 units of excess at 1, a deficit of 2 at 38
+    ip, ix = np.append(np.arange(N), N - 1), np.arange(1, N)
+    levels = {}
+    for back in (0.0, 1.0):
+        L = _maxflow._build_rcsr(np, ip, ix, np.full(N - 1, 3, dtype=np.int64), N)
+        L = {k: xp.asarray(v) for k, v in L.items()}
+        excess = np.zeros(N, dtype=np.int64)
+        excess[1], excess[N - 2] = 2, -2
+        excess = xp.asarray(excess)
+        mask = np.ones(N, dtype=bool)
+        mask[N - 1] = False   # the target lies outside the side: the deficit is the only way
+        limits = {"back": back} if short is None else {"back": back, "short": short}
+        stats = _paths.route(_paths.buffers(backend, N, np.int64), L, excess, xp.asarray(mask), N - 1, 0,
+                             limits=limits)
+        assert stats["paths"] == 1 and stats["amount"] == 2 and stats["exhausted"]
+        assert _np(L["flow"]).tolist() == [0] + [2] * (N - 3) + [0]
+        assert not _np(excess).any()
+        assert (stats["back_levels"] > 0) == (back > 0)
+        levels[back] = stats["levels"]
+    # one-sided: N - 3 levels to reach the deficit; two-sided: about half
+    assert levels[0.0] == N - 3 and levels[1.0] <= (N - 3) // 2 + 2
 
 
 def _cupyx(C):

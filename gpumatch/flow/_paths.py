@@ -9,11 +9,19 @@ network after 0.01 % of its arcs changed) that tail is most of a repair.
 This pass goes first and routes what it can along augmenting paths, as a
 matching augments along alternating paths:
 
-* every vertex of the side with excess is the root of a BFS tree over the
-  residual arcs inside the side (``mask``); the trees are vertex-disjoint
-  (a vertex joins the first tree that reaches it);
-* a tree ends at its first *target*: the terminal ``target`` (any number of
-  trees may end there) or a vertex with a deficit (one tree per pass);
+* every vertex of the side with excess is the root of a *forward* BFS tree
+  over the residual arcs inside the side (``mask``), and every vertex
+  there with a deficit the root of a *backward* tree over the residual
+  arcs into its vertices; all trees are vertex-disjoint (a vertex joins
+  the first tree that reaches it);
+* a forward tree ends at its first *target*: the terminal ``target`` (any
+  number of trees may end there) or a vertex of a backward tree that no
+  other forward tree took (one forward tree per backward tree), reached by
+  either side; the path then runs on down the backward tree to its
+  deficit.  The two sides meet after about half a path each, where a
+  forward tree alone would first cover the whole ball of that radius
+  (:data:`LIMITS` ``back``: the backward side runs a level while its
+  frontier is short);
 * every tree that ended pushes the bottleneck of its path (the root's
   excess, the deficit, the residual capacities); the paths share no vertex,
   so they share no arc and augment at once;
@@ -37,12 +45,17 @@ from .. import _backend, csr
 #: ``phases``: passes at most; ``levels``: BFS levels over long frontiers
 #: (one launch and one read-back each on the GPU) per pass at most, a pass
 #: that would need more leaves the rest to push-relabel; ``short``: the
-#: frontier length up to which the GPU runs levels in one block (many per
-#: launch, see ``gpumatch_fp_level_loop``); ``all_levels``: levels per pass
-#: at most, short ones included.
+#: frontier length (both sides) up to which the GPU runs levels in one
+#: block (many per launch, see ``gpumatch_fp_level_loop``); ``all_levels``:
+#: levels per pass at most, short ones included.
 #: ``progress``: a pass that moves less than this fraction of its roots'
 #: excess is the last (what is left needs the paths of push-relabel).
-LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3}
+#: ``back``, ``back_floor``: the backward trees grow a level when their
+#: frontier is at most ``back`` times the forward one or at most
+#: ``back_floor`` long (``back`` 0: never; deficits then end the forward
+#: trees that reach them, as targets).
+LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "back": 1.0,
+          "back_floor": 2048}
 
 
 def _resid(cap, flow, code):
@@ -52,20 +65,41 @@ def _resid(cap, flow, code):
     return np.where(out, cap[k] - flow[k], flow[k])
 
 
+def _push(flow, code, d):
+    """Push `d` along the steps `code` (distinct arcs)."""
+    out = code >= 0
+    flow[code[out]] += d[out]
+    flow[-code[~out] - 1] -= d[~out]
+
+
 def _tree_arrays(bufs, xp, V):
     """The per-vertex arrays of the trees (as in ``flow/paths.cu``) on `bufs`."""
-    for name, fill in (("owner", -1), ("pv", -1), ("pa", 0), ("fin_u", -1), ("fin_a", 0), ("fin_w", -1)):
+    for name, fill in (("owner", -1), ("pv", -1), ("pa", 0), ("bclaim", -1), ("fin_u", -1), ("fin_a", 0),
+                       ("fin_w", -1)):
         setattr(bufs, name, xp.full(V, fill, dtype=np.int64))
 
 
+def _firsts(keys, idx):
+    """The entries of `idx` whose key is the first of its kind in `idx` (order kept)."""
+    _, first = np.unique(keys[idx], return_index=True)
+    return idx[np.sort(first)]
+
+
+def _backward_runs(nb, nf, back, floor):
+    """Whether the backward side grows a level (``gpumatch_fp_level_loop``'s rule)."""
+    return nb > 0 and back > 0 and (nb <= floor or nb <= back * nf)
+
+
 class _Numpy:
-    """NumPy twin of ``flow/paths.cu`` (one legal schedule of its claims)."""
+    """NumPy twin of ``flow/paths.cu`` (one legal schedule of its claims:
+    the forward side's, then the backward side's, each first come first
+    served in slot order)."""
 
     def __init__(self, V):
         _tree_arrays(self, np, V)
 
-    def level(self, L, mask, excess, frontier, target, other):
-        owner, fin_u = self.owner, self.fin_u
+    def _forward(self, L, mask, frontier, target, other):
+        owner, fin_u, bclaim = self.owner, self.fin_u, self.bclaim
         r = owner[frontier]
         open_ = fin_u[r] == -1
         F, r = frontier[open_], r[open_]
@@ -84,64 +118,101 @@ class _Numpy:
         u, rr, w, code = u[live], rr[live], w[live], code[live]
         at_target = w == target
         inside = mask[w] & ~at_target
-        deficit = inside & (excess[w] < 0)
-        # ends: the first candidate of each tree (the terminal, or a free deficit),
-        # then the first tree of each deficit
-        ending = np.flatnonzero(at_target | (deficit & (owner[w] == -1)))
-        _, first = np.unique(rr[ending], return_index=True)
-        ending = ending[np.sort(first)]
-        dfc = ending[w[ending] != target]
-        _, first = np.unique(w[dfc], return_index=True)
-        lost = np.setdiff1d(dfc, dfc[first])
-        ending = np.setdiff1d(ending, lost)
+        o = owner[w]
+        dd = np.where(inside & (o <= -2), -2 - o, -1)
+        meet = dd >= 0
+        meet[meet] = bclaim[dd[meet]] == -1
+        # ends: the first candidate of each tree (the terminal, or an open
+        # backward tree), then the first tree of each backward tree
+        ending = _firsts(rr, np.flatnonzero(at_target | meet))
+        back = ending[~at_target[ending]]
+        ending = np.union1d(ending[at_target[ending]], _firsts(dd, back))
         e_r = rr[ending]
         fin_u[e_r], self.fin_a[e_r], self.fin_w[e_r] = u[ending], code[ending], w[ending]
-        won = ending[w[ending] != target]
-        owner[w[won]] = rr[won]
+        won = ending[~at_target[ending]]
+        bclaim[dd[won]] = rr[won]
         # growth of the trees still open: the first claim of each free vertex
-        grow = np.flatnonzero(inside & ~deficit & (owner[w] == -1) & (fin_u[rr] == -1))
-        _, first = np.unique(w[grow], return_index=True)
-        grow = grow[np.sort(first)]
+        grow = _firsts(w, np.flatnonzero(inside & (o == -1) & (fin_u[rr] == -1)))
         owner[w[grow]] = rr[grow]
         self.pv[w[grow]] = u[grow]
         self.pa[w[grow]] = code[grow]
         return w[grow]
 
-    def levels(self, L, mask, excess, frontier, target, other, short, max_levels):
-        """One level (the NumPy twin has no one-block loop); returns ``(next frontier, 1, long)``."""
-        return self.level(L, mask, excess, frontier, target, other), 1, frontier.shape[0] > short
+    def _backward(self, L, mask, bfront, target, other):
+        owner, fin_u, bclaim = self.owner, self.fin_u, self.bclaim
+        d = -2 - owner[bfront]
+        open_ = bclaim[d] == -1
+        W, d = bfront[open_], d[open_]
+        flow, cap = L["flow"], L["cap"]
+        # x -> w along out-arc k of x (an in-arc of w), or cancelling flow on w -> x
+        oi, js = csr.expand_segments(L["in_indptr"], W)
+        ks = L["in_to_out"][js].astype(np.int64)
+        keep_i = cap[ks] - flow[ks] > 0
+        oo, ps = csr.expand_segments(L["indptr"], W)
+        ps = ps.astype(np.int64)
+        keep = flow[ps] > 0
+        w = np.concatenate([W[oi][keep_i], W[oo][keep]]).astype(np.int64)
+        dd = np.concatenate([d[oi][keep_i], d[oo][keep]])
+        x = np.concatenate([L["in_indices"][js][keep_i], L["indices"][ps][keep]]).astype(np.int64)
+        code = np.concatenate([ks[keep_i], -ps[keep] - 1])
+        ok = (x != target) & (x != other)
+        ok[ok] = mask[x[ok]]
+        w, dd, x, code = w[ok], dd[ok], x[ok], code[ok]
+        o = owner[x]
+        meet = o >= 0
+        meet[meet] = fin_u[o[meet]] == -1
+        # meetings with open forward trees: the first of each backward tree,
+        # then the first of each forward tree
+        m = _firsts(o, _firsts(dd, np.flatnonzero(meet)))
+        fr = o[m]
+        fin_u[fr], self.fin_a[fr], self.fin_w[fr] = x[m], code[m], w[m]
+        bclaim[dd[m]] = fr
+        grow = _firsts(x, np.flatnonzero((o == -1) & (bclaim[dd] == -1)))
+        owner[x[grow]] = -2 - dd[grow]
+        self.pv[x[grow]] = w[grow]
+        self.pa[x[grow]] = code[grow]
+        return x[grow]
+
+    def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor):
+        """One level of both sides (the NumPy twin has no one-block loop);
+        returns ``(next frontier, next backward frontier, 1, long, backward levels run)``."""
+        runb = _backward_runs(bfront.shape[0], frontier.shape[0], back, floor)
+        long_ = frontier.shape[0] + (bfront.shape[0] if runb else 0) > short
+        nxt = self._forward(L, mask, frontier, target, other)
+        if runb:
+            bfront = self._backward(L, mask, bfront, target, other)
+        return nxt, bfront, 1, long_, int(runb)
 
     def augment(self, L, excess, roots, target):
         R = roots[self.fin_u[roots] >= 0]
         if R.shape[0] == 0:
             return 0, 0
-        cap, flow = L["cap"], L["flow"]
+        cap, flow, pv, pa = L["cap"], L["flow"], self.pv, self.pa
         w = self.fin_w[R]
+        isd = w != target
+        dfc = np.where(isd, -2 - self.owner[np.where(isd, w, 0)], w)   # the deficit, or the target
         d = excess[R].copy()
-        dem = np.where(w != target, -excess[w], d)
+        dem = np.where(isd, -excess[dfc], d)
         d = np.minimum(np.minimum(d, dem), _resid(cap, flow, self.fin_a[R]))
-        cur = self.fin_u[R].copy()
-        on = cur != R
-        while on.any():
-            idx = np.flatnonzero(on)
-            d[idx] = np.minimum(d[idx], _resid(cap, flow, self.pa[cur[idx]]))
-            cur[idx] = self.pv[cur[idx]]
-            on = cur != R
+        # bottlenecks: the forward part (fin_u back to the root), then the backward one (fin_w down to dfc)
+        for cur, end in ((self.fin_u[R].copy(), R), (w.copy(), dfc)):
+            on = cur != end
+            while on.any():
+                idx = np.flatnonzero(on)
+                d[idx] = np.minimum(d[idx], _resid(cap, flow, pa[cur[idx]]))
+                cur[idx] = pv[cur[idx]]
+                on = cur != end
         ok = d > 0
-        R, w, d = R[ok], w[ok], d[ok]
-        code, cur = self.fin_a[R], self.fin_u[R].copy()
-        idx = np.arange(R.shape[0])
-        while idx.shape[0]:
-            c, dd = code[idx], d[idx]
-            out = c >= 0
-            flow[c[out]] += dd[out]
-            flow[-c[~out] - 1] -= dd[~out]
-            more = cur[idx] != R[idx]
-            idx = idx[more]
-            code[idx] = self.pa[cur[idx]]
-            cur[idx] = self.pv[cur[idx]]
+        R, w, dfc, d = R[ok], w[ok], dfc[ok], d[ok]
+        _push(flow, self.fin_a[R], d)
+        for cur, end in ((self.fin_u[R].copy(), R), (w.copy(), dfc)):
+            idx = np.flatnonzero(cur != end)
+            while idx.shape[0]:
+                _push(flow, pa[cur[idx]], d[idx])
+                cur[idx] = pv[cur[idx]]
+                idx = idx[cur[idx] != end[idx]]
         excess[R] -= d
-        np.add.at(excess, w, d)
+        np.add.at(excess, dfc, d)
         return int(R.shape[0]), int(d.sum())
 
 
@@ -156,53 +227,66 @@ class _Cuda:
         self.k_level = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level", defines)
         self.k_augment = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_augment", defines)
         self.k_loop = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level_loop", defines)
-        self.counts = cp.zeros(2, dtype=np.uint64)
-        self.state = cp.zeros(2, dtype=np.int64)
+        self.counts = cp.zeros(4, dtype=np.uint64)
+        self.state = cp.zeros(4, dtype=np.int64)
         _tree_arrays(self, cp, V)
-        self.bufs = [cp.empty(max(V, 1), dtype=np.int64), cp.empty(max(V, 1), dtype=np.int64)]
-        # level counts: a level writes cnt[c] and zeroes cnt[1 - c] for the next
-        self.cnt = cp.zeros(2, dtype=np.uint64)
-        self.cnts = (self.cnt[0:1], self.cnt[1:2])
+        # two lists per side: the frontier and the next level
+        self.bufs = [cp.empty(max(V, 1), dtype=np.int64) for _ in range(4)]
+        # level counts (forward, backward): a level writes cnt[2c:2c+2] and
+        # zeroes the other pair for the next one
+        self.cnt = cp.zeros(4, dtype=np.uint64)
         self.c = 0
         self.moved = cp.zeros(2, dtype=np.int64)
-        self.flip = 0
 
-    def level(self, L, mask, excess, frontier, target, other):
+    def _lists(self, frontier, bfront):
+        """The four lists as ``(out0, out1, bout0, bout1)`` of the loop
+        (``flow/paths.cu``): out0 and bout0 hold neither frontier, out1 may
+        hold the forward one and bout1 the backward one (each side reads its
+        frontier only before its first level wrote out0 / bout0)."""
+        def home(a):
+            return next((b for b in self.bufs if a.shape[0] and b.data.ptr == a.data.ptr), None)
+
+        f, b = home(frontier), home(bfront)
+        spare = [x for x in self.bufs if x is not f and x is not b]
+        out0, bout0 = spare.pop(), spare.pop()
+        out1 = f if f is not None else spare.pop()
+        bout1 = b if b is not None else spare.pop()
+        return out0, out1, bout0, bout1
+
+    def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor):
+        """Levels from the two frontiers: one multi-block level if they are
+        longer than `short`, else up to `max_levels` in one block until a
+        level gets longer.  Returns ``(next frontier, next backward frontier,
+        levels run, whether it was a long one, backward levels run)``."""
         from .. import _cuda
 
-        n = int(frontier.shape[0])
-        self.flip ^= 1
-        nxt = self.bufs[self.flip]
-        c = self.c
-        self.c ^= 1
-        tile = 8   # GM_FP_TILE
-        self.k_level(_cuda.grid_for(n * tile), (_cuda.BLOCK,),
-                     (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"],
-                      L["in_to_out"], mask, excess, frontier, np.int64(n), np.int64(target), np.int64(other),
-                      self.owner, self.pv, self.pa, self.fin_u, self.fin_a, self.fin_w, nxt, self.cnts[c],
-                      self.cnts[1 - c]))
-        return nxt[:int(self.cnts[c].get()[0])]
-
-    def levels(self, L, mask, excess, frontier, target, other, short, max_levels):
-        """Levels from `frontier`: one multi-block level if it is longer than
-        `short`, else up to `max_levels` in one block until a level gets
-        longer.  Returns ``(next frontier, levels run, whether it was a long one)``."""
-        n = int(frontier.shape[0])
-        if n > short:
-            return self.level(L, mask, excess, frontier, target, other), 1, True
-        # the loop writes the buffer that does not hold the frontier first
-        out0, out1 = self.bufs[self.flip ^ 1], self.bufs[self.flip]
+        n, nb = int(frontier.shape[0]), int(bfront.shape[0])
+        runb = _backward_runs(nb, n, back, floor)
+        net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], mask)
+        trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w)
+        ends = (np.int64(target), np.int64(other))
+        out0, out1, bout0, bout1 = self._lists(frontier, bfront)
+        if n + (nb if runb else 0) > short:
+            # one level into the two lists that hold neither frontier
+            nb_run = nb if runb else 0
+            c = self.c
+            self.c ^= 1
+            tile = 8   # GM_FP_TILE
+            self.k_level(_cuda.grid_for((n + nb_run) * tile), (_cuda.BLOCK,),
+                         net + (frontier, np.int64(n), bfront, np.int64(nb_run)) + ends + trees
+                         + (out0, bout0, self.cnt[2 * c:2 * c + 2], self.cnt[2 - 2 * c:4 - 2 * c]))
+            size, bsize = (int(x) for x in self.cnt[2 * c:2 * c + 2].get())
+            return out0[:size], (bout0[:bsize] if runb else bfront), 1, True, int(runb)
         self.k_loop((1,), (1024,),
-                    (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"],
-                     L["in_to_out"], mask, excess, frontier, np.int64(n), np.int64(target), np.int64(other),
-                     self.owner, self.pv, self.pa, self.fin_u, self.fin_a, self.fin_w, out0, out1, self.counts,
-                     np.int64(short), np.int64(max_levels), self.state))
-        ran, size = (int(x) for x in self.state.get())
+                    net + (frontier, np.int64(n), bfront, np.int64(nb)) + ends + trees
+                    + (out0, out1, bout0, bout1, self.counts, np.int64(short), np.int64(max_levels),
+                       np.float64(back), np.int64(floor if back > 0 else 0), self.state))
+        ran, size, bran, bsize = (int(x) for x in self.state.get())
         if ran == 0:   # pragma: no cover - the caller never passes max_levels 0 nor a long frontier
-            return frontier, 0, False
-        last = out0 if ran % 2 == 1 else out1
-        self.flip = 0 if last is self.bufs[0] else 1
-        return last[:size], ran, False
+            return frontier, bfront, 0, False, 0
+        nxt = (out0 if ran % 2 == 1 else out1)[:size]
+        bnxt = (bout0 if bran % 2 == 1 else bout1)[:bsize] if bran else bfront
+        return nxt, bnxt, ran, False, bran
 
     def augment(self, L, excess, roots, target):
         from .. import _cuda
@@ -210,8 +294,8 @@ class _Cuda:
         n = int(roots.shape[0])
         self.moved.fill(0)
         self.k_augment(_cuda.grid_for(n), (_cuda.BLOCK,),
-                       (L["cap"], L["flow"], excess, roots, np.int64(n), np.int64(target), self.pv, self.pa,
-                        self.fin_u, self.fin_a, self.fin_w, self.moved))
+                       (L["cap"], L["flow"], excess, roots, np.int64(n), np.int64(target), self.owner, self.pv,
+                        self.pa, self.fin_u, self.fin_a, self.fin_w, self.moved))
         paths, amount = (int(x) for x in self.moved.get())
         return paths, amount
 
@@ -246,8 +330,9 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     Returns
     -------
     dict
-        ``phases``, ``levels``, ``paths`` (augmented), ``amount`` (flow
-        moved) and ``exhausted``: True when no excess is left in `mask` or
+        ``phases``, ``levels``, ``back_levels`` (levels the backward
+        trees grew), ``paths`` (augmented), ``amount`` (flow moved) and
+        ``exhausted``: True when no excess is left in `mask` or
         none of it can reach a target (the last pass grew every tree to its
         end and found no path), False when the limits stopped the pass.
 
@@ -265,7 +350,8 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     """
     lim = dict(LIMITS, **(limits or {}))
     xp = csr.array_module(excess)
-    stats = {"phases": 0, "levels": 0, "paths": 0, "amount": 0, "exhausted": False}
+    stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False}
+    back, floor = float(lim["back"]), int(lim["back_floor"])
     inner = mask.copy()
     inner[target] = False
     inner[other] = False
@@ -275,26 +361,34 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
             stats["exhausted"] = True
             break
         supply = int(excess[roots].sum())
+        # every deficit is the root of a backward tree (grown or not)
+        sinks = xp.nonzero(inner & (excess < 0))[0].astype(np.int64)
         bufs.owner.fill(-1)
         bufs.fin_u.fill(-1)
+        bufs.bclaim.fill(-1)
         bufs.owner[roots] = roots
-        frontier = roots
+        bufs.owner[sinks] = -2 - sinks
+        frontier, bfront = roots, sinks
         stats["phases"] += 1
         long_levels = levels = 0
         while frontier.shape[0] and long_levels < int(lim["levels"]) and levels < int(lim["all_levels"]):
             if check is not None:
                 check()
-            frontier, ran, long_ = bufs.levels(L, mask, excess, frontier, target, other, int(lim["short"]),
-                                               int(lim["all_levels"]) - levels)
+            frontier, bfront, ran, long_, bran = bufs.levels(L, mask, frontier, bfront, target, other,
+                                                             int(lim["short"]), int(lim["all_levels"]) - levels,
+                                                             back, floor)
             levels += ran
             long_levels += 1 if long_ else 0
+            stats["back_levels"] += bran
         stats["levels"] += levels
         paths, amount = bufs.augment(L, excess, roots, target)
         stats["paths"] += paths
         stats["amount"] += amount
         if paths == 0:
-            # trees that ran out of vertices without a path: every vertex the
-            # roots reach joined some tree, so no root reaches a target
+            # forward trees that ran out of vertices without a path: every
+            # vertex the roots reach joined one of them (a forward tree that
+            # reaches a backward tree always takes it when no other path was
+            # found), so no root reaches a target
             stats["exhausted"] = frontier.shape[0] == 0
             break
         if frontier.shape[0] or amount < float(lim["progress"]) * supply:

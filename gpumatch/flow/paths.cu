@@ -3,11 +3,17 @@
 //
 // A pass routes excess to demand along residual paths inside one side of
 // the kept minimum cut, before any push-relabel: disjoint BFS trees grow
-// level by level from the vertices with excess (the roots), each tree stops
-// at its first target (the terminal `target`, or a vertex with a deficit),
-// and every tree that found one pushes the bottleneck of its path.  The
-// trees are vertex-disjoint, so the paths share no arc and augment at once
-// without atomics on the flows.
+// level by level from the vertices with excess (the roots, *forward*
+// trees) and from the vertices with a deficit (*backward* trees, over the
+// residual arcs into their vertices).  A forward tree stops at its first
+// target: the terminal `target`, or a vertex of a backward tree that no
+// other forward tree took yet (it then owns that tree's path down to the
+// deficit); a backward tree that reaches a vertex of an open forward tree
+// ends that tree the same way.  Every tree that ended pushes the
+// bottleneck of its path.  All trees, of both kinds, are vertex-disjoint,
+// so the paths share no arc and augment at once without atomics on the
+// flows.  The two sides meet after about half a path each, where a
+// forward tree alone would first cover the whole ball of that radius.
 //
 // Network: reverse CSR (gpumatch/flow/pr.cu): out-arcs p of u in
 // indptr[u] .. indptr[u + 1] (head indices[p], residual cap[p] - flow[p]),
@@ -15,11 +21,15 @@
 // k = in_to_out[j], residual flow[k]: pushing along it cancels flow on k).
 // A step is coded as p >= 0 (out-arc p) or -(k + 1) (cancel arc k).
 //
-// Per-vertex arrays (long long unless said): owner (tree = root vertex, -1
-// none), pv / pa (parent vertex and the step into the vertex), fin_u /
-// fin_a / fin_w (per root: the tree vertex next to the target, the step
-// to it, the target; fin_u = -1 while the tree is open), excess (int64),
-// mask (uint8: the side the pass stays in).
+// Per-vertex arrays (long long unless said): owner (forward tree = its root
+// r >= 0, backward tree of deficit d = -2 - d, -1 none), pv / pa (forward
+// vertex: parent vertex and the step into the vertex; backward vertex: the
+// next vertex towards the deficit and the step to it), bclaim (per deficit:
+// the forward tree that took its backward tree, -1 none), fin_u / fin_a /
+// fin_w (per root: the last forward vertex of its path, the step out of it,
+// and the vertex it enters: the target, or a backward vertex; fin_u = -1
+// while the tree is open), excess (int64), mask (uint8: the side the pass
+// stays in).
 
 #define GM_FP_TILE 8
 
@@ -28,11 +38,24 @@ __device__ __forceinline__ i64 fp_resid(const i64* __restrict__ cap, const i64* 
     return code >= 0 ? cap[code] - flow[code] : flow[-code - 1];
 }
 
-// One candidate step u -> w of tree r (code as above).
+// Forward tree r (open) meets the backward tree of deficit d along the step
+// u -> w (u in r, w in d's tree): d is taken by one forward tree, a forward
+// tree ends once.
+__device__ __forceinline__ void fp_meet(
+    long long r, long long d, long long u, long long w, long long code, long long* bclaim, long long* fin_u,
+    long long* fin_a, long long* fin_w)
+{
+    if (((volatile long long*)bclaim)[d] != -1) return;
+    if (atomicCAS((u64*)(bclaim + d), (u64)-1ll, (u64)r) != (u64)-1ll) return;
+    if (atomicCAS((u64*)(fin_u + r), (u64)-1ll, (u64)u) == (u64)-1ll) { fin_a[r] = code; fin_w[r] = w; }
+    else bclaim[d] = -1;   // r ended meanwhile: leave d to another tree
+}
+
+// One candidate step u -> w of forward tree r (code as above).
 __device__ __forceinline__ void fp_step(
     long long u, long long r, long long w, long long code, long long target, long long other,
-    const unsigned char* __restrict__ mask, const i64* __restrict__ excess, long long* owner, long long* pv,
-    long long* pa, long long* fin_u, long long* fin_a, long long* fin_w, long long* next, u64* next_count)
+    const unsigned char* __restrict__ mask, long long* owner, long long* pv, long long* pa, long long* bclaim,
+    long long* fin_u, long long* fin_a, long long* fin_w, long long* next, u64* next_count)
 {
     if (w == other) return;
     if (w == target) {
@@ -41,122 +64,191 @@ __device__ __forceinline__ void fp_step(
     }
     if (!mask[w]) return;
     // most candidates are taken already: a plain read spares their atomics
-    if (((volatile long long*)owner)[w] != -1) return;
-    if (excess[w] < 0) {
-        // a deficit ends one tree per pass: claim it, then close the tree
-        if (atomicCAS((u64*)(owner + w), (u64)-1ll, (u64)r) != (u64)-1ll) return;
-        if (atomicCAS((u64*)(fin_u + r), (u64)-1ll, (u64)u) == (u64)-1ll) { fin_a[r] = code; fin_w[r] = w; }
-        else owner[w] = -1;   // the tree closed meanwhile: leave the deficit to another
-        return;
+    long long o = ((volatile long long*)owner)[w];
+    if (o == -1) {
+        o = (long long)atomicCAS((u64*)(owner + w), (u64)-1ll, (u64)r);
+        if (o == -1) {
+            pv[w] = u;
+            pa[w] = code;
+            next[gm_append(next_count)] = w;
+            return;
+        }
     }
-    if (atomicCAS((u64*)(owner + w), (u64)-1ll, (u64)r) != (u64)-1ll) return;
-    pv[w] = u;
-    pa[w] = code;
-    next[gm_append(next_count)] = w;
+    // a backward tree's vertex (also one it took during this level): meet it
+    if (o <= -2) fp_meet(r, -2 - o, u, w, code, bclaim, fin_u, fin_a, fin_w);
 }
 
-// The level step of frontier vertex u (tile lane `lane`), shared by the
-// multi-block kernel and the one-block loop.
+// One candidate step x -> w into backward vertex w of deficit d.
+__device__ __forceinline__ void fp_back_step(
+    long long x, long long w, long long d, long long code, long long target, long long other,
+    const unsigned char* __restrict__ mask, long long* owner, long long* pv, long long* pa, long long* bclaim,
+    long long* fin_u, long long* fin_a, long long* fin_w, long long* next, u64* next_count)
+{
+    if (x == target || x == other || !mask[x]) return;
+    long long o = ((volatile long long*)owner)[x];
+    if (o == -1) {
+        o = (long long)atomicCAS((u64*)(owner + x), (u64)-1ll, (u64)(-2 - d));
+        if (o == -1) {
+            pv[x] = w;
+            pa[x] = code;
+            next[gm_append(next_count)] = x;
+            return;
+        }
+    }
+    // a forward tree's vertex: end that tree here if it is still open
+    if (o >= 0 && ((volatile long long*)fin_u)[o] == -1) fp_meet(o, d, x, w, code, bclaim, fin_u, fin_a, fin_w);
+}
+
+#define FP_NET const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap, \
+    const i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
+    const idx_t* __restrict__ in_to_out, const unsigned char* __restrict__ mask
+#define FP_NET_ARGS indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, mask
+#define FP_TREES long long* owner, long long* pv, long long* pa, long long* bclaim, long long* fin_u, \
+    long long* fin_a, long long* fin_w
+#define FP_TREES_ARGS owner, pv, pa, bclaim, fin_u, fin_a, fin_w
+
+// The level step of forward frontier vertex u (tile lane `lane`), shared
+// by the multi-block kernel and the one-block loop: the residual arcs out
+// of u.
 __device__ __forceinline__ void fp_expand(
-    long long u, int lane, const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
-    const i64* __restrict__ cap, const i64* flow, const idx_t* __restrict__ in_indptr,
-    const idx_t* __restrict__ in_indices, const idx_t* __restrict__ in_to_out, const unsigned char* __restrict__ mask,
-    const i64* __restrict__ excess, long long target, long long other, long long* owner, long long* pv,
-    long long* pa, long long* fin_u, long long* fin_a, long long* fin_w, long long* next, u64* next_count)
+    long long u, int lane, FP_NET, long long target, long long other, FP_TREES, long long* next, u64* next_count)
 {
     const long long r = owner[u];
     if (((volatile long long*)fin_u)[r] != -1) return;   // the tree already ended
     for (long long p = (long long)indptr[u] + lane; p < (long long)indptr[u + 1]; p += GM_FP_TILE) {
         if (cap[p] - flow[p] <= 0) continue;
-        fp_step(u, r, (long long)indices[p], p, target, other, mask, excess, owner, pv, pa, fin_u, fin_a, fin_w,
-                next, next_count);
+        fp_step(u, r, (long long)indices[p], p, target, other, mask, FP_TREES_ARGS, next, next_count);
     }
     for (long long j = (long long)in_indptr[u] + lane; j < (long long)in_indptr[u + 1]; j += GM_FP_TILE) {
         const long long k = (long long)in_to_out[j];
         if (flow[k] <= 0) continue;
-        fp_step(u, r, (long long)in_indices[j], -k - 1, target, other, mask, excess, owner, pv, pa, fin_u, fin_a,
-                fin_w, next, next_count);
+        fp_step(u, r, (long long)in_indices[j], -k - 1, target, other, mask, FP_TREES_ARGS, next, next_count);
     }
 }
 
-#define FP_NET const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap, \
-    const i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
-    const idx_t* __restrict__ in_to_out, const unsigned char* __restrict__ mask, const i64* __restrict__ excess
-#define FP_TREES long long* owner, long long* pv, long long* pa, long long* fin_u, long long* fin_a, long long* fin_w
+// The level step of backward frontier vertex w: the residual arcs into w
+// (x -> w along out-arc k of x, or y -> w cancelling flow on w -> y).
+__device__ __forceinline__ void fp_back_expand(
+    long long w, int lane, FP_NET, long long target, long long other, FP_TREES, long long* next, u64* next_count)
+{
+    const long long d = -2 - owner[w];
+    if (((volatile long long*)bclaim)[d] != -1) return;   // a forward tree took this one
+    for (long long j = (long long)in_indptr[w] + lane; j < (long long)in_indptr[w + 1]; j += GM_FP_TILE) {
+        const long long k = (long long)in_to_out[j];
+        if (cap[k] - flow[k] <= 0) continue;
+        fp_back_step((long long)in_indices[j], w, d, k, target, other, mask, FP_TREES_ARGS, next, next_count);
+    }
+    for (long long p = (long long)indptr[w] + lane; p < (long long)indptr[w + 1]; p += GM_FP_TILE) {
+        if (flow[p] <= 0) continue;
+        fp_back_step((long long)indices[p], w, d, -p - 1, target, other, mask, FP_TREES_ARGS, next, next_count);
+    }
+}
 
-// gpumatch_fp_level: one BFS level of every open tree.
+// gpumatch_fp_level: one BFS level of every open tree, forward and backward.
 //   indptr .. in_to_out : the network (idx_t), cap (int64), flow (int64)
-//   frontier, size      : the level's vertices
-//   next, next_count    : out, the next level (appended; *next_count is 0
-//                         on entry)
-//   zero_count          : zeroed by thread 0, for the next level's count
-// Thread mapping: GM_FP_TILE lanes per frontier vertex, striding over its
-// out-arcs, then its in-arcs.  Races: claims by atomicCAS on owner (a
-// vertex joins one tree) and on fin_u (a tree ends once); a tree that
-// closes during the level may still take vertices in it (they are then
-// dead weight, never used by a path).
+//   frontier, size      : the forward level's vertices
+//   bfrontier, bsize    : the backward level's vertices (bsize 0: the
+//                         backward side skips this level)
+//   next, bnext         : out, the next levels (appended)
+//   counts              : 2, their lengths (0 on entry)
+//   zero_counts         : 2, zeroed by thread 0, for the next level's counts
+// Thread mapping: GM_FP_TILE lanes per frontier vertex (forward ones
+// first), striding over its arcs.  Races: claims by atomicCAS on owner (a
+// vertex joins one tree), bclaim (a backward tree joins one forward tree)
+// and fin_u (a forward tree ends once); a tree that ends during the level
+// may still take vertices in it (dead weight, never on a path); a claim
+// that loses to the other side's claim of the same vertex meets it instead.
 extern "C" __global__ void gpumatch_fp_level(
-    FP_NET, const long long* __restrict__ frontier, long long size, long long target, long long other, FP_TREES,
-    long long* next, u64* next_count, u64* zero_count)
+    FP_NET, const long long* __restrict__ frontier, long long size, const long long* __restrict__ bfrontier,
+    long long bsize, long long target, long long other, FP_TREES, long long* next, long long* bnext, u64* counts,
+    u64* zero_counts)
 {
     const long long t = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     const long long i = t / GM_FP_TILE;
-    if (t == 0) *zero_count = 0ull;
-    if (i >= size) return;
-    fp_expand(frontier[i], (int)(t % GM_FP_TILE), indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, mask,
-              excess, target, other, owner, pv, pa, fin_u, fin_a, fin_w, next, next_count);
+    const int lane = (int)(t % GM_FP_TILE);
+    if (t == 0) { zero_counts[0] = 0ull; zero_counts[1] = 0ull; }
+    if (i < size)
+        fp_expand(frontier[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, next, counts);
+    else if (i < size + bsize)
+        fp_back_expand(bfrontier[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnext, counts + 1);
 }
 
 // gpumatch_fp_level_loop: levels of gpumatch_fp_level in ONE block, with
-// __syncthreads() between them, while the frontier is short: the long
+// __syncthreads() between them, while the frontiers are short: the long
 // tails of small levels cost a few microseconds each instead of a launch
 // and a read-back.
-//   frontier, size : the first level's vertices
-//   out0, out1     : level j writes out{j % 2} (neither may be `frontier`
-//                    for j > 0; out0 may not be `frontier` at all)
-//   counts         : 2, the lengths of out0 / out1
-//   limit          : the loop stops before a level longer than this
-//   max_levels     : or after this many levels
-//   state          : 2, out: levels run and the length of the last list
-// Thread mapping: GM_FP_TILE lanes per vertex, block-stride over the list.
-// Races: as in gpumatch_fp_level.
+//   frontier, size   : the first forward level's vertices
+//   bfrontier, bsize : the first backward level's vertices
+//   out0, out1       : forward level j writes out{j % 2} (neither may be
+//                      `frontier` for j > 0; out0 may not be it at all)
+//   bout0, bout1     : the same for the backward levels (counted apart:
+//                      the backward side skips some levels)
+//   counts           : 4, the lengths of out0 / out1 / bout0 / bout1
+//   limit            : the loop stops before a level with more vertices
+//   max_levels       : or after this many levels; it also stops when the
+//                      forward frontier is empty
+//   back_ratio, back_floor : the backward side runs a level when its
+//                      frontier is at most back_floor long or at most
+//                      back_ratio times the forward one
+//   state            : 4, out: forward levels run, the length of the last
+//                      forward list, backward levels run, its length
+// Thread mapping: GM_FP_TILE lanes per vertex, block-stride over the two
+// lists.  Races: as in gpumatch_fp_level.
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_fp_level_loop(
-    FP_NET, const long long* __restrict__ frontier, long long size, long long target, long long other, FP_TREES,
-    long long* out0, long long* out1, u64* counts, long long limit, long long max_levels, long long* state)
+    FP_NET, const long long* __restrict__ frontier, long long size, const long long* __restrict__ bfrontier,
+    long long bsize, long long target, long long other, FP_TREES, long long* out0, long long* out1,
+    long long* bout0, long long* bout1, u64* counts, long long limit, long long max_levels, double back_ratio,
+    long long back_floor, long long* state)
 {
     const int lane = (int)(threadIdx.x % GM_FP_TILE);
     const long long tiles = blockDim.x / GM_FP_TILE;
     const long long* cur = frontier;
-    long long j = 0;
-    while (j < max_levels && size > 0 && size <= limit) {
+    const long long* bcur = bfrontier;
+    long long j = 0, jb = 0;
+    while (j < max_levels && size > 0) {
+        const bool runb = bsize > 0 && (bsize <= back_floor || (double)bsize <= back_ratio * (double)size);
+        const long long nb = runb ? bsize : 0;
+        if (size + nb > limit) break;
         long long* nxt = (j & 1) ? out1 : out0;
+        long long* bnxt = (jb & 1) ? bout1 : bout0;
         u64* ncount = counts + (j & 1);
-        if (threadIdx.x == 0) *ncount = 0ull;
+        u64* bncount = counts + 2 + (jb & 1);
+        if (threadIdx.x == 0) { *ncount = 0ull; *bncount = 0ull; }
         __syncthreads();
-        for (long long i = threadIdx.x / GM_FP_TILE; i < size; i += tiles)
-            fp_expand(cur[i], lane, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, mask, excess,
-                      target, other, owner, pv, pa, fin_u, fin_a, fin_w, nxt, ncount);
+        for (long long i = threadIdx.x / GM_FP_TILE; i < size + nb; i += tiles) {
+            if (i < size)
+                fp_expand(cur[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, nxt, ncount);
+            else
+                fp_back_expand(bcur[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnxt, bncount);
+        }
         __syncthreads();
         size = (long long)*((volatile u64*)ncount);
         cur = nxt;
         ++j;
-        __syncthreads();   // every thread read the count before level j + 1 zeroes the other one
+        if (runb) {
+            bsize = (long long)*((volatile u64*)bncount);
+            bcur = bnxt;
+            ++jb;
+        }
+        __syncthreads();   // every thread read the counts before the next level zeroes the other ones
     }
-    if (threadIdx.x == 0) { state[0] = j; state[1] = size; }
+    if (threadIdx.x == 0) { state[0] = j; state[1] = size; state[2] = jb; state[3] = bsize; }
 }
 
 // gpumatch_fp_augment: push the bottleneck of every ended tree's path.
 //   roots, nroots : the pass's roots
 //   moved         : 2, out (+=): paths augmented, total amount pushed
 // Thread mapping: one thread per root, walking its path twice (minimum,
-// then push).  No races on flows (paths are vertex-disjoint, so they share
-// no arc) nor on a root's or a claimed deficit's excess; the terminal
-// target's excess takes atomic adds.
+// then push): the forward part from fin_u back to the root, the step
+// fin_a, and the backward part from fin_w down to its deficit.  No races
+// on flows (paths are vertex-disjoint, so they share no arc) nor on a
+// root's or a taken deficit's excess; the terminal target's excess takes
+// atomic adds.
 extern "C" __global__ void gpumatch_fp_augment(
     const i64* __restrict__ cap, i64* flow, i64* excess, const long long* __restrict__ roots, long long nroots,
-    long long target, const long long* __restrict__ pv, const long long* __restrict__ pa,
-    const long long* __restrict__ fin_u, const long long* __restrict__ fin_a, const long long* __restrict__ fin_w,
-    long long* moved)
+    long long target, const long long* __restrict__ owner, const long long* __restrict__ pv,
+    const long long* __restrict__ pa, const long long* __restrict__ fin_u, const long long* __restrict__ fin_a,
+    const long long* __restrict__ fin_w, long long* moved)
 {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nroots) return;
@@ -164,13 +256,20 @@ extern "C" __global__ void gpumatch_fp_augment(
     const long long last = fin_u[r];
     if (last < 0) return;
     const long long w = fin_w[r];
+    const long long dfc = w == target ? -1 : -2 - owner[w];
     i64 d = excess[r];
-    if (w != target && -excess[w] < d) d = -excess[w];
+    if (dfc >= 0 && -excess[dfc] < d) d = -excess[dfc];
     i64 x = fp_resid(cap, flow, fin_a[r]);
     if (x < d) d = x;
     for (long long v = last; v != r; v = pv[v]) {
         x = fp_resid(cap, flow, pa[v]);
         if (x < d) d = x;
+    }
+    if (dfc >= 0) {
+        for (long long v = w; v != dfc; v = pv[v]) {
+            x = fp_resid(cap, flow, pa[v]);
+            if (x < d) d = x;
+        }
     }
     if (d <= 0) return;
     long long code = fin_a[r];
@@ -179,8 +278,16 @@ extern "C" __global__ void gpumatch_fp_augment(
         if (v == r) break;
         code = pa[v];
     }
+    if (dfc >= 0) {
+        for (long long v = w; v != dfc; v = pv[v]) {
+            code = pa[v];
+            if (code >= 0) flow[code] += d; else flow[-code - 1] -= d;
+        }
+        excess[dfc] += d;
+    } else {
+        atomicAdd((u64*)(excess + w), (u64)d);
+    }
     excess[r] -= d;
-    if (w == target) atomicAdd((u64*)(excess + w), (u64)d); else excess[w] += d;
     atomicAdd((u64*)moved, 1ull);
     atomicAdd((u64*)(moved + 1), (u64)d);
 }
