@@ -228,8 +228,10 @@ def test_path_pass_limits(backend, limit):
         L = _maxflow._build_rcsr(np, ip, ix, np.full(5, 3, dtype=np.int64), 6)
         L = {k: xp.asarray(v) for k, v in L.items()}
         excess = xp.asarray([0, 2, 0, 0, 0, 0])
-        # every level counts as long with short 0; else they all run in the GPU's one-block loop
+        # every level counts as long with short 0; else they all run in the GPU's one-block loop;
+        # forward trees alone, so that the levels count the hops from the excess
         limits = {"levels": levels, "short": 0} if limit == "levels" else {"all_levels": levels}
+        limits["back"] = 0
         stats = _paths.route(_paths.buffers(backend, 6, np.int64), L, excess, xp.ones(6, dtype=bool), 5, 0,
                              limits=limits)
         assert stats["amount"] == moved and stats["exhausted"] == (moved == 2)
@@ -238,35 +240,44 @@ def test_path_pass_limits(backend, limit):
 
 
 @pytest.mark.parametrize("short", [None, 0])
-def test_path_pass_two_sided_meets_halfway(backend, short):
-    """A deficit far from the excess along a chain: the forward and the
-    backward tree meet halfway, and the path runs on down the backward
-    tree to the deficit (the terminal is behind the deficit, so only that
-    path can place the excess)."""
+@pytest.mark.parametrize("end", ["deficit", "target"])
+def test_path_pass_two_sided_meets_halfway(backend, short, end):
+    """An excess far from where it can go along a chain: the forward tree
+    and a backward tree meet halfway, and the path runs on down the
+    backward tree to its root: a deficit (the terminal lies behind it,
+    outside the side, so only that path can place the excess), or the
+    target's neighbour, whose arc into the target ends the path."""
     from gpumatch.flow import _maxflow, _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
-    N = 40   # 0 -> 1 -> ... -> 39, capacity 3; 2 units of excess at 1, a deficit of 2 at 38
+    N = 40   # 0 -> 1 -> ... -> 39, capacity 3; 2 units of excess at 1
     ip, ix = np.append(np.arange(N), N - 1), np.arange(1, N)
     levels = {}
     for back in (0.0, 1.0):
         L = _maxflow._build_rcsr(np, ip, ix, np.full(N - 1, 3, dtype=np.int64), N)
         L = {k: xp.asarray(v) for k, v in L.items()}
         excess = np.zeros(N, dtype=np.int64)
-        excess[1], excess[N - 2] = 2, -2
-        excess = xp.asarray(excess)
+        excess[1] = 2
         mask = np.ones(N, dtype=bool)
-        mask[N - 1] = False   # the target lies outside the side: the deficit is the only way
+        if end == "deficit":
+            excess[N - 2] = -2
+            mask[N - 1] = False
+        excess = xp.asarray(excess)
         limits = {"back": back} if short is None else {"back": back, "short": short}
         stats = _paths.route(_paths.buffers(backend, N, np.int64), L, excess, xp.asarray(mask), N - 1, 0,
                              limits=limits)
         assert stats["paths"] == 1 and stats["amount"] == 2 and stats["exhausted"]
-        assert _np(L["flow"]).tolist() == [0] + [2] * (N - 3) + [0]
-        assert not _np(excess).any()
+        if end == "deficit":
+            assert _np(L["flow"]).tolist() == [0] + [2] * (N - 3) + [0]
+            assert not _np(excess).any()
+        else:
+            assert _np(L["flow"]).tolist() == [0] + [2] * (N - 2)
+            assert _np(excess).tolist() == [0] * (N - 1) + [2]
         assert (stats["back_levels"] > 0) == (back > 0)
         levels[back] = stats["levels"]
-    # one-sided: N - 3 levels to reach the deficit; two-sided: about half
-    assert levels[0.0] == N - 3 and levels[1.0] <= (N - 3) // 2 + 2
+    # one-sided: a level per arc up to the deficit or the target; two-sided: about half
+    hops = N - 3 if end == "deficit" else N - 2
+    assert levels[0.0] == hops and levels[1.0] <= hops // 2 + 2
 
 
 def _cupyx(C):

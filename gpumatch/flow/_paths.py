@@ -11,17 +11,18 @@ matching augments along alternating paths:
 
 * every vertex of the side with excess is the root of a *forward* BFS tree
   over the residual arcs inside the side (``mask``), and every vertex
-  there with a deficit the root of a *backward* tree over the residual
-  arcs into its vertices; all trees are vertex-disjoint (a vertex joins
-  the first tree that reaches it);
+  there with a deficit, or with a residual arc into the terminal
+  ``target``, the root of a *backward* tree over the residual arcs into
+  its vertices; all trees are vertex-disjoint (a vertex joins the first
+  tree that reaches it);
 * a forward tree ends at its first *target*: the terminal ``target`` (any
   number of trees may end there) or a vertex of a backward tree that no
   other forward tree took (one forward tree per backward tree), reached by
-  either side; the path then runs on down the backward tree to its
-  deficit.  The two sides meet after about half a path each, where a
-  forward tree alone would first cover the whole ball of that radius
-  (:data:`LIMITS` ``back``: the backward side runs a level while its
-  frontier is short);
+  either side; the path then runs on down the backward tree to its root,
+  a deficit or the arc into ``target``.  The two sides meet after about
+  half a path each, where a forward tree alone would first cover the whole
+  ball of that radius (:data:`LIMITS` ``back``: the backward side runs a
+  level while its frontier is short);
 * every tree that ended pushes the bottleneck of its path (the root's
   excess, the deficit, the residual capacities); the paths share no vertex,
   so they share no arc and augment at once;
@@ -38,6 +39,8 @@ cut stays saturated.
 
 from __future__ import annotations
 
+import time
+
 import numpy as np
 
 from .. import _backend, csr
@@ -53,9 +56,23 @@ from .. import _backend, csr
 #: ``back``, ``back_floor``: the backward trees grow a level when their
 #: frontier is at most ``back`` times the forward one or at most
 #: ``back_floor`` long (``back`` 0: never; deficits then end the forward
-#: trees that reach them, as targets).
+#: trees that reach them, as targets).  ``terminal``: with backward trees
+#: on, the vertices with a residual arc into ``target`` root backward trees
+#: too (their path ends with that arc), so that forward trees meet the
+#: target's side halfway as well, when there are at most this many of them
+#: (0: never); more would never grow past ``back_floor`` anyway, and
+#: setting them up costs a pass about a millisecond per million on an H100.
 LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "back": 1.0,
-          "back_floor": 2048}
+          "back_floor": 2048, "terminal": 65536}
+
+#: Diagnostic: a list to which :func:`route` appends one record per call of
+#: the level launchers, ``(pass, forward length, backward length, levels
+#: run, backward levels run, host seconds)``, and per pass ``(pass, "set-up"
+#: or "augment", roots, backward roots, paths, host seconds)``; None: off.
+TRACE = None
+
+#: ``tstep`` of a backward root that is a deficit (``GM_FP_NO_STEP`` of ``flow/paths.cu``).
+NO_STEP = -(1 << 62)
 
 
 def _resid(cap, flow, code):
@@ -74,8 +91,8 @@ def _push(flow, code, d):
 
 def _tree_arrays(bufs, xp, V):
     """The per-vertex arrays of the trees (as in ``flow/paths.cu``) on `bufs`."""
-    for name, fill in (("owner", -1), ("pv", -1), ("pa", 0), ("bclaim", -1), ("fin_u", -1), ("fin_a", 0),
-                       ("fin_w", -1)):
+    for name, fill in (("owner", -1), ("pv", -1), ("pa", 0), ("bclaim", -1), ("tstep", NO_STEP), ("fin_u", -1),
+                       ("fin_a", 0), ("fin_w", -1)):
         setattr(bufs, name, xp.full(V, fill, dtype=np.int64))
 
 
@@ -189,13 +206,16 @@ class _Numpy:
             return 0, 0
         cap, flow, pv, pa = L["cap"], L["flow"], self.pv, self.pa
         w = self.fin_w[R]
-        isd = w != target
-        dfc = np.where(isd, -2 - self.owner[np.where(isd, w, 0)], w)   # the deficit, or the target
+        isb = w != target
+        b = np.where(isb, -2 - self.owner[np.where(isb, w, 0)], w)   # the backward root, or the target
+        ts = np.where(isb, self.tstep[b], NO_STEP)                     # its step to the target
+        dfc = isb & (ts == NO_STEP)                                     # paths that end at a deficit
         d = excess[R].copy()
-        dem = np.where(isd, -excess[dfc], d)
-        d = np.minimum(np.minimum(d, dem), _resid(cap, flow, self.fin_a[R]))
-        # bottlenecks: the forward part (fin_u back to the root), then the backward one (fin_w down to dfc)
-        for cur, end in ((self.fin_u[R].copy(), R), (w.copy(), dfc)):
+        d = np.minimum(np.minimum(d, np.where(dfc, -excess[b], d)), _resid(cap, flow, self.fin_a[R]))
+        tsr = np.flatnonzero(ts != NO_STEP)
+        d[tsr] = np.minimum(d[tsr], _resid(cap, flow, ts[tsr]))
+        # bottlenecks: the forward part (fin_u back to the root), then the backward one (fin_w down to b)
+        for cur, end in ((self.fin_u[R].copy(), R), (w.copy(), b)):
             on = cur != end
             while on.any():
                 idx = np.flatnonzero(on)
@@ -203,16 +223,18 @@ class _Numpy:
                 cur[idx] = pv[cur[idx]]
                 on = cur != end
         ok = d > 0
-        R, w, dfc, d = R[ok], w[ok], dfc[ok], d[ok]
+        R, w, b, ts, dfc, d = R[ok], w[ok], b[ok], ts[ok], dfc[ok], d[ok]
         _push(flow, self.fin_a[R], d)
-        for cur, end in ((self.fin_u[R].copy(), R), (w.copy(), dfc)):
+        for cur, end in ((self.fin_u[R].copy(), R), (w.copy(), b)):
             idx = np.flatnonzero(cur != end)
             while idx.shape[0]:
                 _push(flow, pa[cur[idx]], d[idx])
                 cur[idx] = pv[cur[idx]]
                 idx = idx[cur[idx] != end[idx]]
+        tsr = ts != NO_STEP
+        _push(flow, ts[tsr], d[tsr])
         excess[R] -= d
-        np.add.at(excess, dfc, d)
+        np.add.at(excess, np.where(dfc, b, target), d)
         return int(R.shape[0]), int(d.sum())
 
 
@@ -295,7 +317,7 @@ class _Cuda:
         self.moved.fill(0)
         self.k_augment(_cuda.grid_for(n), (_cuda.BLOCK,),
                        (L["cap"], L["flow"], excess, roots, np.int64(n), np.int64(target), self.owner, self.pv,
-                        self.pa, self.fin_u, self.fin_a, self.fin_w, self.moved))
+                        self.pa, self.tstep, self.fin_u, self.fin_a, self.fin_w, self.moved))
         paths, amount = (int(x) for x in self.moved.get())
         return paths, amount
 
@@ -303,6 +325,29 @@ class _Cuda:
 def buffers(backend, V, idt):
     """Work arrays of the pass for a network of `V` vertices (kept by the solver)."""
     return _Cuda(V, idt) if backend == "cupy" else _Numpy(V)
+
+
+def _tick(last):
+    """Host seconds since ``last[0]`` (which it resets), for :data:`TRACE`."""
+    now = time.perf_counter()
+    dt, last[0] = now - last[0], now
+    return dt
+
+
+def _target_steps(L, target, ok):
+    """The vertices of `ok` with a residual arc into `target`, each with the
+    step along it (coded as in ``flow/paths.cu``).  A vertex with two such
+    arcs (both directions of a pair) may be listed twice."""
+    xp = csr.array_module(ok)
+    bounds = _backend.to_numpy(xp.stack([L["in_indptr"][target], L["in_indptr"][target + 1], L["indptr"][target],
+                                         L["indptr"][target + 1]]).astype(np.int64)).tolist()
+    a, b, c, e = (int(v) for v in bounds)
+    k = L["in_to_out"][a:b].astype(np.int64)               # arcs x -> target
+    p = xp.arange(c, e, dtype=np.int64)                    # arcs target -> x: cancelling their flow
+    x = xp.concatenate([L["in_indices"][a:b].astype(np.int64), L["indices"][c:e].astype(np.int64)])
+    code = xp.concatenate([k, -p - 1])
+    keep = (_resid(L["cap"], L["flow"], code) > 0) & ok[x]
+    return x[keep], code[keep]
 
 
 def route(bufs, L, excess, mask, target, other, check=None, limits=None):
@@ -356,32 +401,57 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     inner[target] = False
     inner[other] = False
     roots = xp.nonzero(inner & (excess > 0))[0].astype(np.int64)
+    # the target's neighbours root backward trees too (found once: the
+    # passes only use up their arcs' residuals)
+    near = steps = None
+    if back > 0 and lim["terminal"] and roots.shape[0]:
+        near, steps = _target_steps(L, target, inner)
+        if near.shape[0] > int(lim["terminal"]):
+            near = steps = None
+    t_trace = [time.perf_counter()]
     for _ in range(int(lim["phases"])):
         if roots.shape[0] == 0:
             stats["exhausted"] = True
             break
         supply = int(excess[roots].sum())
-        # every deficit is the root of a backward tree (grown or not)
+        # every deficit is the root of a backward tree (grown or not), and
+        # so is every other vertex with a residual arc into the target
         sinks = xp.nonzero(inner & (excess < 0))[0].astype(np.int64)
         bufs.owner.fill(-1)
         bufs.fin_u.fill(-1)
         bufs.bclaim.fill(-1)
         bufs.owner[roots] = roots
         bufs.owner[sinks] = -2 - sinks
+        if near is not None:
+            # the target's neighbours with neither excess nor a deficit whose
+            # arc into the target still has a residual
+            live = (excess[near] == 0) & (_resid(L["cap"], L["flow"], steps) > 0)
+            near_p, steps_p = near[live], steps[live]
+            bufs.tstep.fill(NO_STEP)
+            bufs.tstep[near_p] = steps_p    # one of them where a vertex is listed twice
+            bufs.owner[near_p] = -2 - near_p
+            sinks = xp.concatenate([sinks, near_p])
         frontier, bfront = roots, sinks
         stats["phases"] += 1
+        if TRACE is not None:
+            TRACE.append((stats["phases"], "set-up", int(roots.shape[0]), int(sinks.shape[0]), 0, _tick(t_trace)))
         long_levels = levels = 0
         while frontier.shape[0] and long_levels < int(lim["levels"]) and levels < int(lim["all_levels"]):
             if check is not None:
                 check()
+            n_f, n_b = int(frontier.shape[0]), int(bfront.shape[0])
             frontier, bfront, ran, long_, bran = bufs.levels(L, mask, frontier, bfront, target, other,
                                                              int(lim["short"]), int(lim["all_levels"]) - levels,
                                                              back, floor)
             levels += ran
             long_levels += 1 if long_ else 0
             stats["back_levels"] += bran
+            if TRACE is not None:
+                TRACE.append((stats["phases"], n_f, n_b, ran, bran, _tick(t_trace)))
         stats["levels"] += levels
         paths, amount = bufs.augment(L, excess, roots, target)
+        if TRACE is not None:
+            TRACE.append((stats["phases"], "augment", int(roots.shape[0]), 0, paths, _tick(t_trace)))
         stats["paths"] += paths
         stats["amount"] += amount
         if paths == 0:

@@ -4,12 +4,13 @@
 // A pass routes excess to demand along residual paths inside one side of
 // the kept minimum cut, before any push-relabel: disjoint BFS trees grow
 // level by level from the vertices with excess (the roots, *forward*
-// trees) and from the vertices with a deficit (*backward* trees, over the
-// residual arcs into their vertices).  A forward tree stops at its first
-// target: the terminal `target`, or a vertex of a backward tree that no
-// other forward tree took yet (it then owns that tree's path down to the
-// deficit); a backward tree that reaches a vertex of an open forward tree
-// ends that tree the same way.  Every tree that ended pushes the
+// trees) and from the vertices with a deficit or a residual arc into the
+// terminal `target` (*backward* trees, over the residual arcs into their
+// vertices).  A forward tree stops at its first target: `target` itself,
+// or a vertex of a backward tree that no other forward tree took yet (it
+// then owns that tree's path down to its root, and on along the root's arc
+// into `target` if it has one); a backward tree that reaches a vertex of
+// an open forward tree ends that tree the same way.  Every tree that ended pushes the
 // bottleneck of its path.  All trees, of both kinds, are vertex-disjoint,
 // so the paths share no arc and augment at once without atomics on the
 // flows.  The two sides meet after about half a path each, where a
@@ -25,13 +26,16 @@
 // r >= 0, backward tree of deficit d = -2 - d, -1 none), pv / pa (forward
 // vertex: parent vertex and the step into the vertex; backward vertex: the
 // next vertex towards the deficit and the step to it), bclaim (per deficit:
-// the forward tree that took its backward tree, -1 none), fin_u / fin_a /
+// the forward tree that took its backward tree, -1 none), tstep (per
+// backward root: GM_FP_NO_STEP for a deficit, else the root is a
+// neighbour of the terminal `target` and this is its step to it), fin_u / fin_a /
 // fin_w (per root: the last forward vertex of its path, the step out of it,
 // and the vertex it enters: the target, or a backward vertex; fin_u = -1
 // while the tree is open), excess (int64), mask (uint8: the side the pass
 // stays in).
 
 #define GM_FP_TILE 8
+#define GM_FP_NO_STEP (-(1ll << 62))
 
 __device__ __forceinline__ i64 fp_resid(const i64* __restrict__ cap, const i64* flow, long long code)
 {
@@ -237,18 +241,19 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_fp_level_loop(
 
 // gpumatch_fp_augment: push the bottleneck of every ended tree's path.
 //   roots, nroots : the pass's roots
+//   tstep         : per backward root, as above
 //   moved         : 2, out (+=): paths augmented, total amount pushed
 // Thread mapping: one thread per root, walking its path twice (minimum,
 // then push): the forward part from fin_u back to the root, the step
-// fin_a, and the backward part from fin_w down to its deficit.  No races
-// on flows (paths are vertex-disjoint, so they share no arc) nor on a
-// root's or a taken deficit's excess; the terminal target's excess takes
-// atomic adds.
+// fin_a, the backward part from fin_w down to its root, and that root's
+// step to the target when it has one.  No races on flows (paths are
+// vertex-disjoint, so they share no arc) nor on a root's or a taken
+// deficit's excess; the terminal target's excess takes atomic adds.
 extern "C" __global__ void gpumatch_fp_augment(
     const i64* __restrict__ cap, i64* flow, i64* excess, const long long* __restrict__ roots, long long nroots,
     long long target, const long long* __restrict__ owner, const long long* __restrict__ pv,
-    const long long* __restrict__ pa, const long long* __restrict__ fin_u, const long long* __restrict__ fin_a,
-    const long long* __restrict__ fin_w, long long* moved)
+    const long long* __restrict__ pa, const long long* __restrict__ tstep, const long long* __restrict__ fin_u,
+    const long long* __restrict__ fin_a, const long long* __restrict__ fin_w, long long* moved)
 {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= nroots) return;
@@ -256,18 +261,23 @@ extern "C" __global__ void gpumatch_fp_augment(
     const long long last = fin_u[r];
     if (last < 0) return;
     const long long w = fin_w[r];
-    const long long dfc = w == target ? -1 : -2 - owner[w];
+    const long long b = w == target ? -1 : -2 - owner[w];            // the backward root
+    const long long ts = b >= 0 ? tstep[b] : GM_FP_NO_STEP;            // its step to the target
     i64 d = excess[r];
-    if (dfc >= 0 && -excess[dfc] < d) d = -excess[dfc];
+    if (b >= 0 && ts == GM_FP_NO_STEP && -excess[b] < d) d = -excess[b];
     i64 x = fp_resid(cap, flow, fin_a[r]);
     if (x < d) d = x;
     for (long long v = last; v != r; v = pv[v]) {
         x = fp_resid(cap, flow, pa[v]);
         if (x < d) d = x;
     }
-    if (dfc >= 0) {
-        for (long long v = w; v != dfc; v = pv[v]) {
+    if (b >= 0) {
+        for (long long v = w; v != b; v = pv[v]) {
             x = fp_resid(cap, flow, pa[v]);
+            if (x < d) d = x;
+        }
+        if (ts != GM_FP_NO_STEP) {
+            x = fp_resid(cap, flow, ts);
             if (x < d) d = x;
         }
     }
@@ -278,15 +288,17 @@ extern "C" __global__ void gpumatch_fp_augment(
         if (v == r) break;
         code = pa[v];
     }
-    if (dfc >= 0) {
-        for (long long v = w; v != dfc; v = pv[v]) {
+    if (b >= 0) {
+        for (long long v = w; v != b; v = pv[v]) {
             code = pa[v];
             if (code >= 0) flow[code] += d; else flow[-code - 1] -= d;
         }
-        excess[dfc] += d;
-    } else {
-        atomicAdd((u64*)(excess + w), (u64)d);
+        if (ts != GM_FP_NO_STEP) {
+            if (ts >= 0) flow[ts] += d; else flow[-ts - 1] -= d;
+        }
     }
+    if (b >= 0 && ts == GM_FP_NO_STEP) excess[b] += d;
+    else atomicAdd((u64*)(excess + target), (u64)d);
     excess[r] -= d;
     atomicAdd((u64*)moved, 1ull);
     atomicAdd((u64*)(moved + 1), (u64)d);
