@@ -190,6 +190,27 @@ class _Numpy:
         self.pa[x[grow]] = code[grow]
         return x[grow]
 
+    def target_steps(self, L, target, inner):
+        return _target_steps(L, target, inner)
+
+    def setup(self, L, excess, inner, near, steps):
+        roots = np.flatnonzero(inner & (excess > 0))
+        sinks = np.flatnonzero(inner & (excess < 0))
+        self.owner.fill(-1)
+        self.fin_u.fill(-1)
+        self.bclaim.fill(-1)
+        self.tstep.fill(NO_STEP)
+        self.owner[roots] = roots
+        self.owner[sinks] = -2 - sinks
+        if near is not None:
+            live = (excess[near] == 0) & (_resid(L["cap"], L["flow"], steps) > 0)
+            near, steps = near[live], steps[live]
+            near, first = np.unique(near, return_index=True)   # a vertex listed twice: its first step
+            self.tstep[near] = steps[first]
+            self.owner[near] = -2 - near
+            sinks = np.concatenate([sinks, near])
+        return roots, sinks, int(excess[roots].sum())
+
     def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor):
         """One level of both sides (the NumPy twin has no one-block loop);
         returns ``(next frontier, next backward frontier, 1, long, backward levels run)``."""
@@ -249,9 +270,19 @@ class _Cuda:
         self.k_level = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level", defines)
         self.k_augment = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_augment", defines)
         self.k_loop = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level_loop", defines)
+        self.k_target = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_target_steps", defines)
+        self.k_setup = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_setup", defines)
+        self.k_setup_near = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_setup_near", defines)
         self.counts = cp.zeros(4, dtype=np.uint64)
         self.state = cp.zeros(4, dtype=np.int64)
+        self.V = V
         _tree_arrays(self, cp, V)
+        # the pass's roots and backward roots, and the target's neighbours
+        # with their steps (allocated on first use)
+        self.roots = cp.empty(max(V, 1), dtype=np.int64)
+        self.sinks = cp.empty(max(V, 1), dtype=np.int64)
+        self.near = self.steps = None
+        self.setup_counts = cp.zeros(3, dtype=np.uint64)
         # two lists per side: the frontier and the next level
         self.bufs = [cp.empty(max(V, 1), dtype=np.int64) for _ in range(4)]
         # level counts (forward, backward): a level writes cnt[2c:2c+2] and
@@ -259,6 +290,41 @@ class _Cuda:
         self.cnt = cp.zeros(4, dtype=np.uint64)
         self.c = 0
         self.moved = cp.zeros(2, dtype=np.int64)
+
+    def target_steps(self, L, target, inner):
+        """:func:`_target_steps` in one launch and one read-back."""
+        from .. import _cuda
+
+        cp = _backend.cp
+        if self.near is None:
+            self.near = cp.empty(max(self.V, 1), dtype=np.int64)
+            self.steps = cp.empty(max(self.V, 1), dtype=np.int64)
+        count = cp.zeros(1, dtype=np.uint64)
+        # grid-stride over the target's arcs, whose number only the device reads
+        self.k_target((1024,), (_cuda.BLOCK,),
+                      (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"],
+                       L["in_to_out"], inner, np.int64(target), self.near, self.steps, count))
+        n = int(count.get()[0])
+        return self.near[:n], self.steps[:n]
+
+    def setup(self, L, excess, inner, near, steps):
+        """Reset the trees and list the roots and backward roots of a pass:
+        two or three launches and one read-back; returns ``(roots, backward
+        roots, total excess of the roots)``."""
+        from .. import _cuda
+
+        c = self.setup_counts
+        c.fill(0)
+        self.k_setup(_cuda.grid_for(self.V), (_cuda.BLOCK,),
+                     (np.int64(self.V), inner, excess, self.owner, self.bclaim, self.tstep, self.fin_u, self.roots,
+                      self.sinks, c))
+        if near is not None and near.shape[0]:
+            n = int(near.shape[0])
+            self.k_setup_near(_cuda.grid_for(n), (_cuda.BLOCK,),
+                              (L["cap"], L["flow"], excess, near, steps, np.int64(n), self.owner, self.tstep,
+                               self.sinks, c))
+        nr, ns, supply = (int(x) for x in c.get())
+        return self.roots[:nr], self.sinks[:ns], supply
 
     def _lists(self, frontier, bfront):
         """The four lists as ``(out0, out1, bout0, bout1)`` of the loop
@@ -400,37 +466,26 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     inner = mask.copy()
     inner[target] = False
     inner[other] = False
-    roots = xp.nonzero(inner & (excess > 0))[0].astype(np.int64)
-    # the target's neighbours root backward trees too (found once: the
-    # passes only use up their arcs' residuals)
     near = steps = None
-    if back > 0 and lim["terminal"] and roots.shape[0]:
-        near, steps = _target_steps(L, target, inner)
-        if near.shape[0] > int(lim["terminal"]):
-            near = steps = None
+    looked = not (back > 0 and lim["terminal"])
     t_trace = [time.perf_counter()]
     for _ in range(int(lim["phases"])):
+        # the roots (excess), and the backward roots: every deficit, and
+        # every target's neighbour with neither excess nor a deficit whose
+        # arc into the target still has a residual
+        roots, sinks, supply = bufs.setup(L, excess, inner, near, steps)
         if roots.shape[0] == 0:
             stats["exhausted"] = True
             break
-        supply = int(excess[roots].sum())
-        # every deficit is the root of a backward tree (grown or not), and
-        # so is every other vertex with a residual arc into the target
-        sinks = xp.nonzero(inner & (excess < 0))[0].astype(np.int64)
-        bufs.owner.fill(-1)
-        bufs.fin_u.fill(-1)
-        bufs.bclaim.fill(-1)
-        bufs.owner[roots] = roots
-        bufs.owner[sinks] = -2 - sinks
-        if near is not None:
-            # the target's neighbours with neither excess nor a deficit whose
-            # arc into the target still has a residual
-            live = (excess[near] == 0) & (_resid(L["cap"], L["flow"], steps) > 0)
-            near_p, steps_p = near[live], steps[live]
-            bufs.tstep.fill(NO_STEP)
-            bufs.tstep[near_p] = steps_p    # one of them where a vertex is listed twice
-            bufs.owner[near_p] = -2 - near_p
-            sinks = xp.concatenate([sinks, near_p])
+        if not looked:
+            # the target's neighbours, found once (the passes only use up
+            # their arcs' residuals), unless there are too many to grow
+            looked = True
+            near, steps = bufs.target_steps(L, target, inner)
+            if near.shape[0] > int(lim["terminal"]):
+                near = steps = None
+            else:
+                roots, sinks, supply = bufs.setup(L, excess, inner, near, steps)
         frontier, bfront = roots, sinks
         stats["phases"] += 1
         if TRACE is not None:
@@ -466,5 +521,4 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
             # placed: the rest needs longer or wider paths, where
             # push-relabel's global relabel costs less than a BFS per pass
             break
-        roots = roots[excess[roots] > 0]
     return stats

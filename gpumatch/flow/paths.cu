@@ -239,6 +239,101 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_fp_level_loop(
     if (threadIdx.x == 0) { state[0] = j; state[1] = size; state[2] = jb; state[3] = bsize; }
 }
 
+// gpumatch_fp_target_steps: the vertices with a residual arc into `target`
+// (found once per call of the pass; the passes then only check the arcs).
+//   mask        : here the vertices that may root a backward tree (the
+//                 pass's side without the terminals)
+//   near, steps : out, appended: the vertex and its step into `target`
+//                 (room for the target's degree)
+//   count       : out (+=), their number
+// Thread mapping: grid-stride over the target's in-arcs, then its out-arcs
+// (bounds read on the device).  A vertex with arcs both ways may be listed
+// twice.
+extern "C" __global__ void gpumatch_fp_target_steps(
+    FP_NET, long long target, long long* near, long long* steps, u64* count)
+{
+    const long long a = (long long)in_indptr[target], b = (long long)in_indptr[target + 1];
+    const long long c = (long long)indptr[target], e = (long long)indptr[target + 1];
+    const long long n = (b - a) + (e - c);
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        long long x, code;
+        i64 res;
+        if (i < b - a) {
+            const long long k = (long long)in_to_out[a + i];        // arc x -> target
+            x = (long long)in_indices[a + i];
+            code = k;
+            res = cap[k] - flow[k];
+        } else {
+            const long long p = c + (i - (b - a));                 // arc target -> x: cancel its flow
+            x = (long long)indices[p];
+            code = -p - 1;
+            res = flow[p];
+        }
+        if (res > 0 && mask[x]) {
+            const u64 slot = gm_append(count);
+            near[slot] = x;
+            steps[slot] = code;
+        }
+    }
+}
+
+// gpumatch_fp_setup: the set-up of a pass, step 1 of 2 (one launch each
+// instead of some twenty array operations and four read-backs).
+//   V           : vertices
+//   inner       : uint8, the side without the terminals
+//   roots, sinks: out, appended: inner vertices with excess / with a deficit
+//   counts      : 3, out (+=): len(roots), len(sinks), total excess of the roots
+// Resets owner, bclaim, tstep and fin_u of every vertex, then owns each
+// root by itself and each deficit by its backward tree.
+// Thread mapping: grid-stride over the vertices.  No races (each thread
+// writes its own vertex; appends are atomic).
+extern "C" __global__ void gpumatch_fp_setup(
+    long long V, const unsigned char* __restrict__ inner, const i64* __restrict__ excess, long long* owner,
+    long long* bclaim, long long* tstep, long long* fin_u, long long* roots, long long* sinks, u64* counts)
+{
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < V;
+         v += (long long)gridDim.x * blockDim.x) {
+        long long o = -1;
+        bclaim[v] = -1;
+        tstep[v] = GM_FP_NO_STEP;
+        fin_u[v] = -1;
+        if (inner[v]) {
+            const i64 e = excess[v];
+            if (e > 0) {
+                o = v;
+                roots[gm_append(counts)] = v;
+                atomicAdd(counts + 2, (u64)e);
+            } else if (e < 0) {
+                o = -2 - v;
+                sinks[gm_append(counts + 1)] = v;
+            }
+        }
+        owner[v] = o;
+    }
+}
+
+// gpumatch_fp_setup_near: step 2 of the set-up: the target's neighbours
+// (from gpumatch_fp_target_steps) with neither excess nor a deficit whose
+// arc into the target still has a residual root backward trees too.
+//   near, steps, n : the neighbours and their steps
+//   sinks, counts  : as in gpumatch_fp_setup (appended after the deficits)
+// Thread mapping: one thread per listed neighbour.  Races: a vertex listed
+// twice is taken by the first CAS on its owner.
+extern "C" __global__ void gpumatch_fp_setup_near(
+    const i64* __restrict__ cap, const i64* flow, const i64* __restrict__ excess,
+    const long long* __restrict__ near, const long long* __restrict__ steps, long long n, long long* owner,
+    long long* tstep, long long* sinks, u64* counts)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const long long x = near[i], code = steps[i];
+    if (excess[x] != 0 || fp_resid(cap, flow, code) <= 0) return;
+    if (atomicCAS((u64*)(owner + x), (u64)-1ll, (u64)(-2 - x)) != (u64)-1ll) return;
+    tstep[x] = code;
+    sinks[gm_append(counts + 1)] = x;
+}
+
 // gpumatch_fp_augment: push the bottleneck of every ended tree's path.
 //   roots, nroots : the pass's roots
 //   tstep         : per backward root, as above
