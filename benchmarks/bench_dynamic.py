@@ -109,18 +109,29 @@ def bench_flow(small, backend, rng, rows_out, deadline, rebuild_fraction="1", re
                 _print(row)
 
 
+def new_capacities(rng, old, kind, maxcap):
+    """New capacities of a batch of arcs whose capacities are `old`: ``inc``
+    raises each by 1 to `maxcap`, ``dec`` lowers each by as much (not below
+    0), ``mixed`` draws them from 0 to 2 `maxcap`; ``inc1`` / ``dec1``
+    raise / lower by one."""
+    k = old.shape[0]
+    if kind == "inc":
+        return old + rng.integers(1, maxcap + 1, size=k)
+    if kind == "dec":
+        return np.maximum(old - rng.integers(1, maxcap + 1, size=k), 0)
+    if kind == "inc1":
+        return old + 1
+    if kind == "dec1":
+        return np.maximum(old - 1, 0)
+    return rng.integers(0, 2 * maxcap + 1, size=k)
+
+
 def _flow_batch(solver, C, coo_r, s, t, maxcap, kind, frac, k, rng, backend, name):
     """One batch: update + solve, then the reference solve from scratch; returns (t_dyn, t_scr, ok)."""
     from gpumatch.flow import maximum_flow
 
     pos = rng.choice(C.nnz, size=k, replace=False)
-    old = C.data[pos]
-    if kind == "inc":
-        new = old + rng.integers(1, maxcap + 1, size=k)
-    elif kind == "dec":
-        new = np.maximum(old - rng.integers(1, maxcap + 1, size=k), 0)
-    else:
-        new = rng.integers(0, 2 * maxcap + 1, size=k)
+    new = new_capacities(rng, C.data[pos], kind, maxcap)
     r, c, new = arr(coo_r[pos], backend), arr(C.indices[pos].astype(np.int64), backend), arr(new, backend)
     C.data[pos] = _host(new)
     sync(backend)

@@ -155,6 +155,7 @@ def profile_flow(size, reps):
     from gpumatch.flow import MaxFlowSolver, maximum_flow
     from gpumatch.flow import _dynamic as FD
     from gpumatch.flow import _paths as FP
+    from bench_dynamic import new_capacities   # benchmarks/ is this script's folder
 
     env = os.environ.get
     cases = [c for c in env("PROFILE_FLOW_CASES", "unit").split(",") if c]
@@ -249,17 +250,7 @@ def profile_flow(size, reps):
                     acc = {}
                     for rep in range(reps + 1):
                         pos = rng.choice(C.nnz, size=k, replace=False)
-                        old = C.data[pos]
-                        if kind == "inc":
-                            new = old + rng.integers(1, maxcap + 1, size=k)
-                        elif kind == "dec":
-                            new = np.maximum(old - rng.integers(1, maxcap + 1, size=k), 0)
-                        elif kind == "inc1":
-                            new = old + 1
-                        elif kind == "dec1":
-                            new = np.maximum(old - 1, 0)
-                        else:
-                            new = rng.integers(0, 2 * maxcap + 1, size=k)
+                        new = new_capacities(rng, C.data[pos], kind, maxcap)
                         C.data[pos] = new
                         r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
                         sync()

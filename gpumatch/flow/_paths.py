@@ -277,8 +277,8 @@ class _Cuda:
         self.state = cp.zeros(4, dtype=np.int64)
         self.V = V
         _tree_arrays(self, cp, V)
-        # the pass's roots and backward roots, and the target's neighbours
-        # with their steps (allocated on first use)
+        # the pass's roots and backward roots; the target's neighbours with
+        # their steps are allocated on first use
         self.roots = cp.empty(max(V, 1), dtype=np.int64)
         self.sinks = cp.empty(max(V, 1), dtype=np.int64)
         self.near = self.steps = None
@@ -292,7 +292,7 @@ class _Cuda:
         self.moved = cp.zeros(2, dtype=np.int64)
 
     def target_steps(self, L, target, inner):
-        """:func:`_target_steps` in one launch and one read-back."""
+        """The twin of :func:`_target_steps`: one launch and one read-back."""
         from .. import _cuda
 
         cp = _backend.cp
@@ -401,17 +401,15 @@ def _tick(last):
 
 
 def _target_steps(L, target, ok):
-    """The vertices of `ok` with a residual arc into `target`, each with the
-    step along it (coded as in ``flow/paths.cu``).  A vertex with two such
-    arcs (both directions of a pair) may be listed twice."""
-    xp = csr.array_module(ok)
-    bounds = _backend.to_numpy(xp.stack([L["in_indptr"][target], L["in_indptr"][target + 1], L["indptr"][target],
-                                         L["indptr"][target + 1]]).astype(np.int64)).tolist()
-    a, b, c, e = (int(v) for v in bounds)
+    """NumPy: the vertices of `ok` with a residual arc into `target`, each
+    with the step along it (coded as in ``flow/paths.cu``).  A vertex with
+    two such arcs (both directions of a pair) is listed twice."""
+    a, b = int(L["in_indptr"][target]), int(L["in_indptr"][target + 1])
+    c, e = int(L["indptr"][target]), int(L["indptr"][target + 1])
     k = L["in_to_out"][a:b].astype(np.int64)               # arcs x -> target
-    p = xp.arange(c, e, dtype=np.int64)                    # arcs target -> x: cancelling their flow
-    x = xp.concatenate([L["in_indices"][a:b].astype(np.int64), L["indices"][c:e].astype(np.int64)])
-    code = xp.concatenate([k, -p - 1])
+    p = np.arange(c, e, dtype=np.int64)                    # arcs target -> x: cancelling their flow
+    x = np.concatenate([L["in_indices"][a:b].astype(np.int64), L["indices"][c:e].astype(np.int64)])
+    code = np.concatenate([k, -p - 1])
     keep = (_resid(L["cap"], L["flow"], code) > 0) & ok[x]
     return x[keep], code[keep]
 
@@ -494,7 +492,7 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
         while frontier.shape[0] and long_levels < int(lim["levels"]) and levels < int(lim["all_levels"]):
             if check is not None:
                 check()
-            n_f, n_b = int(frontier.shape[0]), int(bfront.shape[0])
+            sizes = (int(frontier.shape[0]), int(bfront.shape[0])) if TRACE is not None else None
             frontier, bfront, ran, long_, bran = bufs.levels(L, mask, frontier, bfront, target, other,
                                                              int(lim["short"]), int(lim["all_levels"]) - levels,
                                                              back, floor)
@@ -502,7 +500,7 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
             long_levels += 1 if long_ else 0
             stats["back_levels"] += bran
             if TRACE is not None:
-                TRACE.append((stats["phases"], n_f, n_b, ran, bran, _tick(t_trace)))
+                TRACE.append((stats["phases"], *sizes, ran, bran, _tick(t_trace)))
         stats["levels"] += levels
         paths, amount = bufs.augment(L, excess, roots, target)
         if TRACE is not None:

@@ -10,11 +10,12 @@
 // or a vertex of a backward tree that no other forward tree took yet (it
 // then owns that tree's path down to its root, and on along the root's arc
 // into `target` if it has one); a backward tree that reaches a vertex of
-// an open forward tree ends that tree the same way.  Every tree that ended pushes the
-// bottleneck of its path.  All trees, of both kinds, are vertex-disjoint,
-// so the paths share no arc and augment at once without atomics on the
-// flows.  The two sides meet after about half a path each, where a
-// forward tree alone would first cover the whole ball of that radius.
+// an open forward tree ends that tree the same way.  Every tree that
+// ended pushes the bottleneck of its path.  All trees, of both kinds, are
+// vertex-disjoint, so the paths share no arc and augment at once without
+// atomics on the flows.  The two sides meet after about half a path each,
+// where a forward tree alone would first cover the whole ball of that
+// radius.
 //
 // Network: reverse CSR (gpumatch/flow/pr.cu): out-arcs p of u in
 // indptr[u] .. indptr[u + 1] (head indices[p], residual cap[p] - flow[p]),
@@ -23,16 +24,16 @@
 // A step is coded as p >= 0 (out-arc p) or -(k + 1) (cancel arc k).
 //
 // Per-vertex arrays (long long unless said): owner (forward tree = its root
-// r >= 0, backward tree of deficit d = -2 - d, -1 none), pv / pa (forward
-// vertex: parent vertex and the step into the vertex; backward vertex: the
-// next vertex towards the deficit and the step to it), bclaim (per deficit:
-// the forward tree that took its backward tree, -1 none), tstep (per
-// backward root: GM_FP_NO_STEP for a deficit, else the root is a
-// neighbour of the terminal `target` and this is its step to it), fin_u / fin_a /
-// fin_w (per root: the last forward vertex of its path, the step out of it,
-// and the vertex it enters: the target, or a backward vertex; fin_u = -1
-// while the tree is open), excess (int64), mask (uint8: the side the pass
-// stays in).
+// r >= 0, backward tree of backward root d = -2 - d, -1 none), pv / pa
+// (forward vertex: parent vertex and the step into the vertex; backward
+// vertex: the next vertex towards its root and the step to it), bclaim
+// (per backward root: the forward tree that took its tree, -1 none), tstep
+// (per backward root: GM_FP_NO_STEP for a deficit, else the root is a
+// neighbour of the terminal `target` and this is its step to it), fin_u /
+// fin_a / fin_w (per root: the last forward vertex of its path, the step
+// out of it, and the vertex it enters: the target, or a backward vertex;
+// fin_u = -1 while the tree is open), excess (int64), mask (uint8: the
+// side the pass stays in).
 
 #define GM_FP_TILE 8
 #define GM_FP_NO_STEP (-(1ll << 62))
@@ -42,7 +43,7 @@ __device__ __forceinline__ i64 fp_resid(const i64* __restrict__ cap, const i64* 
     return code >= 0 ? cap[code] - flow[code] : flow[-code - 1];
 }
 
-// Forward tree r (open) meets the backward tree of deficit d along the step
+// Forward tree r (open) meets the backward tree of root d along the step
 // u -> w (u in r, w in d's tree): d is taken by one forward tree, a forward
 // tree ends once.
 __device__ __forceinline__ void fp_meet(
@@ -82,7 +83,7 @@ __device__ __forceinline__ void fp_step(
     if (o <= -2) fp_meet(r, -2 - o, u, w, code, bclaim, fin_u, fin_a, fin_w);
 }
 
-// One candidate step x -> w into backward vertex w of deficit d.
+// One candidate step x -> w into backward vertex w of root d.
 __device__ __forceinline__ void fp_back_step(
     long long x, long long w, long long d, long long code, long long target, long long other,
     const unsigned char* __restrict__ mask, long long* owner, long long* pv, long long* pa, long long* bclaim,
