@@ -311,7 +311,7 @@ def main(argv=None):
     ap.add_argument("--flow-back", default=None,
                     help="comma-separated values of gpumatch.flow._paths.LIMITS['back'] to run (0: the repair's "
                          "augmenting-path passes grow forward trees alone; r > 0: backward trees from the "
-                         "deficits too)")
+                         "deficits and the terminal's neighbours too)")
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")

@@ -138,10 +138,10 @@ def profile_flow(size, reps):
     did before), ``PROFILE_FLOW_VARIANTS`` (``;``-separated
     ``key=value,...`` overrides of ``gpumatch.flow._dynamic.REPAIR``, the
     empty string for the defaults, ``base`` for the solver of
-    ``PROFILE_FLOW_BASELINE``, a Python file defining ``MaxFlowSolver``; a
-    key ``paths.NAME`` sets ``gpumatch.flow._paths.LIMITS[NAME]`` instead,
-    e.g. ``paths.back=0`` for forward path trees alone,
-    e.g. an older version of ``_dynamic.py``), ``PROFILE_FLOW_BUDGET``
+    ``PROFILE_FLOW_BASELINE``, a Python file defining ``MaxFlowSolver``,
+    e.g. an older version of ``_dynamic.py``; a key ``paths.NAME`` sets
+    ``gpumatch.flow._paths.LIMITS[NAME]`` instead, e.g. ``paths.back=0``
+    for forward path trees alone), ``PROFILE_FLOW_BUDGET``
     (seconds, default 240).  Every (kind, size) series ends with a check
     of the value against ``maximum_flow``.
     """

@@ -60,8 +60,8 @@ from .. import _backend, csr
 #: on, the vertices with a residual arc into ``target`` root backward trees
 #: too (their path ends with that arc), so that forward trees meet the
 #: target's side halfway as well, when there are at most this many of them
-#: (0: never); more would never grow past ``back_floor`` anyway, and
-#: setting them up costs a pass about a millisecond per million on an H100.
+#: (0: never); more would never grow past ``back_floor`` anyway, and every
+#: pass would check them all.
 LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "back": 1.0,
           "back_floor": 2048, "terminal": 65536}
 
@@ -458,7 +458,6 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     ([0, 2, 2], [0, 0, 0, 2], 1)
     """
     lim = dict(LIMITS, **(limits or {}))
-    xp = csr.array_module(excess)
     stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False}
     back, floor = float(lim["back"]), int(lim["back_floor"])
     inner = mask.copy()
