@@ -285,6 +285,11 @@ def profile_flow(size, reps):
                             tot[0] += sec * 1e3
                             tot[1] += levels
                             tot[2] += paths
+                        unw = st.get("unwinds", [])
+                        if unw:   # the flow cancelling: calls, rounds and time, summed
+                            acc.setdefault("unwind calls", []).append(len(unw))
+                            acc.setdefault("unwind rounds", []).append(sum(u[1] for u in unw))
+                            acc.setdefault("unwind ms", []).append(sum(u[3] for u in unw) * 1e3)
                         for name, (ms, levels, paths) in passes.items():
                             acc.setdefault(f"paths {name} ms", []).append(ms)
                             acc.setdefault(f"paths {name} levels", []).append(levels)

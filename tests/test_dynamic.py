@@ -98,12 +98,18 @@ FLOW_GRAPHS = _flow_graphs()
 # ---------------------------------------------------------------------------
 
 
-@pytest.fixture(params=["paths", "push_relabel"])
+@pytest.fixture(params=["paths", "paths_unwind", "unwind", "push_relabel"])
 def repair_paths(request, monkeypatch):
-    """Repairs with the augmenting-path pass first (default), or push-relabel alone."""
-    from gpumatch.flow import _dynamic
+    """Repairs with the augmenting-path pass first (default), with the flow
+    cancelling after it, with passes that reach nothing (so the cancelling
+    and push-relabel do it all), or push-relabel alone."""
+    from gpumatch.flow import _dynamic, _paths
 
-    monkeypatch.setitem(_dynamic.REPAIR, "paths", request.param == "paths")
+    monkeypatch.setitem(_dynamic.REPAIR, "paths", request.param != "push_relabel")
+    monkeypatch.setitem(_dynamic.REPAIR, "unwind", 4096 if "unwind" in request.param else 0)
+    monkeypatch.setitem(_dynamic.REPAIR, "cancel_2cycles", "unwind" in request.param)
+    if request.param == "unwind":
+        monkeypatch.setitem(_paths.LIMITS, "all_levels", 0)
     return request.param
 
 
@@ -116,6 +122,7 @@ def test_flow_batches(backend, name, kind, repair_paths):
     solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
     _check_flow_result(solver.solve(), C, s, t)
     nnz = C.nnz
+    unwinds = 0
     for size in [1, 2, max(1, nnz // 1000), max(1, nnz // 100), max(1, nnz // 10), 1, 3]:
         r, c, new = _capacity_batch(rng, C, kind, size, maxcap)
         solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
@@ -124,6 +131,11 @@ def test_flow_batches(backend, name, kind, repair_paths):
         assert res.stats["mode"] == "dynamic"
         _check_flow_result(res, C, s, t)
         assert int(res.flow_value) == int(maximum_flow(C, s, t, backend="numpy").flow_value)
+        unwinds += len(res.stats.get("unwinds", []))
+    if "unwind" not in repair_paths:
+        assert unwinds == 0
+    elif repair_paths == "unwind" and name != "unit_bipartite" and backend == "numpy":
+        assert unwinds > 0   # (the GPU's claims race: what is left to it varies)
 
 
 def _reaches(L, excess, mask, target, other, roots):
@@ -280,6 +292,150 @@ def test_path_pass_two_sided_meets_halfway(backend, short, end):
     assert levels[0.0] == hops and levels[1.0] <= hops // 2 + 2
 
 
+@pytest.mark.parametrize("limits,phases", [({"rate": 0.5}, 5), ({}, 1), ({"rate": 2.0}, 1),
+                                           ({"rate": 0.5, "narrow_phases": 2}, 2)])
+def test_path_pass_narrow_paths_go_on(backend, limits, phases):
+    """One root with 10 units of excess and five disjoint paths of residual
+    2 to the target: a pass routes one path (20 % of the excess, under the
+    30 % of ``progress``), but its root found a path, so with ``rate`` 0.5
+    the passes go on (not by default, nor with ``rate`` 2) until the excess
+    is placed or ``narrow_phases`` passes ran (from the third pass on, 2
+    units are 30 % of what is left: the passes go on by ``progress``
+    alone)."""
+    from gpumatch.flow import _maxflow, _paths
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    # 0: the other terminal, 1: the root, 2..6: the middles, 7: the target
+    rows = [0] + [1] * 5 + list(range(2, 7))
+    cols = [1] + list(range(2, 7)) + [7] * 5
+    C = sp.csr_matrix((np.full(len(rows), 2, dtype=np.int64), (rows, cols)), shape=(8, 8))
+    C.sort_indices()
+    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, 8)
+    L = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 10, 0, 0, 0, 0, 0, 0], dtype=np.int64))
+    stats = _paths.route(_paths.buffers(backend, 8, np.int64), L, excess, xp.ones(8, dtype=bool), 7, 0,
+                         limits=limits)
+    assert stats["phases"] == phases and stats["paths"] == phases and stats["amount"] == 2 * phases
+    assert int(excess[1]) == 10 - 2 * phases and int(excess[7]) == 2 * phases
+
+
+def test_flow_cancel_2cycles(backend, monkeypatch):
+    """Cancelling the flow round anti-parallel pairs of arcs leaves no pair
+    carrying flow both ways, the same net flow (the output) and the same
+    value; with ``cancel_2cycles`` a solve from scratch does it."""
+    from gpumatch.flow import _dynamic
+
+    C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend)
+    res = solver.solve()
+    before = _np(solver._L["flow"]).copy()
+    solver._cancel_2cycles()
+    k, p = (_np(a) for a in solver._pairs)
+    tail, head = _np(solver._tail_p), _np(solver._head_p)
+    assert k.shape[0] > 0 and (tail[k] == head[p]).all() and (head[k] == tail[p]).all()
+    flow = _np(solver._L["flow"])
+    assert not ((flow[k] > 0) & (flow[p] > 0)).any()
+    assert ((before[k] > 0) & (before[p] > 0)).any()      # there was something to cancel
+    dense = lambda M: (M.get() if hasattr(M, "get") else M).toarray()   # noqa: E731
+    assert (dense(solver._flow_matrix()) == dense(res.flow)).all() and dense(res.flow).any()
+    assert int(solver._value()) == int(res.flow_value)
+    monkeypatch.setitem(_dynamic.REPAIR, "cancel_2cycles", True)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend)
+    res = solver.solve()
+    flow = _np(solver._L["flow"])
+    assert not ((flow[k] > 0) & (flow[p] > 0)).any()
+    _check_flow_result(res, C, s, t)
+
+
+def _ladder(N, F, c, backend, idt=np.int64):
+    """The chain 0 -> 1 -> ... -> N - 1 with flow F + c on every arc and the
+    anti-parallel arcs i + 1 -> i with flow c (2-cycles, as push-relabel
+    leaves them on GENRMF's frames), capacities F + c + 5 and c + 5; the
+    flow is conserved.  Returns (reverse CSR, kernel context)."""
+    from gpumatch.flow import _maxflow
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    rows = np.concatenate([np.arange(N - 1), np.arange(1, N)])
+    cols = np.concatenate([np.arange(1, N), np.arange(N - 1)])
+    flows = np.concatenate([np.full(N - 1, F + c), np.full(N - 1, c)]).astype(np.int64)
+    C = sp.csr_matrix((flows + 5, (rows, cols)), shape=(N, N))
+    C.sort_indices()
+    Fm = sp.csr_matrix((flows, (rows, cols)), shape=(N, N))
+    Fm.sort_indices()
+    L = _maxflow._build_rcsr(np, C.indptr.astype(idt), C.indices.astype(idt), C.data.astype(np.int64), N)
+    L["flow"] = Fm.data.astype(np.int64)
+    L = {k: xp.asarray(v) for k, v in L.items()}
+    ctx = _maxflow._prepare_kernels(backend, L, "rcsr", N, C.nnz, (0, N - 1))
+    return L, ctx
+
+
+def _inflow_minus_outflow(L, N):
+    ip, ix, flow = (_np(L[k]).astype(np.int64) for k in ("indptr", "indices", "flow"))
+    rows = np.repeat(np.arange(N), np.diff(ip))
+    return np.bincount(ix, flow, minlength=N).astype(np.int64) - np.bincount(rows, flow, minlength=N).astype(np.int64)
+
+
+@pytest.mark.parametrize("N", [2, 3, 40])
+@pytest.mark.parametrize("idt", [np.int32, np.int64])
+def test_unwind_returns_excess_the_way_it_came(backend, N, idt):
+    """Excess at the end of a flow-carrying chain with 2-cycles goes back to
+    the source in one round per arc, through the chain's arcs (never round
+    a 2-cycle), and the flow stays conserved and within its capacities."""
+    from gpumatch.flow import _maxflow
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    K = _maxflow._kernels(backend)
+    L, ctx = _ladder(N, 7, 1000, backend, idt)
+    flow0 = _np(L["flow"]).copy()
+    # cut the last arc's flow by 5 (as a decrease of its capacity would): excess 5 at N - 2
+    last = int(np.nonzero((_np(L["indices"]) == N - 1))[0][0])
+    L["flow"][last] -= 5
+    excess = xp.zeros(N, dtype=np.int64)
+    excess[N - 2] += 5
+    excess[N - 1] -= 5
+    st = {"excess": excess}
+    if N == 2:   # the excess sits at the source: nothing to do
+        assert K.unwind(ctx, st, xp.asarray([], dtype=idt), 0, N - 1, 100) == (0, 0)
+        return
+    rounds, left = K.unwind(ctx, st, xp.asarray([N - 2], dtype=idt), 0, N - 1, 4 * N)
+    assert (rounds, left) == (N - 2, 0)
+    ex = _np(st["excess"])
+    assert ex[0] == 5 and ex[N - 1] == -5 and not ex[1:N - 1].any()
+    flow = _np(L["flow"])
+    assert ((flow >= 0) & (flow <= _np(L["cap"]))).all()
+    # the chain's forward arcs lost 5 each (the last one by the cut), the 2-cycles kept their flow
+    fwd = _np(L["indices"]) > np.repeat(np.arange(N), np.diff(_np(L["indptr"])))
+    assert (flow0[fwd] - flow[fwd] == 5).all() and (flow0[~fwd] == flow[~fwd]).all()
+    d = _inflow_minus_outflow(L, N)
+    assert d[0] == -2 and d[N - 1] == 2 and not d[1:N - 1].any()   # the flow's value: 7 - 5
+
+
+def test_unwind_stops_at_max_rounds_and_spares_other(backend):
+    """`max_rounds` bounds the rounds (the excess still listed is reported
+    and kept), and flow from `other` is never cancelled."""
+    from gpumatch.flow import _maxflow
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    K = _maxflow._kernels(backend)
+    N = 12
+    L, ctx = _ladder(N, 7, 0, backend)
+    excess = xp.zeros(N, dtype=np.int64)
+    last = int(np.nonzero((_np(L["indices"]) == N - 1))[0][0])
+    L["flow"][last] -= 3
+    excess[N - 2] += 3
+    st = {"excess": excess}
+    rounds, left = K.unwind(ctx, st, xp.asarray([N - 2], dtype=np.int64), 0, N - 1, 4)
+    assert (rounds, left) == (4, 1)
+    ex = _np(st["excess"])
+    assert ex[N - 6] == 3 and ex.sum() == 3 and (ex >= 0).all()
+    # the source as `other`: the excess stops at vertex 1, whose only inflow comes from it
+    rounds, left = K.unwind(ctx, st, xp.asarray([N - 6], dtype=np.int64), N - 1, 0, 100)
+    ex = _np(st["excess"])
+    assert ex[1] == 3 and ex.sum() == 3 and left == 0
+    assert not _inflow_minus_outflow(L, N)[2:N - 1].any()
+
+
 def _cupyx(C):
     import cupyx.scipy.sparse as cpx
 
@@ -298,12 +454,16 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend):
     C2 = C.copy()
     results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
     passes = {p[0] for res in results for p in res.stats.get("path_passes", [])}
-    phases = {p[0] for res in results for p in res.stats.get("phases", [])}
     assert passes
+    _check_flow_result(results[-1], C2, 16, 17)
+    # the second series, without the path passes
+    more = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend), repair={"paths": False})
+    phases = {p[0] for res in more for p in res.stats.get("phases", [])}
+    assert _dynamic.REPAIR["paths"]   # restored
     if backend == "numpy":   # the GPU's claims race, so which excess is left to each step varies
         assert passes == {"X", "D"} and {"X", "D"} <= phases
-        assert any(res.stats.get("cut") == "bfs" for res in results)
-    _check_flow_result(results[-1], C2, 16, 17)
+        assert any(res.stats.get("cut") == "bfs" for res in results + more)
+    _check_flow_result(more[-1], C2, 16, 17)
 
 
 def test_flow_rebuild_switch():
@@ -1269,8 +1429,8 @@ def test_flow_augmenting_fallback(monkeypatch, backend, repair_paths):
     assert res.stats["cut"] == "bfs" and res.stats["fallback"]
     # with the path passes, phase F starts with them (and here they leave push-relabel nothing)
     f_passes = [p for p in res.stats.get("path_passes", []) if p[0] == "F"]
-    assert bool(f_passes) == (repair_paths == "paths")
-    if f_passes:
+    assert bool(f_passes) == (repair_paths != "push_relabel")
+    if f_passes and repair_paths != "unwind":   # (passes that reach nothing leave it to F1)
         assert "F1" not in [p[0] for p in res.stats.get("phases", [])]
     C2 = _apply(C, [0], [1], [4])
     _check_flow_result(res, C2, 0, 3)

@@ -92,11 +92,27 @@ __all__ = ["MaxFlowSolver"]
 #: ``paths``: phases X and D first route what they can along augmenting
 #: paths inside each side of the cut (:mod:`gpumatch.flow._paths`), so
 #: push-relabel only finishes the rest.
+#: ``unwind``: rounds at most of the flow cancelling that sends excess
+#: left on the source side back to the source, and deficits left on the
+#: sink side to the sink, along the arcs that brought the flow (one launch,
+#: a round per arc of the path walked; 0: off, push-relabel does it); it
+#: also serves the excess a relabel finds cut off from the near targets.
+#: Off by default: a flow from scratch on GENRMF circulates (on
+#: ``genrmf(32, 64)`` its arcs carried 4500 times the flow's value in all,
+#: and more than half of those with flow lay on 2-cycles), so the walks
+#: ran into the round limit there, and in an H100 A/B of RLG and GENRMF
+#: decreases and mixed batches it did not pay (round 11 of
+#: ``benchmarks/results/h100_dynamic.md``).
+#: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
+#: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
+#: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
+#: total flow from 22.5e9 to 7.4e9 (value 5.0e6), still too much for the
+#: walks above; off, as it did not pay in the same A/B.
 #: Defaults measured on an H100 (``benchmarks/profile_dynamic.py``): a
 #: ratio of 1 spent half of the long GENRMF and RLG repairs in relabels;
 #: the early stop did not pay (the excess sits at all depths) and is off.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
-          "early_stop": False, "paths": True}
+          "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False}
 
 _WARMED = set()
 
@@ -135,6 +151,12 @@ def _warm_up(backend):
     solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
     solver.solve()
     _warm_batches(solver, C, cp.asarray)
+    # push-relabel's phases, which the path passes above may spare
+    _warm_batches(solver, C, cp.asarray, repair={"paths": False})
+    # the flow cancelling (a vertex without excess: nothing moves)
+    zero = cp.zeros(C.shape[0], dtype=np.int64)
+    for ctx in (solver._ctx, solver._ctxT):
+        solver._K.unwind(ctx, {"excess": zero}, cp.asarray([0], dtype=solver._idt), 16, 17, 1)
 
 
 def _warm_network():
@@ -157,21 +179,28 @@ def _warm_network():
     return C
 
 
-def _warm_batches(solver, C, asarray, steps=6):
+def _warm_batches(solver, C, asarray, steps=6, repair=None):
     """Batches of a third of the arcs of `C` (increases, decreases, mixed,
-    in turn), each solved; returns the results."""
+    in turn), each solved (with the :data:`REPAIR` entries `repair`
+    changed meanwhile); returns the results."""
     rng = np.random.default_rng(1)
     rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
     out = []
-    for step in range(steps):
-        k = rng.choice(C.nnz, size=C.nnz // 3, replace=False)
-        old = C.data[k]
-        new = (old + rng.integers(1, 10, size=k.shape[0]) if step % 3 == 0 else
-               np.maximum(old - rng.integers(1, 10, size=k.shape[0]), 0) if step % 3 == 1 else
-               rng.integers(0, 19, size=k.shape[0]))
-        C.data[k] = new
-        solver.update_capacities(asarray(rows[k]), asarray(C.indices[k].astype(np.int64)), asarray(new))
-        out.append(solver.solve())
+    saved = dict(REPAIR)
+    REPAIR.update(repair or {})
+    try:
+        for step in range(steps):
+            k = rng.choice(C.nnz, size=C.nnz // 3, replace=False)
+            old = C.data[k]
+            new = (old + rng.integers(1, 10, size=k.shape[0]) if step % 3 == 0 else
+                   np.maximum(old - rng.integers(1, 10, size=k.shape[0]), 0) if step % 3 == 1 else
+                   rng.integers(0, 19, size=k.shape[0]))
+            C.data[k] = new
+            solver.update_capacities(asarray(rows[k]), asarray(C.indices[k].astype(np.int64)), asarray(new))
+            out.append(solver.solve())
+    finally:
+        REPAIR.clear()
+        REPAIR.update(saved)
     return out
 
 
@@ -567,6 +596,7 @@ class MaxFlowSolver:
         self._abandon_at = None                  # smallest batch whose repair ran out of time
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
+        self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._batch_id = 0
         self._stats = {}
         if self.backend == "cupy":
@@ -856,6 +886,8 @@ class MaxFlowSolver:
             _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
                                          self.backend, "reverse_csr")
             L["flow"][...] = f
+            if REPAIR.get("cancel_2cycles"):
+                self._cancel_2cycles()
             self._excess.fill(0)
             for key in ("iterations", "phase2_iterations", "global_relabels"):
                 stats[key] = sst.get(key, 0)
@@ -1107,14 +1139,16 @@ class MaxFlowSolver:
             # sink side's deficits, and to the source side's deficits or back
             done = self._path_pass("X", self._L, self._excess, ~self._side, t, s)
             self._path_pass("X", self._L, self._excess, self._side, s, t)
+            # the source side's excess left goes back the way it came
+            self._unwind(self._ctx, st, self._side, s, t)
             if done:   # what the sink side cannot place goes back across the cut
                 self._path_pass("X", self._L, self._excess, None, s, t)
             if not self._imbalance()[0]:
                 return
         near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
         far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
-        _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2, far_return=back, early=True,
-               name="X").run()
+        _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2,
+               far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True, name="X").run()
 
     def _deficit_phase(self):
         """Phase D: deficits filled from the source, else by cancelling flow towards the sink.
@@ -1136,19 +1170,73 @@ class MaxFlowSolver:
             back(xs.astype(idt))
         if REPAIR.get("paths") and self._excess_left(stT):
             # augmenting paths inside each side first: from the source to the
-            # source side's deficits, and cancelled towards the sink
+            # source side's deficits; the sink side's deficits cancel the
+            # flow that left them, back along it to the sink
             done = self._path_pass("D", self._LT, stT["excess"], self._side, s, t)
+            self._unwind(self._ctxT, stT, ~self._side, t, s)
             self._path_pass("D", self._LT, stT["excess"], ~self._side, t, s)
             if done:   # what the source cannot fill is cancelled towards the sink across the cut
                 self._path_pass("D", self._LT, stT["excess"], None, t, s)
         if self._excess_left(stT):
             near = lambda: xp.asarray([s], dtype=idt)  # noqa: E731
             far = lambda: xp.asarray([t], dtype=idt)  # noqa: E731
-            it = _Phase(self, self._ctxT, stT, near, far, terminals=(s, t), hlimit=self._hlimit2, far_return=back,
-                        early=True, name="D").run()
+            it = _Phase(self, self._ctxT, stT, near, far, terminals=(s, t), hlimit=self._hlimit2,
+                        far_return=lambda xs: self._far_return(back, self._ctxT, stT, xs, t, s), early=True,
+                        name="D").run()
             self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
         L["flow"][self._t_of] = LT["flow"]
         self._excess[...] = -stT["excess"]
+
+    def _cancel_2cycles(self):
+        """Cancel the flow that runs round anti-parallel pairs of arcs.
+
+        Where ``u -> v`` and ``v -> u`` both carry flow, both lose the
+        smaller of the two: the net flows (the output), the value and every
+        residual connection stay, but a repair sees less flow to cut and to
+        unwind.  The pairs are found once (a search of the reversed keys).
+        """
+        xp, E = self._xp, self._E
+        if E == 0:
+            return
+        if self._pairs is None:
+            V = np.int64(max(self._V, 1))
+            tail, head = self._tail_p[:E], self._head_p[:E]
+            key = tail * V + head                              # sorted: canonical CSR
+            rkey = head * V + tail
+            pos = xp.minimum(xp.searchsorted(key, rkey), E - 1)
+            k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0]
+            self._pairs = (k, pos[k])
+        k, p = self._pairs
+        if k.shape[0]:
+            f = self._L["flow"]
+            m = xp.minimum(f[k], f[p])
+            f[k] -= m
+            f[p] -= m
+
+    def _unwind(self, ctx, st, mask, target, other, xs=None):
+        """Flow cancelling (``unwind`` of the kernels): the excess of `xs`
+        (default: every vertex of `mask` but the terminals) goes back to
+        `target` along the arcs that brought it, ``REPAIR["unwind"]`` rounds
+        at most; returns whether it ran."""
+        rounds = int(REPAIR.get("unwind") or 0)
+        if rounds <= 0:
+            return False
+        if xs is None:
+            xs = self._xp.nonzero(self._inner((st["excess"] > 0) & mask))[0].astype(self._idt)
+        if xs.shape[0] == 0:
+            return False
+        t0 = time.perf_counter()
+        ran, left = self._K.unwind(ctx, st, xs, target, other, rounds)
+        self._stats.setdefault("unwinds", []).append((int(xs.shape[0]), ran, left, time.perf_counter() - t0))
+        return True
+
+    def _far_return(self, back, ctx, st, xs, target, other):
+        """What a relabel found cut off from the near targets goes to the far
+        terminal: along paths of one or two arcs, then back the way it came."""
+        back(xs)
+        if REPAIR.get("unwind"):
+            xs = xs[st["excess"][xs] > 0]
+            self._unwind(ctx, st, None, target, other, xs=xs)
 
     def _path_pass(self, name, L, excess, mask, target, other):
         """The augmenting-path pass of :mod:`gpumatch.flow._paths` on one side

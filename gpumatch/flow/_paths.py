@@ -29,7 +29,8 @@ matching augments along alternating paths:
 * passes repeat from the roots with excess left until one finds no path,
   or the limits in :data:`LIMITS` stop it (a pass whose trees are still
   growing at the level limit, or that placed less than 30 % of its
-  roots' excess, is the last).
+  roots' excess, is the last; :data:`LIMITS` ``rate`` may let the passes
+  go on when most roots still found a path).
 
 Whatever the pass leaves is still a pseudo-flow that the push-relabel
 phases finish, so the pass never has to succeed.  The flow it moves stays
@@ -52,7 +53,13 @@ from .. import _backend, csr
 #: block (many per launch, see ``gpumatch_fp_level_loop``); ``all_levels``:
 #: levels per pass at most, short ones included.
 #: ``progress``: a pass that moves less than this fraction of its roots'
-#: excess is the last (what is left needs the paths of push-relabel).
+#: excess is the last (what is left needs the paths of push-relabel),
+#: unless ``rate`` is a number and at least that fraction of its roots
+#: found a path: then the paths were narrow rather than missing (a few
+#: roots with large excesses behind arcs of small residual, as on GENRMF
+#: and RLG) and passes go on, up to ``narrow_phases`` in all.  Off (None)
+#: by default: in the round-11 H100 benchmark the extra passes spent the
+#: time budget of RLG repairs that push-relabel had finished within it.
 #: ``back``, ``back_floor``: the backward trees grow a level when their
 #: frontier is at most ``back`` times the forward one or at most
 #: ``back_floor`` long (``back`` 0: never; deficits then end the forward
@@ -62,8 +69,8 @@ from .. import _backend, csr
 #: target's side halfway as well, when there are at most this many of them
 #: (0: never); more would never grow past ``back_floor`` anyway, and every
 #: pass would check them all.
-LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "back": 1.0,
-          "back_floor": 2048, "terminal": 65536}
+LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "rate": None,
+          "narrow_phases": 64, "back": 1.0, "back_floor": 2048, "terminal": 65536}
 
 #: Diagnostic: a list to which :func:`route` appends one record per call of
 #: the level launchers, ``(pass, forward length, backward length, levels
@@ -466,7 +473,7 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     near = steps = None
     looked = not (back > 0 and lim["terminal"])
     t_trace = [time.perf_counter()]
-    for _ in range(int(lim["phases"])):
+    while int(lim["phases"]) > 0:
         # the roots (excess), and the backward roots: every deficit, and
         # every target's neighbour with neither excess nor a deficit whose
         # arc into the target still has a residual
@@ -513,9 +520,17 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
             # found), so no root reaches a target
             stats["exhausted"] = frontier.shape[0] == 0
             break
-        if frontier.shape[0] or amount < float(lim["progress"]) * supply:
+        # most roots found a path but little of their excess got through:
+        # the paths are narrow (their bottlenecks), not missing, and the next
+        # pass finds the next ones as cheaply
+        rate = lim["rate"]
+        narrow = (rate is not None and amount < float(lim["progress"]) * supply
+                  and paths >= float(rate) * int(roots.shape[0]))
+        if frontier.shape[0] or (amount < float(lim["progress"]) * supply and not narrow):
             # trees still growing at the level limit, or little of the excess
-            # placed: the rest needs longer or wider paths, where
+            # placed by few paths: the rest needs longer or wider paths, where
             # push-relabel's global relabel costs less than a BFS per pass
+            break
+        if stats["phases"] >= int(lim["narrow_phases"] if narrow else lim["phases"]):
             break
     return stats

@@ -42,6 +42,7 @@ class _Ctx:
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)
         self.k_greedy = _cuda.get_kernel(_SRC, "gpumatch_pr_greedy_rcsr", defines) if layout == "rcsr" else None
         self.k_return = _cuda.get_kernel(_SRC, "gpumatch_pr_return_rcsr", defines) if layout == "rcsr" else None
+        self.k_unwind = None   # compiled with its buffers on first use (unwind)
         self.k_bfs_loop = None
         self.bfs_loop_max = int(bfs_loop or 0)
         if layout == "rcsr" and self.bfs_loop_max > 0:
@@ -245,3 +246,40 @@ def return_excess(ctx, st, xs, src_arc, source):
     ctx.k_return(((n + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
                  (L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], xs, np.int64(n), src_arc,
                   st["excess"], np.int64(source)))
+
+
+#: Threads of the one block of ``gpumatch_pr_unwind_rcsr``.
+UNWIND_BLOCK = 1024
+
+
+def unwind(ctx, st, xs, source, other, max_rounds):
+    """Send the excess of `xs` back to `source` along the arcs that brought it (reverse CSR).
+
+    Returns ``(rounds run, vertices still listed)``; see
+    ``gpumatch_pr_unwind_rcsr``.  One launch and one read-back.
+    """
+    cp = _backend.cp
+    n = int(xs.shape[0])
+    if n == 0:
+        return 0, 0
+    L = ctx.L
+    if ctx.k_unwind is None:
+        ctx.k_unwind = _cuda.get_kernel(_SRC, "gpumatch_pr_unwind_rcsr", ctx.defines)
+        ctx.unwind_bufs = (cp.empty(max(ctx.V, 1), dtype=ctx.idt), cp.empty(max(ctx.V, 1), dtype=ctx.idt))
+        ctx.unwind_cnt = cp.zeros(2, dtype=cp.uint64)
+        ctx.unwind_state = cp.zeros(2, dtype=np.int64)
+        ctx.unwind_seen = cp.zeros(max(ctx.V, 1), dtype=np.int32)
+        ctx.unwind_mark = 0
+    ctx.unwind_mark += 1
+    if ctx.unwind_mark >= 1 << 30:
+        ctx.unwind_seen.fill(0)
+        ctx.unwind_mark = 1
+    b0, b1 = ctx.unwind_bufs
+    b0[:n] = xs
+    ctx.unwind_cnt[:1] = n
+    ctx.k_unwind((1,), (UNWIND_BLOCK,),
+                 (L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], b0, b1, ctx.unwind_cnt, st["excess"],
+                  np.int64(source), np.int64(other), np.int64(max_rounds), ctx.unwind_seen,
+                  np.int32(ctx.unwind_mark), ctx.unwind_state))
+    r, left = (int(v) for v in ctx.unwind_state.get())
+    return r, left

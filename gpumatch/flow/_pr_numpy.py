@@ -265,6 +265,46 @@ def return_excess(ctx, st, xs, src_arc, source):
         x, e, cur, end = x[live], e[live], cur[live], end[live]
 
 
+def unwind(ctx, st, xs, source, other, max_rounds):
+    """Send the excess of `xs` back to `source` along the arcs that brought it (reverse CSR).
+
+    One legal schedule of ``gpumatch_pr_unwind_rcsr``, a round at a time:
+    every listed vertex takes its excess first and is marked seen, then
+    cancels flow on its in-arcs (never on an arc from `other`), those from
+    vertices not seen in this call first, each group in order, and hands the
+    excess to their tails; the tails (not `source`) whose excess is
+    positive are the next round's list.  Returns ``(rounds run, vertices
+    still listed)``.
+    """
+    L = ctx.L
+    flow, in_indptr, in_indices, in_to_out = L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"]
+    excess = st["excess"]
+    seen = np.zeros(excess.shape[0], dtype=bool)
+    x = xs.astype(np.int64)
+    rounds = 0
+    while x.shape[0] and rounds < max_rounds:
+        rounds += 1
+        e = excess[x].copy()
+        x, e = x[e > 0], e[e > 0]
+        excess[x] = 0
+        seen[x] = True
+        oo, js = csr.expand_segments(in_indptr, x)
+        order = np.lexsort((seen[in_indices[js]], oo))   # unseen tails first, in order, per vertex
+        oo, js = oo[order], js[order]
+        u = in_indices[js].astype(np.int64)
+        k = in_to_out[js].astype(np.int64)
+        f = np.where(u == other, 0, flow[k])
+        take = np.clip(e[oo] - _excl_by_group(f, oo), 0, f)
+        flow[k] -= take
+        np.add.at(excess, u, take)
+        placed = np.zeros_like(e)
+        np.add.at(placed, oo, take)
+        excess[x] += e - placed
+        nxt = np.unique(u[take > 0])
+        x = nxt[(nxt != source) & (excess[nxt] > 0)]
+    return rounds, int(x.shape[0])
+
+
 def _excl_by_group(x, key):
     """Exclusive prefix sums of `x` within runs of equal `key` (keys sorted)."""
     cs = np.cumsum(x)

@@ -591,6 +591,87 @@ extern "C" __global__ void gpumatch_pr_return_rcsr(
     }
 }
 
+// gpumatch_pr_unwind_rcsr: send excess back to `source` along the arcs that
+// brought it (flow cancelling), as far as it takes.  Each round, every
+// listed vertex x takes its whole excess and cancels as much flow on its
+// in-arcs u -> x, in order, handing the excess to the tails u; a tail whose
+// excess turns positive is listed for the next round.  As long as no arc
+// comes from `other`, a vertex's inflow is at least its excess, so every
+// round places all of it and the excess only moves closer to `source`
+// along the flow's paths: rounds = the longest path walked (a flow cycle
+// is walked until its flow is used up; `max_rounds` bounds that).  On a
+// repair's network this returns excess of the source side of a kept cut
+// to the source without crossing the cut (arcs from the sink side into
+// the source side carry no flow), and on the transposed network it
+// cancels deficits of the sink side towards the sink.
+//   flow, in_indptr, in_indices, in_to_out : as in gpumatch_pr_return_rcsr
+//   buf0, buf1 : V each; round r lists buf[r % 2] (length cnt[r % 2]) and
+//                appends to buf[(r + 1) % 2]; buf0 / cnt[0] hold the first list
+//                (distinct vertices, neither terminal)
+//   cnt        : 2 list lengths (device)
+//   excess     : V (atomic)
+//   source, other : the terminal that takes the excess, the one whose arcs
+//                are never cancelled (what only such an arc could take stays)
+//   max_rounds : rounds at most
+//   seen, mark : V; a vertex that has handed excess on in this call has
+//                seen == mark.  In-arcs from vertices not seen go first: a
+//                flow cycle (GENRMF's anti-parallel arcs both carry flow)
+//                would otherwise hand the excess round it, a little of the
+//                cycle's flow per lap
+//   state      : 2, out: rounds run and the length of the list left
+// Thread mapping: ONE block; a thread per listed vertex, block-stride, two
+// barriers per round.  Races: the flow of an arc u -> x is written only by
+// x's thread; `seen` is a hint (a stale read only changes the order of the
+// arcs); excess of a listed x is taken by an atomic exchange, so what
+// other threads add to it before the exchange goes along, and what they
+// add after it lists x once more (the 0 -> positive transition is seen by
+// exactly one adder, so a list never holds a vertex twice).
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
+    i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out, idx_t* buf0, idx_t* buf1, unsigned long long* cnt, i64* excess,
+    long long source, long long other, long long max_rounds, int* seen, int mark, long long* state)
+{
+    long long r = 0;
+    unsigned long long size = *((volatile unsigned long long*)cnt);
+    while (r < max_rounds && size > 0ull) {
+        const idx_t* list = (r & 1) ? buf1 : buf0;
+        idx_t* next = (r & 1) ? buf0 : buf1;
+        unsigned long long* next_count = cnt + ((r + 1) & 1);
+        // last read at the end of round r - 2, two barriers ago
+        if (threadIdx.x == 0) *next_count = 0ull;
+        __syncthreads();
+        for (unsigned long long i = threadIdx.x; i < size; i += blockDim.x) {
+            const idx_t x = list[i];
+            i64 e = (i64)atomicExch((u64*)(excess + x), 0ull);
+            if (e <= 0) {
+                if (e < 0) atomic_add_i64(excess + x, e);
+                continue;
+            }
+            seen[x] = mark;
+            const idx_t jb = in_indptr[x], je = in_indptr[x + 1];
+            for (int pass = 0; pass < 2 && e > 0; ++pass) {
+                for (idx_t j = jb; j < je && e > 0; ++j) {
+                    const idx_t u = in_indices[j];
+                    if ((long long)u == other || ((seen[u] == mark) != (pass == 1))) continue;
+                    const idx_t k = in_to_out[j];
+                    const i64 f = flow[k];
+                    if (f <= 0) continue;
+                    const i64 m = f < e ? f : e;
+                    flow[k] = f - m;
+                    e -= m;
+                    const i64 old = atomic_add_i64(excess + u, m);
+                    if ((long long)u != source && old <= 0 && old + m > 0) next[gm_append(next_count)] = u;
+                }
+            }
+            if (e > 0) atomic_add_i64(excess + x, e);   // only arcs from `other` were left: stays
+        }
+        __syncthreads();
+        size = *((volatile unsigned long long*)next_count);
+        ++r;
+    }
+    if (threadIdx.x == 0) { state[0] = r; state[1] = (long long)size; }
+}
+
 // ---------------------------------------------------------------------------
 // Hub vertices (reverse CSR).  A vertex with more than `hub_deg` arcs (out +
 // in) would serialise a discharge or a BFS level on one lane group: the
