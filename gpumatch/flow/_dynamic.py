@@ -102,7 +102,8 @@ __all__ = ["MaxFlowSolver"]
 #: and more than half of those with flow lay on 2-cycles), so the walks
 #: ran into the round limit there, and in an H100 A/B of RLG and GENRMF
 #: decreases and mixed batches it did not pay (round 11 of
-#: ``benchmarks/results/h100_dynamic.md``).
+#: ``benchmarks/results/h100_dynamic.md``).  Being off, its kernel is not
+#: compiled by the warm-up but by its first use.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -151,12 +152,6 @@ def _warm_up(backend):
     solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
     solver.solve()
     _warm_batches(solver, C, cp.asarray)
-    # push-relabel's phases, which the path passes above may spare
-    _warm_batches(solver, C, cp.asarray, repair={"paths": False})
-    # the flow cancelling (a vertex without excess: nothing moves)
-    zero = cp.zeros(C.shape[0], dtype=np.int64)
-    for ctx in (solver._ctx, solver._ctxT):
-        solver._K.unwind(ctx, {"excess": zero}, cp.asarray([0], dtype=solver._idt), 16, 17, 1)
 
 
 def _warm_network():
@@ -179,28 +174,21 @@ def _warm_network():
     return C
 
 
-def _warm_batches(solver, C, asarray, steps=6, repair=None):
+def _warm_batches(solver, C, asarray, steps=6):
     """Batches of a third of the arcs of `C` (increases, decreases, mixed,
-    in turn), each solved (with the :data:`REPAIR` entries `repair`
-    changed meanwhile); returns the results."""
+    in turn), each solved; returns the results."""
     rng = np.random.default_rng(1)
     rows = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
     out = []
-    saved = dict(REPAIR)
-    REPAIR.update(repair or {})
-    try:
-        for step in range(steps):
-            k = rng.choice(C.nnz, size=C.nnz // 3, replace=False)
-            old = C.data[k]
-            new = (old + rng.integers(1, 10, size=k.shape[0]) if step % 3 == 0 else
-                   np.maximum(old - rng.integers(1, 10, size=k.shape[0]), 0) if step % 3 == 1 else
-                   rng.integers(0, 19, size=k.shape[0]))
-            C.data[k] = new
-            solver.update_capacities(asarray(rows[k]), asarray(C.indices[k].astype(np.int64)), asarray(new))
-            out.append(solver.solve())
-    finally:
-        REPAIR.clear()
-        REPAIR.update(saved)
+    for step in range(steps):
+        k = rng.choice(C.nnz, size=C.nnz // 3, replace=False)
+        old = C.data[k]
+        new = (old + rng.integers(1, 10, size=k.shape[0]) if step % 3 == 0 else
+               np.maximum(old - rng.integers(1, 10, size=k.shape[0]), 0) if step % 3 == 1 else
+               rng.integers(0, 19, size=k.shape[0]))
+        C.data[k] = new
+        solver.update_capacities(asarray(rows[k]), asarray(C.indices[k].astype(np.int64)), asarray(new))
+        out.append(solver.solve())
     return out
 
 
