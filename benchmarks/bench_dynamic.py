@@ -295,6 +295,18 @@ def _print(row):
           f"{t_scr / max(t_dyn, 1e-9):.2f} | {'ok' if ok else 'MISMATCH'} |", flush=True)
 
 
+def parse_overrides(text):
+    """``'a=1,b=True,c=None'`` -> ``{'a': 1, 'b': True, 'c': None}`` (ints, floats, booleans, None)."""
+    out = {}
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        key, _, v = item.partition("=")
+        if v in ("True", "False", "None"):
+            out[key] = {"True": True, "False": False, "None": None}[v]
+        else:
+            out[key] = float(v) if any(c in v for c in ".e") else int(v)
+    return out
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")
@@ -312,6 +324,9 @@ def main(argv=None):
                     help="comma-separated values of gpumatch.flow._paths.LIMITS['back'] to run (0: the repair's "
                          "augmenting-path passes grow forward trees alone; r > 0: backward trees from the "
                          "deficits and the terminal's neighbours too)")
+    ap.add_argument("--flow-repair", default=None,
+                    help="';'-separated sets of 'key=value,...' overrides of gpumatch.flow._dynamic.REPAIR to "
+                         "run in turn (an empty set: the defaults), e.g. 'max_period=16,early_stop=True;'")
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")
@@ -356,7 +371,16 @@ def main(argv=None):
     rows = []
     deadline = time.perf_counter() + args.budget
     if args.only in (None, "flow"):
-        for frf, fb in itertools.product(args.flow_rebuild_fraction.split(","), (args.flow_back or "").split(",")):
+        from gpumatch.flow import _dynamic as FD
+
+        defaults = dict(FD.REPAIR)
+        for frf, fb, fr in itertools.product(args.flow_rebuild_fraction.split(","), (args.flow_back or "").split(","),
+                                             (args.flow_repair or "").split(";")):
+            FD.REPAIR.clear()
+            FD.REPAIR.update(defaults)
+            if fr:
+                FD.REPAIR.update(parse_overrides(fr))
+                print(f"# flow REPAIR overrides {fr}", flush=True)
             if fb:
                 from gpumatch.flow import _paths
 

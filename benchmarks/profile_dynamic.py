@@ -269,6 +269,7 @@ def profile_flow(size, reps):
                         acc.setdefault("total ms", []).append((t2 - t0) * 1e3)
                         acc.setdefault("relabels", []).append(st.get("global_relabels", 0))
                         acc.setdefault("iterations", []).append(st.get("iterations", 0))
+                        acc.setdefault("split relabels", []).append(st.get("split_relabels", 0))
                         for key, v in st.get("time", {}).items():
                             acc.setdefault("t." + key + " ms", []).append(v * 1e3)
                         for ph in st.get("phases", []):

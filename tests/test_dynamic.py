@@ -113,29 +113,81 @@ def repair_paths(request, monkeypatch):
     return request.param
 
 
-@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
-@pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
-def test_flow_batches(backend, name, kind, repair_paths):
+def _flow_batches(backend, name, kind, sizes, seed=0):
+    """A dynamic solver on FLOW_GRAPHS[name], then one batch of each size:
+    yields ``(result, updated matrix, s, t)`` after checking each result."""
     C, s, t, maxcap = FLOW_GRAPHS[name]
-    rng = np.random.default_rng(_seed(name, kind))
+    rng = np.random.default_rng(_seed(name, kind) + seed)
     Cin = C if backend == "numpy" else _cupyx(C)
     solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
     _check_flow_result(solver.solve(), C, s, t)
-    nnz = C.nnz
-    unwinds = 0
-    for size in [1, 2, max(1, nnz // 1000), max(1, nnz // 100), max(1, nnz // 10), 1, 3]:
+    for size in sizes(C.nnz):
         r, c, new = _capacity_batch(rng, C, kind, size, maxcap)
         solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
         C = _apply(C, r, c, new)
         res = solver.solve()
         assert res.stats["mode"] == "dynamic"
         _check_flow_result(res, C, s, t)
+        yield res, C, s, t
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
+def test_flow_batches(backend, name, kind, repair_paths):
+    unwinds = 0
+    sizes = lambda nnz: [1, 2, max(1, nnz // 1000), max(1, nnz // 100), max(1, nnz // 10), 1, 3]  # noqa: E731
+    for res, C, s, t in _flow_batches(backend, name, kind, sizes):
         assert int(res.flow_value) == int(maximum_flow(C, s, t, backend="numpy").flow_value)
         unwinds += len(res.stats.get("unwinds", []))
     if "unwind" not in repair_paths:
         assert unwinds == 0
     elif repair_paths == "unwind" and name != "unit_bipartite" and backend == "numpy":
         assert unwinds > 0   # (the GPU's claims race: what is left to it varies)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+def test_flow_split_relabel(backend, name, kind, monkeypatch):
+    """Frequent, early-stopping relabels that split at a sealed cut
+    (``REPAIR`` ``max_period`` 4, ``early_stop``, ``split_relabel``; the
+    path passes off so that push-relabel does the repairs) leave a maximum
+    flow after every batch, and the split relabel runs."""
+    from gpumatch.flow import _dynamic
+
+    for key, value in (("max_period", 4), ("early_stop", True), ("split_relabel", True), ("paths", False)):
+        monkeypatch.setitem(_dynamic.REPAIR, key, value)
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    split = sum(res.stats.get("split_relabels", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=7))
+    assert split > 0
+
+
+def test_sealed_cut(monkeypatch):
+    """``_sealed``: the side of the near targets while no residual arc
+    crosses the kept cut from S to T, None once one does (an arc S -> T
+    below its capacity, or flow on an arc T -> S)."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "split_relabel", True)
+    # 0 -> 1 -> 2 -> 3 with a narrow middle arc, and 2 -> 1 back
+    C = sp.csr_matrix((np.array([5, 1, 5, 4]), np.array([1, 2, 1, 3]), np.array([0, 1, 2, 4, 4])), shape=(4, 4))
+    solver = MaxFlowSolver(C, 0, 3, backend="numpy")
+    res = solver.solve()
+    assert int(res.flow_value) == 1
+    side = solver._side.copy()
+    assert side.tolist() == [True, True, False, False]
+    assert solver._sealed(False).tolist() == (~side).tolist()
+    solver._LT["flow"][...] = solver._L["flow"][solver._t_of]   # as phase D starts
+    assert solver._sealed(True).tolist() == side.tolist()
+    k = int(solver._arc_of[2])              # the arc 2 -> 1 (T -> S) gets flow
+    solver._L["flow"][k] = 1
+    assert solver._sealed(False) is None
+    solver._L["flow"][k] = 0
+    j = int(solver._arc_of[1])              # the arc 1 -> 2 (S -> T) below its capacity
+    solver._L["flow"][j] = 0
+    assert solver._sealed(False) is None
+    monkeypatch.setitem(_dynamic.REPAIR, "split_relabel", False)
+    solver._L["flow"][j] = 1
+    assert solver._sealed(False) is None    # the option off
 
 
 def _reaches(L, excess, mask, target, other, roots):

@@ -109,11 +109,23 @@ __all__ = ["MaxFlowSolver"]
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
 #: total flow from 22.5e9 to 7.4e9 (value 5.0e6), still too much for the
 #: walks above; off, as it did not pay in the same A/B.
+#: ``split_relabel``: with ``early_stop``, a relabel of phase X or D
+#: whose kept cut is sealed (no residual arc from the source side into the
+#: sink side) runs two bounded BFS, from the near targets until the
+#: excess of their side has a height and from the far targets over the
+#: other side until its excess has one (``_Phase._relabel_split``).
 #: Defaults measured on an H100 (``benchmarks/profile_dynamic.py``): a
 #: ratio of 1 spent half of the long GENRMF and RLG repairs in relabels;
 #: the early stop did not pay (the excess sits at all depths) and is off.
+#: Round 12: ``max_period`` 32 with the early stop and the split relabel
+#: cut the forced GENRMF and RLG repairs of 0.01 % decreases 2.5-4x (the
+#: excess stops bouncing between narrow arcs), but made those of 0.1 %
+#: batches 2-4x slower (more relabels of ~100 levels each), and in the
+#: benchmark with the time budget the 0.01 % repairs still ran past it;
+#: left off (``benchmarks/results/h100_dynamic.md``, round 12).
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
-          "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False}
+          "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
+          "split_relabel": False}
 
 _WARMED = set()
 
@@ -223,12 +235,20 @@ class _Phase:
         A relabel may stop its BFS once every vertex with excess has a
         height (``REPAIR["early_stop"]``); the phase's last, confirming
         relabel never does.
+    sealed : callable or None
+        ``sealed()`` returns the side of the kept cut that holds the near
+        targets (a bool mask) when no residual arc leads from the other side
+        into it, else None.  Then an early-stopping relabel runs two
+        bounded BFS: from the near targets until the excess of their side is
+        labelled, and from the far targets over the other side until its
+        excess is (the near BFS cannot enter that side).
     """
 
     def __init__(self, solver, ctx, st, near, far=None, *, terminals, hlimit, blocked=None, must_clear=True,
-                 far_return=None, early=False, name=""):
+                 far_return=None, early=False, sealed=None, name=""):
         self.s = solver
         self.early = early
+        self.sealed = sealed
         self.ctx, self.st = ctx, st
         self.near, self.far = near, far
         self.far_return = far_return
@@ -251,6 +271,9 @@ class _Phase:
         h[near] = 0
         watch = None
         if self.early and not force_full and REPAIR.get("early_stop", True):
+            side = self.sealed() if self.sealed is not None and self.far is not None else None
+            if side is not None:
+                return self._relabel_split(side, near, t0)
             # only the vertices with excess need a height: stop the BFS once
             # they all have one (the rest get the next level, a valid label)
             watch = xp.nonzero(s._inner(self.st["excess"] > 0))[0]
@@ -281,6 +304,44 @@ class _Phase:
                     s._bfs(self.ctx, self.st, far, s._far_level)
         h[h < 0] = self.hlimit
         s._stats["global_relabels"] += 1
+        return time.perf_counter() - t0
+
+    def _relabel_split(self, side, near, t0):
+        """The relabel of a sealed cut: two BFS, each stopped once the
+        excess of its side has a height.
+
+        Nothing on the far side reaches the near targets, so the near BFS
+        stays on `side`; its unlabelled vertices there get the next level
+        (a valid lower bound), and the far BFS labels the far side from
+        ``solver._far_level``.  If the near BFS ran to its end, the vertices
+        it missed on `side` join the far BFS instead, as in a full relabel.
+        """
+        s, xp = self.s, self.s._xp
+        h, ex = self.st["height"], s._inner(self.st["excess"] > 0)
+        watch = xp.nonzero(ex & side)[0]
+        level, stopped = (s._bfs(self.ctx, self.st, near, 0, watch) if watch.shape[0] else (0, True))
+        if stopped:
+            h[(h < 0) & side] = level + 1
+        if REPAIR.get("lazy_far", True) and self.far_return is not None:
+            # as after a full relabel: the excess cut off from the near
+            # targets first goes straight to the far terminal where it can
+            xs = s._unlabeled_excess(self.st, nodes=True)
+            if xs.shape[0]:
+                self.far_return(xs.astype(s._idt))
+                ex = s._inner(self.st["excess"] > 0)
+        far = self.far()
+        far = far[h[far] < 0]
+        h[far] = s._far_level
+        watch = xp.nonzero(ex & (h < 0))[0]
+        if far.shape[0] and watch.shape[0]:
+            level, stopped = s._bfs(self.ctx, self.st, far, s._far_level, watch)
+        else:
+            level, stopped = s._far_level, bool(watch.shape[0] == 0)
+        # after a complete far BFS the vertices it missed reach no target
+        h[h < 0] = level + 1 if stopped else self.hlimit
+        self.full = not stopped
+        s._stats["global_relabels"] += 1
+        s._stats["split_relabels"] = s._stats.get("split_relabels", 0) + 1
         return time.perf_counter() - t0
 
     def active(self):
@@ -585,6 +646,7 @@ class MaxFlowSolver:
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
+        self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
         self._batch_id = 0
         self._stats = {}
         if self.backend == "cupy":
@@ -1136,7 +1198,8 @@ class MaxFlowSolver:
         near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
         far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
         _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2,
-               far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True, name="X").run()
+               far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True,
+               sealed=lambda: self._sealed(False), name="X").run()
 
     def _deficit_phase(self):
         """Phase D: deficits filled from the source, else by cancelling flow towards the sink.
@@ -1170,10 +1233,47 @@ class MaxFlowSolver:
             far = lambda: xp.asarray([t], dtype=idt)  # noqa: E731
             it = _Phase(self, self._ctxT, stT, near, far, terminals=(s, t), hlimit=self._hlimit2,
                         far_return=lambda xs: self._far_return(back, self._ctxT, stT, xs, t, s), early=True,
+                        sealed=lambda: self._sealed(True),
                         name="D").run()
             self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
         L["flow"][self._t_of] = LT["flow"]
         self._excess[...] = -stT["excess"]
+
+    def _sealed(self, transposed):
+        """The side of the kept cut that holds the near targets of phase X
+        (``transposed`` False: the sink side) or D (True: the source side),
+        if no residual arc crosses the cut from the source side to the sink
+        side, else None.
+
+        Then nothing on the source side reaches the sink side (phase X's
+        near targets), and on the transposed network nothing on the sink
+        side reaches the source side (phase D's): every arc of the cut
+        from S to T is saturated and every arc from T to S is empty.  The
+        arcs across the cut are listed once per cut; the test reads one flag.
+        """
+        if not REPAIR.get("split_relabel"):
+            return None
+        xp, E, side = self._xp, self._E, self._side
+        if self._cut_arcs is None or self._cut_arcs[0] is not side:
+            tail, head = self._tail_p[:E], self._head_p[:E]
+            st = xp.nonzero(side[tail] & ~side[head])[0]
+            ts = xp.nonzero(~side[tail] & side[head])[0]
+            self._cut_arcs = (side, st, ts)
+        _, st, ts = self._cut_arcs
+        if transposed:
+            f = self._LT["flow"]
+            fst, fts = f[self._oti_p[st]], f[self._oti_p[ts]]
+        else:
+            f = self._L["flow"]
+            fst, fts = f[st], f[ts]
+        open_ = xp.zeros(1, dtype=np.int64)
+        if st.shape[0]:
+            open_ += xp.count_nonzero(fst < self._cap_p[st])
+        if ts.shape[0]:
+            open_ += xp.count_nonzero(fts)
+        if int(open_[0]):
+            return None
+        return ~side if not transposed else side
 
     def _cancel_2cycles(self):
         """Cancel the flow that runs round anti-parallel pairs of arcs.
