@@ -155,7 +155,7 @@ def profile_flow(size, reps):
     from gpumatch.flow import MaxFlowSolver, maximum_flow
     from gpumatch.flow import _dynamic as FD
     from gpumatch.flow import _paths as FP
-    from bench_dynamic import new_capacities   # benchmarks/ is this script's folder
+    from bench_dynamic import new_capacities, parse_overrides   # benchmarks/ is this script's folder
 
     env = os.environ.get
     cases = [c for c in env("PROFILE_FLOW_CASES", "unit").split(",") if c]
@@ -222,12 +222,11 @@ def profile_flow(size, reps):
                     continue
                 cls = base_cls
             elif var:
-                for kv in var.split(","):
-                    k, v = kv.split("=")
+                for k, v in parse_overrides(var).items():
                     if k.startswith("paths."):
-                        FP.LIMITS[k[len("paths."):]] = float(v)
-                        continue
-                    FD.REPAIR[k] = None if v == "None" else (v == "True" if v in ("True", "False") else float(v))
+                        FP.LIMITS[k[len("paths."):]] = v
+                    else:
+                        FD.REPAIR[k] = v
             C = C0.copy()
             sync()
             t0 = time.perf_counter()
