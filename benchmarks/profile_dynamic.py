@@ -141,7 +141,9 @@ def profile_flow(size, reps):
     ``PROFILE_FLOW_BASELINE``, a Python file defining ``MaxFlowSolver``,
     e.g. an older version of ``_dynamic.py``; a key ``paths.NAME`` sets
     ``gpumatch.flow._paths.LIMITS[NAME]`` instead, e.g. ``paths.back=0``
-    for forward path trees alone), ``PROFILE_FLOW_BUDGET``
+    for forward path trees alone, and ``tuning.NAME`` sets
+    ``gpumatch.flow._maxflow.TUNING[NAME]``, e.g. ``tuning.bfs_coop=False``,
+    for the repairs and a from-scratch time of their own), ``PROFILE_FLOW_BUDGET``
     (seconds, default 240).  Every (kind, size) series ends with a check
     of the value against ``maximum_flow``.
     """
@@ -154,6 +156,7 @@ def profile_flow(size, reps):
     from gpumatch import csr, generators as G
     from gpumatch.flow import MaxFlowSolver, maximum_flow
     from gpumatch.flow import _dynamic as FD
+    from gpumatch.flow import _maxflow as FM
     from gpumatch.flow import _paths as FP
     from bench_dynamic import new_capacities, parse_overrides   # benchmarks/ is this script's folder
 
@@ -171,6 +174,12 @@ def profile_flow(size, reps):
         base_cls = mod.MaxFlowSolver
     defaults = dict(FD.REPAIR)
     path_defaults = dict(FP.LIMITS)
+    tuning_defaults = dict(FM.TUNING)
+
+    def restore():
+        for table, saved in ((FD.REPAIR, defaults), (FP.LIMITS, path_defaults), (FM.TUNING, tuning_defaults)):
+            table.clear()
+            table.update(saved)
 
     def build(case):
         if case == "unit":
@@ -211,10 +220,7 @@ def profile_flow(size, reps):
             if time.perf_counter() > deadline:
                 print("# budget spent", flush=True)
                 return
-            FD.REPAIR.clear()
-            FD.REPAIR.update(defaults)
-            FP.LIMITS.clear()
-            FP.LIMITS.update(path_defaults)
+            restore()
             cls = MaxFlowSolver
             label = var or "default"
             if var == "base":
@@ -222,11 +228,19 @@ def profile_flow(size, reps):
                     continue
                 cls = base_cls
             elif var:
+                tuned = False
                 for k, v in parse_overrides(var).items():
                     if k.startswith("paths."):
                         FP.LIMITS[k[len("paths."):]] = v
+                    elif k.startswith("tuning."):
+                        FM.TUNING[k[len("tuning."):]] = v
+                        tuned = True
                     else:
                         FD.REPAIR[k] = v
+                if tuned:
+                    maximum_flow(Cd, s, t, backend="cupy")
+                    print(f"## variant {label}: scratch maximum_flow median {scratch_time(Cd, s, t)[0] * 1e3:.2f} ms",
+                          flush=True)
             C = C0.copy()
             sync()
             t0 = time.perf_counter()
@@ -307,10 +321,7 @@ def profile_flow(size, reps):
                             continue
                         print(f"    {key:<26s} median {np.median(v):9.3f}  min {min(v):9.3f}  max {max(v):9.3f}"
                               f"  (n={len(v)})", flush=True)
-        FD.REPAIR.clear()
-        FD.REPAIR.update(defaults)
-        FP.LIMITS.clear()
-        FP.LIMITS.update(path_defaults)
+        restore()
         # one global relabel from the sink, the output build and the value alone (default solver)
         solver = MaxFlowSolver(Cd, s, t, backend="cupy", rebuild_fraction=1.0, time_budget=None)
         solver.solve()

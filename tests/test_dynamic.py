@@ -147,46 +147,81 @@ def test_flow_batches(backend, name, kind, repair_paths):
 
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 @pytest.mark.parametrize("kind", ["dec", "mixed"])
-def test_flow_split_relabel(backend, name, kind, monkeypatch):
+@pytest.mark.parametrize("coop", [True, False], ids=["coop", "levels"])
+def test_flow_split_relabel(backend, name, kind, coop, monkeypatch):
     """Frequent, early-stopping relabels that split at a sealed cut
     (``REPAIR`` ``max_period`` 4, ``early_stop``, ``split_relabel``; the
     path passes off so that push-relabel does the repairs) leave a maximum
-    flow after every batch, and the split relabel runs."""
-    from gpumatch.flow import _dynamic
+    flow after every batch, and the split relabel runs; on the GPU with the
+    watched BFS decided on the device (cooperative) or by read-backs."""
+    from gpumatch.flow import _dynamic, _maxflow
 
-    for key, value in (("max_period", 4), ("early_stop", True), ("split_relabel", True), ("paths", False)):
+    if backend == "numpy" and not coop:
+        pytest.skip("the NumPy twin has one BFS")
+    monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", coop)
+
+    for key, value in (("max_period", 4), ("early_stop", True), ("split_relabel", True), ("paths", False),
+                       ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     split = sum(res.stats.get("split_relabels", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=7))
     assert split > 0
 
 
-def test_sealed_cut(monkeypatch):
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_small_batch_settings(backend, name, monkeypatch):
+    """A batch of at most ``REPAIR["small_batch"]`` times the arcs is
+    repaired with the settings of ``REPAIR["small"]`` (here: relabels every
+    4 discharges, early-stopping and split), a larger one with the others;
+    both leave maximum flows, and the module's settings are untouched."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "paths", False)
+    monkeypatch.setitem(_dynamic.REPAIR, "small", {"max_period": 4, "early_stop": True, "split_relabel": True})
+    nnz = FLOW_GRAPHS[name][0].nnz
+    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 5.5 / nnz)    # batches of 5 arcs or fewer
+    before = dict(_dynamic.REPAIR)
+    sizes = lambda nnz: [1, 5, 6, max(6, nnz // 20), 2]  # noqa: E731
+    got = [(res.stats["repair_settings"], res.stats.get("split_relabels", 0))
+           for res, *_ in _flow_batches(backend, name, "dec", sizes, seed=3)]
+    assert [g[0] for g in got] == ["small", "small", "default", "default", "small"]
+    assert all(g[1] == 0 for g in got if g[0] == "default")   # split relabels are off by default
+    assert sum(g[1] for g in got if g[0] == "small") > 0
+    assert _dynamic.REPAIR == before
+
+
+def test_sealed_cut(backend, monkeypatch):
     """``_sealed``: the side of the near targets while no residual arc
     crosses the kept cut from S to T, None once one does (an arc S -> T
-    below its capacity, or flow on an arc T -> S)."""
+    below its capacity, or flow on an arc T -> S), on the network and on
+    its transpose (phase D)."""
     from gpumatch.flow import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "split_relabel", True)
     # 0 -> 1 -> 2 -> 3 with a narrow middle arc, and 2 -> 1 back
     C = sp.csr_matrix((np.array([5, 1, 5, 4]), np.array([1, 2, 1, 3]), np.array([0, 1, 2, 4, 4])), shape=(4, 4))
-    solver = MaxFlowSolver(C, 0, 3, backend="numpy")
+    solver = MaxFlowSolver(C if backend == "numpy" else _cupyx(C), 0, 3, backend=backend)
     res = solver.solve()
     assert int(res.flow_value) == 1
-    side = solver._side.copy()
+    side = _np(solver._side).copy()
     assert side.tolist() == [True, True, False, False]
-    assert solver._sealed(False).tolist() == (~side).tolist()
-    solver._LT["flow"][...] = solver._L["flow"][solver._t_of]   # as phase D starts
-    assert solver._sealed(True).tolist() == side.tolist()
+    assert _np(solver._sealed(False)).tolist() == (~side).tolist()
+
+    def transposed():
+        solver._LT["flow"][...] = solver._L["flow"][solver._t_of]   # as phase D starts
+        return solver._sealed(True)
+
+    assert _np(transposed()).tolist() == side.tolist()
     k = int(solver._arc_of[2])              # the arc 2 -> 1 (T -> S) gets flow
     solver._L["flow"][k] = 1
-    assert solver._sealed(False) is None
+    assert solver._sealed(False) is None and transposed() is None
     solver._L["flow"][k] = 0
     j = int(solver._arc_of[1])              # the arc 1 -> 2 (S -> T) below its capacity
     solver._L["flow"][j] = 0
-    assert solver._sealed(False) is None
-    monkeypatch.setitem(_dynamic.REPAIR, "split_relabel", False)
+    assert solver._sealed(False) is None and transposed() is None
     solver._L["flow"][j] = 1
+    assert _np(solver._sealed(False)).tolist() == (~side).tolist()
+    monkeypatch.setitem(_dynamic.REPAIR, "split_relabel", False)
     assert solver._sealed(False) is None    # the option off
 
 
@@ -495,7 +530,7 @@ def _cupyx(C):
     return cpx.csr_matrix(sp.csr_matrix(C).astype(np.float64))
 
 
-def test_flow_warm_up_batches_reach_every_repair_step(backend):
+def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     """The batches the CuPy warm-up runs (to compile every kernel a repair
     uses before a timed solve) reach the path passes and both push-relabel
     phases, and give maximum flows."""
@@ -512,6 +547,14 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend):
     if backend == "numpy":   # the GPU's claims race, so which excess is left to each step varies
         assert passes == {"X", "D"} and {"X", "D"} <= phases
         assert any(res.stats.get("cut") == "bfs" for res in results)
+    _check_flow_result(results[-1], C2, 16, 17)
+    # the warm-up's second round: the settings of small batches, split relabels included
+    small = 1.0 if _dynamic.REPAIR.get("small") else 0
+    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", small)
+    results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
+    assert {res.stats["repair_settings"] for res in results} == {"small" if small else "default"}
+    if small and _dynamic.REPAIR["small"].get("split_relabel"):
+        assert sum(res.stats.get("split_relabels", 0) for res in results) > 0
     _check_flow_result(results[-1], C2, 16, 17)
 
 

@@ -395,12 +395,14 @@ def test_low_hub_degree(backend, hub_degree, degree, case):
 @pytest.mark.parametrize("loop_max", [0, 4, 2048])
 @pytest.mark.parametrize("case", ["random", "genrmf", "broom"])
 def test_bfs_loop_modes(monkeypatch, loop_max, case):
-    """The persistent one-block BFS, the multi-block levels, and their hand-overs give the same values."""
+    """The persistent one-block BFS, the multi-block levels, and their hand-overs give the same values
+    (with the cooperative BFS off, which otherwise runs every level)."""
     pytest.importorskip("cupy")
     from gpumatch import generators
     from gpumatch.flow import _maxflow
 
     monkeypatch.setitem(_maxflow.TUNING, "bfs_loop", loop_max)
+    monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", False)
     if case == "random":
         C, s, t = random_graph(8, 3000, 4.0, 100)
     elif case == "genrmf":
@@ -408,3 +410,87 @@ def test_bfs_loop_modes(monkeypatch, loop_max, case):
     else:
         C, s, t = broom_graph(4, 4000, 50)
     solve_checked(C, s, t, "cupy", expected=scipy_value(C, s, t))
+
+
+def _residual_distances(C, flow, target):
+    """Residual BFS distances to `target` by scipy (-1: unreachable): v -> w is
+    residual where an arc v -> w has spare capacity or an arc w -> v carries flow."""
+    from scipy.sparse.csgraph import shortest_path
+
+    C = sp.csr_matrix(C)
+    V = C.shape[0]
+    rows = np.repeat(np.arange(V), np.diff(C.indptr))
+    fwd = C.data - flow > 0
+    back = flow > 0
+    r = np.concatenate([rows[fwd], C.indices[back]])
+    c = np.concatenate([C.indices[fwd], rows[back]])
+    R = sp.csr_matrix((np.ones(r.shape[0]), (r, c)), shape=(V, V))
+    d = shortest_path(R.T.tocsr(), unweighted=True, indices=target)
+    return np.where(np.isinf(d), -1, d).astype(np.int64)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("coop", [True, False], ids=["coop", "levels"])
+@pytest.mark.parametrize("case", ["random", "genrmf", "broom"])
+@pytest.mark.parametrize("watched", [0, 1, 40])
+def test_bfs_run_heights(hub_degree, monkeypatch, coop, case, watched):
+    """``bfs_run`` (the cooperative one-launch BFS, or launches per level)
+    labels exactly the residual distances scipy finds; with a watch list it
+    stops once every watched vertex has a height, at most one level after
+    the NumPy twin, with every vertex of that distance or less labelled."""
+    cp = pytest.importorskip("cupy")
+    from gpumatch import csr, generators
+    from gpumatch.flow import _maxflow, _pr_cupy, _pr_numpy
+
+    monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", coop)
+    rng = np.random.default_rng(watched + 7)
+    if case == "random":
+        C, s, t = random_graph(11, 3000, 3.0, 100)
+    elif case == "genrmf":
+        C, s, t = generators.genrmf(5, 40, 10, 1000, 6)   # a deep BFS: about 200 levels
+    else:
+        C, s, t = broom_graph(2, 5000, 50)
+        hub_degree(64)                                     # the hub's arcs go by segments
+    C = sp.csr_matrix(C).astype(np.int64)
+    C.sum_duplicates()
+    C.eliminate_zeros()
+    V = C.shape[0]
+    flow = (C.data * rng.random(C.nnz) * (rng.random(C.nnz) < 0.5)).astype(np.int64)
+    dist = _residual_distances(C, flow, t)
+    ip, ix = C.indptr.astype(np.int64), C.indices.astype(np.int64)
+    L = _maxflow._build_rcsr(cp, cp.asarray(ip), cp.asarray(ix), cp.asarray(C.data), V)
+    L["flow"][...] = cp.asarray(flow)
+    ctx = _maxflow._prepare_kernels("cupy", L, "rcsr", V, C.nnz, (s, t))
+    assert (ctx.k_bfs_coop is not None) == coop
+    Ln = _maxflow._build_rcsr(np, ip, ix, C.data, V)
+    Ln["flow"][...] = flow
+    ctxn = _pr_numpy.prepare(Ln, "rcsr")
+    reach = np.flatnonzero(dist > 0)
+    watch = rng.choice(reach, size=min(watched, reach.shape[0]), replace=False) if watched else None
+    h = cp.full(V, -1, dtype=cp.int32)
+    h[t] = 0
+    hn = np.full(V, -1, dtype=np.int32)
+    hn[t] = 0
+    start = np.array([t])
+    _, ran, stopped = _pr_cupy.bfs_run(ctx, {"height": h}, cp.asarray(start, dtype=ctx.idt), 0,
+                                       None if watch is None else cp.asarray(watch), 8)
+    _, ran_n, stopped_n = _pr_numpy.bfs_run(ctxn, {"height": hn}, start.astype(Ln["indptr"].dtype), 0, watch)
+    h = cp.asnumpy(h)
+    if watch is None:
+        # the last level finds nothing (launches per level count a group's
+        # launches after the frontier ran empty too)
+        assert not stopped and (ran == dist.max() + 1 if coop else ran >= dist.max() + 1)
+        np.testing.assert_array_equal(h, dist)
+        np.testing.assert_array_equal(hn, dist)
+        return
+    # the levels the watch needs: up to the farthest watched vertex (the
+    # frontier then holds the vertices of that distance: never empty)
+    need = int(dist[watch].max())
+    assert (ran_n, stopped_n) == (need, True)
+    assert (h[watch] >= 0).all()
+    assert ran >= need and stopped == (ran <= dist.max())
+    if coop:
+        assert ran <= need + 1
+    within = dist <= ran
+    np.testing.assert_array_equal(h[within], dist[within])
+    assert (h[~within] == -1).all()

@@ -123,9 +123,18 @@ __all__ = ["MaxFlowSolver"]
 #: batches 2-4x slower (more relabels of ~100 levels each), and in the
 #: benchmark with the time budget the 0.01 % repairs still ran past it;
 #: left off (``benchmarks/results/h100_dynamic.md``, round 12).
+#: ``small_batch``, ``small``: the repair of a batch of at most
+#: ``small_batch`` times the network's arcs (all changed since the last
+#: solve) uses the keys of ``small`` instead (None or 0: never).  Round 13,
+#: with each relabel's BFS in one cooperative launch, forced repairs on an
+#: H100: the early-stopping, split relabel every 32 discharges made GENRMF
+#: decreases and mixed batches 1.8-5.7x faster than the defaults at 0.01 %,
+#: 0.03 % and 0.1 % of the arcs, RLG's 1.4-2.3x faster at 0.01 % but
+#: 1.2-2.1x slower at 0.03 % and 0.1 %; hence the bound between the two.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
-          "split_relabel": False}
+          "split_relabel": False, "small_batch": 1.5e-4,
+          "small": {"max_period": 32, "early_stop": True, "split_relabel": True}}
 
 _WARMED = set()
 
@@ -163,7 +172,16 @@ def _warm_up(backend):
     C = _warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
     solver.solve()
-    _warm_batches(solver, C, cp.asarray)
+    _warm_batches(solver, C, cp.asarray)     # (C follows the solver's capacities)
+    if REPAIR.get("small_batch") and REPAIR.get("small"):
+        # and with the settings of small batches (the split relabel's
+        # reductions took 4-5 s each to compile on a fresh CuPy cache)
+        saved = REPAIR["small_batch"]
+        REPAIR["small_batch"] = 1.0
+        try:
+            _warm_batches(solver, C, cp.asarray)
+        finally:
+            REPAIR["small_batch"] = saved
 
 
 def _warm_network():
@@ -270,7 +288,7 @@ class _Phase:
         near = self.near()
         h[near] = 0
         watch = None
-        if self.early and not force_full and REPAIR.get("early_stop", True):
+        if self.early and not force_full and s._rep.get("early_stop", True):
             side = self.sealed() if self.sealed is not None and self.far is not None else None
             if side is not None:
                 return self._relabel_split(side, near, t0)
@@ -289,7 +307,7 @@ class _Phase:
             return time.perf_counter() - t0
         self.full = True
         if self.far is not None:
-            lazy = REPAIR.get("lazy_far", True) and not force_full
+            lazy = s._rep.get("lazy_far", True) and not force_full
             if lazy and self.far_return is not None:
                 xs = s._unlabeled_excess(self.st, nodes=True)
                 if xs.shape[0]:
@@ -322,7 +340,7 @@ class _Phase:
         level, stopped = (s._bfs(self.ctx, self.st, near, 0, watch) if watch.shape[0] else (0, True))
         if stopped:
             h[(h < 0) & side] = level + 1
-        if REPAIR.get("lazy_far", True) and self.far_return is not None:
+        if s._rep.get("lazy_far", True) and self.far_return is not None:
             # as after a full relabel: the excess cut off from the near
             # targets first goes straight to the far terminal where it can
             xs = s._unlabeled_excess(self.st, nodes=True)
@@ -364,9 +382,9 @@ class _Phase:
         s = self.s
         stats = s._stats
         guard = _mf.TUNING.get("max_iterations")
-        ratio = REPAIR.get("relabel_ratio")
-        period = REPAIR.get("max_period")
-        g0 = max(1, int(REPAIR.get("group", 1)))
+        ratio = s._rep.get("relabel_ratio")
+        period = s._rep.get("max_period")
+        g0 = max(1, int(s._rep.get("group", 1)))
         gr0, it0 = stats["global_relabels"], stats["iterations"]
         t_run = time.perf_counter()
         t_gr = t_rel = self.relabel()
@@ -639,6 +657,7 @@ class MaxFlowSolver:
         self._cap_cut = 0                        # its capacity under the current capacities
         self._moved = False                      # an update moved flow since the last solve
         self._pending = 0                        # arcs changed since the last solve
+        self._rep = REPAIR                       # the REPAIR settings of the repair under way
         self._solved = False
         self._result = None
         self._plan = None
@@ -887,7 +906,10 @@ class MaxFlowSolver:
             left no excess nor deficit (the previous flow was still maximum),
             else ``"phases"``; and ``stats["cut"]``: ``"kept"`` when the
             previous minimum cut still is one, ``"bfs"`` when a BFS found the
-            new one.  A solve from scratch reports why in
+            new one; and ``stats["repair_settings"]``: ``"small"`` when the
+            batch was small enough for ``REPAIR["small"]`` (at most
+            ``REPAIR["small_batch"]`` times the arcs), else ``"default"``.
+            A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
             before"``.
@@ -917,6 +939,9 @@ class MaxFlowSolver:
             scratch, reason = False, None
         if not scratch:
             stats["mode"] = "dynamic"
+            small = pending <= float(REPAIR.get("small_batch") or 0) * max(self._nnz, 1)
+            self._rep = dict(REPAIR, **(REPAIR.get("small") or {})) if small else REPAIR
+            stats["repair_settings"] = "small" if small else "default"
             self._deadline = None
             if self.time_budget is not None and self._t_scratch is not None:
                 self._deadline = t_start + self.time_budget * self._t_scratch
@@ -927,7 +952,9 @@ class MaxFlowSolver:
                 stats["time_abandoned"] = time.perf_counter() - t_start
                 scratch, reason = True, "time_budget"
                 self._abandon_at = pending if self._abandon_at is None else min(self._abandon_at, pending)
-            self._deadline = None
+            finally:
+                self._deadline = None
+                self._rep = REPAIR
         if scratch:
             stats.setdefault("mode", "scratch")
             stats["scratch_reason"] = reason
@@ -1041,22 +1068,17 @@ class MaxFlowSolver:
         return int(total)
 
     def _bfs(self, ctx, st, frontier, level, watch=None):
-        """BFS levels from `frontier` (height `level`) until none is left, checking the deadline.
+        """BFS levels from `frontier` (height `level`) until none is left (the deadline checked first).
 
         With `watch` (vertex ids), the BFS stops as soon as all of them are
         labelled.  Returns ``(height of the last frontier, stopped early)``;
         after an early stop every unlabelled vertex is at least one level
         further, so that height plus one is a valid label for all of them.
         """
-        K, batch, h = self._K, self._batch, st["height"]
-        while frontier.shape[0]:
-            if self._deadline is not None and time.perf_counter() > self._deadline:
-                raise _OverBudget()
-            frontier, ran = K.bfs_level(ctx, st, frontier, level, batch)
-            level += ran
-            if watch is not None and frontier.shape[0] and not bool((h[watch] < 0).any()):
-                return level, True
-        return level, False
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            raise _OverBudget()
+        _, ran, stopped = self._K.bfs_run(ctx, st, frontier, level, watch, self._batch)
+        return level + ran, stopped
 
     def _inner(self, mask):
         mask[self.source] = False
@@ -1126,7 +1148,7 @@ class MaxFlowSolver:
                 stats["fallback"] = True
                 st = {"height": self._height, "excess": self._excess}
                 one = lambda v: (lambda: xp.asarray([v], dtype=self._idt))  # noqa: E731
-                paths = bool(REPAIR.get("paths"))
+                paths = bool(self._rep.get("paths"))
                 placed = False
                 if paths:
                     # the heights of the sink's BFS pick the source arcs;
@@ -1184,7 +1206,7 @@ class MaxFlowSolver:
             back(xs.astype(idt))
             if not self._imbalance()[0]:
                 return
-        if REPAIR.get("paths"):
+        if self._rep.get("paths"):
             # augmenting paths inside each side first: to the sink or the
             # sink side's deficits, and to the source side's deficits or back
             done = self._path_pass("X", self._L, self._excess, ~self._side, t, s)
@@ -1219,7 +1241,7 @@ class MaxFlowSolver:
         xs = xp.nonzero(self._inner((stT["excess"] > 0) & ~self._side))[0]
         if xs.shape[0]:
             back(xs.astype(idt))
-        if REPAIR.get("paths") and self._excess_left(stT):
+        if self._rep.get("paths") and self._excess_left(stT):
             # augmenting paths inside each side first: from the source to the
             # source side's deficits; the sink side's deficits cancel the
             # flow that left them, back along it to the sink
@@ -1251,7 +1273,7 @@ class MaxFlowSolver:
         from S to T is saturated and every arc from T to S is empty.  The
         arcs across the cut are listed once per cut; the test reads one flag.
         """
-        if not REPAIR.get("split_relabel"):
+        if not self._rep.get("split_relabel"):
             return None
         xp, E, side = self._xp, self._E, self._side
         if self._cut_arcs is None or self._cut_arcs[0] is not side:
@@ -1260,18 +1282,24 @@ class MaxFlowSolver:
             ts = xp.nonzero(~side[tail] & side[head])[0]
             self._cut_arcs = (side, st, ts)
         _, st, ts = self._cut_arcs
-        if transposed:
-            f = self._LT["flow"]
-            fst, fts = f[self._oti_p[st]], f[self._oti_p[ts]]
+        f = self._LT["flow"] if transposed else self._L["flow"]
+        if self.backend == "cupy":
+            # a kernel of ours: CuPy's reductions compile a kernel per size
+            # class of their input (seconds each on a fresh cache, mid-repair)
+            from .. import _cuda
+
+            n = int(st.shape[0] + ts.shape[0])
+            flag = xp.zeros(1, dtype=np.int32)
+            if n:
+                _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_cut_open")(
+                    (max(1, min((n + 255) // 256, 1024)),), (256,),
+                    (f, self._cap_p, self._oti_p, np.int32(transposed), st, np.int64(st.shape[0]), ts,
+                     np.int64(ts.shape[0]), flag))
+            cut_open = bool(int(flag.get()[0]))
         else:
-            f = self._L["flow"]
-            fst, fts = f[st], f[ts]
-        open_ = xp.zeros(1, dtype=np.int64)
-        if st.shape[0]:
-            open_ += xp.count_nonzero(fst < self._cap_p[st])
-        if ts.shape[0]:
-            open_ += xp.count_nonzero(fts)
-        if int(open_[0]):
+            pos = (lambda a: self._oti_p[a]) if transposed else (lambda a: a)  # noqa: E731
+            cut_open = bool((f[pos(st)] < self._cap_p[st]).any() or (f[pos(ts)] > 0).any())
+        if cut_open:
             return None
         return ~side if not transposed else side
 
@@ -1306,7 +1334,7 @@ class MaxFlowSolver:
         (default: every vertex of `mask` but the terminals) goes back to
         `target` along the arcs that brought it, ``REPAIR["unwind"]`` rounds
         at most; returns whether it ran."""
-        rounds = int(REPAIR.get("unwind") or 0)
+        rounds = int(self._rep.get("unwind") or 0)
         if rounds <= 0:
             return False
         if xs is None:
@@ -1322,7 +1350,7 @@ class MaxFlowSolver:
         """What a relabel found cut off from the near targets goes to the far
         terminal: along paths of one or two arcs, then back the way it came."""
         back(xs)
-        if REPAIR.get("unwind"):
+        if self._rep.get("unwind"):
             xs = xs[st["excess"][xs] > 0]
             self._unwind(ctx, st, None, target, other, xs=xs)
 

@@ -61,10 +61,14 @@ _I64_MAX = np.iinfo(np.int64).max
 #: ``discharge_loop``: discharge iterations over worklists of at most this
 #: many vertices run in one persistent block (reverse CSR; 0: never; the
 #: dynamic solver's repairs set their own value).
+#: ``bfs_coop``: a BFS (global relabel) runs all its levels in one
+#: cooperative launch, a grid-wide barrier between levels (reverse CSR,
+#: devices that launch cooperatively); off: a launch per level or the
+#: one-block loop, with a read-back every ``batch`` levels.
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
                 "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
                 "hub_degree": 1024, "relabel_time_ratio": 5.0,
-                "bfs_loop": 512, "discharge_loop": 0}
+                "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True}
 
 
 @dataclass
@@ -263,7 +267,8 @@ def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None):
             discharge_loop = TUNING.get("discharge_loop", 0)
         return K.prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8),
                          hub_degree=TUNING.get("hub_degree"), terminals=terminals,
-                         bfs_loop=TUNING.get("bfs_loop", 0), discharge_loop=discharge_loop)
+                         bfs_loop=TUNING.get("bfs_loop", 0), discharge_loop=discharge_loop,
+                         bfs_coop=bool(TUNING.get("bfs_coop", False)))
     return K.prepare(L, lay)
 
 
@@ -291,11 +296,7 @@ def _global_relabel(K, ctx, st, xp, target, other, hlimit, idt):
     h[target] = 0
     h[other] = hlimit
     frontier = xp.asarray([target], dtype=idt)
-    level = 0
-    k = max(1, int(TUNING.get("batch", 1)))
-    while frontier.shape[0]:
-        frontier, ran = K.bfs_level(ctx, st, frontier, level, k)
-        level += ran
+    _, level, _ = K.bfs_run(ctx, st, frontier, 0, None, max(1, int(TUNING.get("batch", 1))))
     h[h == -1] = hlimit
     return level
 

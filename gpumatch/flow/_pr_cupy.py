@@ -9,6 +9,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _backend, _cuda, csr
+from ._pr_numpy import bfs_levels
 
 _SRC = "flow/pr.cu"
 _BLOCK = 256
@@ -25,10 +26,17 @@ BFS_LOOP_BLOCK = 1024
 BFS_MULTI_STEPS = 8
 #: Threads of the block of the persistent discharge loop (its launch bound in pr.cu).
 DISCHARGE_LOOP_BLOCK = 512
+#: Threads per block of the cooperative BFS (``COOP_BFS_BLOCK`` of pr.cu).
+BFS_COOP_BLOCK = 512
+#: Blocks per multiprocessor of the cooperative BFS: one level costs a
+#: grid-wide barrier, which grows with the blocks, while the frontiers of
+#: the deep BFS it is for are short.
+BFS_COOP_PER_SM = 1
 
 
 class _Ctx:
-    def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0):
+    def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0,
+                 bfs_coop=False):
         cp = _backend.cp
         self.L = L
         self.layout = layout
@@ -59,7 +67,8 @@ class _Ctx:
         # bufs[(j + 1) % 2]) and three rotating device counters (launch j
         # reads cnt[j % 3], writes cnt[(j + 1) % 3], zeroes cnt[(j + 2) % 3]).
         self.bufs = [cp.empty(max(V, 1), dtype=self.idt), cp.empty(max(V, 1), dtype=self.idt)]
-        self.cnt = cp.zeros(3, dtype=cp.uint64)
+        # (slots 3-5: the watch flags of the cooperative BFS)
+        self.cnt = cp.zeros(6, dtype=cp.uint64)
         self.cnt_ptrs = [self.cnt[i:i + 1] for i in range(3)]
         self.stamp = cp.full(max(V, 1), -1, dtype=cp.int32)
         dev = cp.cuda.Device()
@@ -68,6 +77,14 @@ class _Ctx:
         self.max_blocks = max(1, sms * (2048 // _BLOCK))
         self.per_block = _BLOCK // self.tile
         self._find_hubs(hub_degree, terminals, sms)
+        self.k_bfs_coop = None
+        if layout == "rcsr" and bfs_coop:
+            k = _cuda.get_kernel(_SRC, "gpumatch_pr_bfs_coop_rcsr", defines, cooperative=True)
+            self.coop_grid = _cuda.cooperative_grid(k, BFS_COOP_BLOCK, BFS_COOP_PER_SM)
+            if self.coop_grid > 0:
+                self.k_bfs_coop = k
+                self.coop_state = cp.zeros(3, dtype=np.int64)
+                self.i64_none = cp.zeros(1, dtype=np.int64)
 
     def _find_hubs(self, hub_degree, terminals, sms):
         """Vertices with more than `hub_degree` arcs, for the block-per-hub kernels (reverse CSR only)."""
@@ -117,7 +134,7 @@ class _Ctx:
             self.bufs = [b1, b0]
         elif n and work.data.ptr != b0.data.ptr:
             b0[:n] = work
-        self.cnt.set(np.array([n, 0, 0], dtype=np.uint64))
+        self.cnt.set(np.array([n, 0, 0, 0, 0, 0], dtype=np.uint64))
         return n
 
     def run(self, kernel, n, k, args_of, pre=None):
@@ -138,7 +155,8 @@ class _Ctx:
         return self.bufs[k % 2][:m]
 
 
-def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0):
+def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0,
+            bfs_coop=False):
     """Compile (cached) and allocate the scratch arrays of one solve.
 
     Vertices with more than `hub_degree` arcs (reverse CSR; None: none) are
@@ -146,9 +164,11 @@ def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loo
     `terminals` (source and sink) are never discharged.  BFS frontiers of at
     most `bfs_loop` vertices run in the persistent one-block kernel
     (reverse CSR; 0: never), and so do discharge iterations over worklists
-    of at most `discharge_loop` vertices.
+    of at most `discharge_loop` vertices.  With `bfs_coop` (reverse CSR, a
+    device that launches cooperatively), :func:`bfs_run` runs all the
+    levels of a BFS in one cooperative launch.
     """
-    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop, discharge_loop)
+    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop, discharge_loop, bfs_coop)
 
 
 def discharge(ctx, st, work, it, target, other, hlimit, k=1):
@@ -220,6 +240,36 @@ def bfs_level(ctx, st, frontier, level, k=1):
     else:
         out = ctx.run(ctx.k_bfs, n, k, lambda j, a, ac, b, bc, z: head + (h, a, ac, b, bc, z, np.int32(level + j)))
     return out, k
+
+
+def bfs_run(ctx, st, frontier, level, watch=None, k=1):
+    """BFS levels from `frontier` (height `level`) until the frontier is
+    empty or, with `watch` (vertex ids), every watched vertex has a height;
+    returns ``(frontier left, levels run, stopped by the watch)``.
+
+    With the cooperative kernel, one launch and one read-back (the stop may
+    come one level after the NumPy twin's, see ``gpumatch_pr_bfs_coop_rcsr``);
+    otherwise :func:`bfs_level` calls of up to `k` levels, with the watch
+    read back after each.
+    """
+    n = frontier.shape[0]
+    if n == 0:
+        return frontier, 0, False
+    if ctx.k_bfs_coop is None:
+        return bfs_levels(bfs_level, ctx, st, frontier, level, watch, k)
+    ctx.load(frontier)
+    nw = 0 if watch is None else int(watch.shape[0])
+    w = watch.astype(ctx.idt, copy=False) if nw else ctx.bufs[1]
+    if getattr(ctx, "seg_vertex", None) is not None:
+        sv, ss, ns = ctx.seg_vertex, ctx.seg_start, np.int64(ctx.seg_vertex.shape[0])
+    else:
+        sv, ss, ns = ctx.bufs[1], ctx.i64_none, np.int64(0)
+    ctx.k_bfs_coop((ctx.coop_grid,), (BFS_COOP_BLOCK,),
+                   ctx.arrays() + (st["height"], ctx.bufs[0], ctx.bufs[1], ctx.cnt, np.int32(level),
+                                   np.int64(1 << 40), sv, ss, ns,
+                                   np.int64(HUB_SEG), ctx.hub_deg, w, np.int64(nw), ctx.coop_state))
+    j, size, stopped = (int(x) for x in ctx.coop_state.get())
+    return ctx.bufs[j % 2][:size], j, bool(stopped)
 
 
 def greedy(ctx, st, heads, sink_arc, source, sink):

@@ -175,6 +175,27 @@ def bfs_level(ctx, st, frontier, level, k=1):
     return frontier, ran
 
 
+def bfs_levels(step, ctx, st, frontier, level, watch=None, k=1):
+    """`bfs_run` by calls of ``step(ctx, st, frontier, level, k)`` (a
+    ``bfs_level``), the watch checked after each; shared by both twins."""
+    h, ran = st["height"], 0
+    while frontier.shape[0]:
+        frontier, r = step(ctx, st, frontier, level + ran, k)
+        ran += r
+        if watch is not None and frontier.shape[0] and not bool((h[watch] < 0).any()):
+            return frontier, ran, True
+    return frontier, ran, False
+
+
+def bfs_run(ctx, st, frontier, level, watch=None, k=1):
+    """BFS levels from `frontier` (height `level`) until the frontier is
+    empty or, with `watch` (vertex ids), every watched vertex has a height
+    while the frontier is not empty; returns ``(frontier left, levels run,
+    stopped by the watch)``.  Here the watch is checked after every level
+    (`k` is the CUDA twin's)."""
+    return bfs_levels(bfs_level, ctx, st, frontier, level, watch, 1)
+
+
 def _bfs_step(ctx, st, frontier, level):
     """Label (height ``level + 1``) the unreached vertices with a residual arc into `frontier`."""
     height = st["height"]

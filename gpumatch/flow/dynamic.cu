@@ -116,3 +116,29 @@ extern "C" __global__ void gpumatch_dyn_apply(
         }
     }
 }
+
+// gpumatch_dyn_cut_open: does a residual arc cross the kept cut from its
+// source side S to its sink side T?  (MaxFlowSolver._sealed; a CuPy
+// reduction here compiled a kernel per size class of the lists, 2 s each.)
+//   flow     : flow per arc position of the network read: L, or its
+//              transpose LT with `mapped` (then pos[a] is arc a's position)
+//   cap      : capacity per arc position of L
+//   pos      : E + 1, LT position of each arc position of L (read with `mapped`)
+//   st, nst  : arc positions of L from S to T
+//   ts, nts  : arc positions of L from T to S
+//   open     : 1, set to 1 when an arc of st is below its capacity or an
+//              arc of ts carries flow (the caller zeroes it)
+// Thread mapping: one thread per listed arc (st, then ts), grid-stride.
+// Race: benign, every writer stores 1.
+extern "C" __global__ void gpumatch_dyn_cut_open(
+    const long long* __restrict__ flow, const long long* __restrict__ cap, const long long* __restrict__ pos,
+    int mapped, const long long* __restrict__ st, long long nst, const long long* __restrict__ ts, long long nts,
+    int* open)
+{
+    const long long n = nst + nts;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += (long long)gridDim.x * blockDim.x) {
+        const long long a = i < nst ? st[i] : ts[i - nst];
+        const long long f = flow[mapped ? pos[a] : a];
+        if (i < nst ? f < cap[a] : f > 0) *open = 1;
+    }
+}
