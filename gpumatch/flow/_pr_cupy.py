@@ -260,7 +260,7 @@ def bfs_run(ctx, st, frontier, level, watch=None, k=1):
     ctx.load(frontier)
     nw = 0 if watch is None else int(watch.shape[0])
     w = watch.astype(ctx.idt, copy=False) if nw else ctx.bufs[1]
-    if getattr(ctx, "seg_vertex", None) is not None:
+    if ctx.hubs is not None:      # (as in bfs_level: the segments exist)
         sv, ss, ns = ctx.seg_vertex, ctx.seg_start, np.int64(ctx.seg_vertex.shape[0])
     else:
         sv, ss, ns = ctx.bufs[1], ctx.i64_none, np.int64(0)

@@ -814,17 +814,11 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
     }
 }
 
-// gpumatch_pr_bfs_hub_rcsr: the hub part of one BFS level, launched right
-// before gpumatch_pr_bfs_rcsr (which skips hubs) with the same next list.
-//   indptr .. in_to_out, height, next, next_count, level : as in
-//                gpumatch_pr_bfs_rcsr
-//   seg_vertex : nseg, the hub of each segment
-//   seg_start  : nseg, first slot of the segment within its hub's slots
-//                (in-arcs first, then out-arcs); a segment has HUB_SEG slots
-// Thread mapping: one block per segment (grid-stride over the segments); a
-// segment is scanned only when its hub is on the frontier (height == level),
-// so no frontier list is needed.  Race: as in gpumatch_pr_bfs_rcsr.
-extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
+// The hub part of one BFS level (gpumatch_pr_bfs_hub_rcsr, and the
+// cooperative BFS): block-stride over the hub segments; a segment is
+// scanned, its threads striding over its slots, only when its hub is on
+// the frontier (height == level).  Arrays as in gpumatch_pr_bfs_hub_rcsr.
+__device__ __forceinline__ void bfs_hub_segments_rcsr(
     const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
     const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
@@ -856,6 +850,28 @@ extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
             }
         }
     }
+}
+
+// gpumatch_pr_bfs_hub_rcsr: the hub part of one BFS level, launched right
+// before gpumatch_pr_bfs_rcsr (which skips hubs) with the same next list.
+//   indptr .. in_to_out, height, next, next_count, level : as in
+//                gpumatch_pr_bfs_rcsr
+//   seg_vertex : nseg, the hub of each segment
+//   seg_start  : nseg, first slot of the segment within its hub's slots
+//                (in-arcs first, then out-arcs); a segment has HUB_SEG slots
+// Thread mapping: one block per segment (grid-stride over the segments); a
+// segment is scanned only when its hub is on the frontier (height == level),
+// so no frontier list is needed.  Race: as in gpumatch_pr_bfs_rcsr.
+extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, const i64* __restrict__ flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    int* height, const idx_t* __restrict__ seg_vertex, const long long* __restrict__ seg_start,
+    long long nseg, long long hub_seg, idx_t* next, unsigned long long* next_count, int level)
+{
+    bfs_hub_segments_rcsr(indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, height, seg_vertex,
+                          seg_start, nseg, hub_seg, next, next_count, level);
 }
 
 // gpumatch_pr_bfs_loop_rcsr: persistent mode of gpumatch_pr_bfs_rcsr for
@@ -985,29 +1001,8 @@ extern "C" __global__ void __launch_bounds__(COOP_BFS_BLOCK) gpumatch_pr_bfs_coo
             bfs_visit_rcsr(x, lane, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, height, next,
                            next_count, label);
         }
-        for (long long s = blockIdx.x; s < nseg; s += gridDim.x) {
-            const idx_t x = seg_vertex[s];
-            if (__ldcg(height + x) != label - 1) continue;
-            const long long ib = in_indptr[x], ideg = (long long)in_indptr[x + 1] - ib;
-            const long long ob = indptr[x], deg = ideg + ((long long)indptr[x + 1] - ob);
-            const long long b = seg_start[s];
-            const long long e = b + hub_seg < deg ? b + hub_seg : deg;
-            for (long long i = b + threadIdx.x; i < e; i += blockDim.x) {
-                idx_t v;
-                bool open;
-                if (i < ideg) {
-                    const idx_t jj = (idx_t)(ib + i);
-                    const idx_t k = in_to_out[jj];
-                    open = cap[k] - flow[k] > 0;
-                    v = in_indices[jj];
-                } else {
-                    const idx_t p = (idx_t)(ob + (i - ideg));
-                    open = flow[p] > 0;
-                    v = indices[p];
-                }
-                if (open && atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
-            }
-        }
+        bfs_hub_segments_rcsr(indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, height, seg_vertex,
+                              seg_start, nseg, hub_seg, next, next_count, label - 1);
         if (nwatch > 0) {
             int miss = 0;
             for (long long i = tid; i < nwatch && !miss; i += nthreads) miss = __ldcg(height + watch[i]) < 0;
