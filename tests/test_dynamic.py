@@ -413,6 +413,68 @@ def test_path_pass_narrow_paths_go_on(backend, limits, phases):
     assert int(excess[1]) == 10 - 2 * phases and int(excess[7]) == 2 * phases
 
 
+@pytest.mark.parametrize("few,phases", [(None, 2), (0, 1), (1, 1), (2, 2)])
+def test_path_pass_stuck_roots_are_proved(backend, few, phases):
+    """Three roots: one routes its unit of excess, two (5 units each) lead
+    nowhere.  The pass moves 1 of 11 units (under ``progress``) and its
+    trees ran to their end; with the two roots left no more than ``few``
+    (and more roots without a path than with one), a second pass runs,
+    finds no path and proves the rest stuck (``exhausted``); else the pass
+    stops there, not exhausted."""
+    from gpumatch.flow import _maxflow, _paths
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    # 0: the other terminal, 7: the target; 1 -> 7 (capacity 1), 2 -> 4 and 3 -> 5 dead ends
+    rows, cols, caps = [0, 1, 2, 3], [1, 7, 4, 5], [1, 1, 5, 5]
+    C = sp.csr_matrix((np.array(caps, dtype=np.int64), (rows, cols)), shape=(8, 8))
+    C.sort_indices()
+    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, 8)
+    L = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 1, 5, 5, 0, 0, 0, 0], dtype=np.int64))
+    limits = {} if few is None else {"few": few}
+    stats = _paths.route(_paths.buffers(backend, 8, np.int64), L, excess, xp.ones(8, dtype=bool), 7, 0,
+                         limits=limits)
+    assert stats["phases"] == phases and stats["exhausted"] == (phases == 2)
+    assert stats["paths"] == 1 and stats["amount"] == 1
+    assert _np(excess).tolist() == [0, 0, 5, 5, 0, 0, 0, 1]
+
+
+@pytest.mark.parametrize("cross_fill", [True, False])
+def test_flow_cross_fill(monkeypatch, cross_fill):
+    """Unit network, mixed batches of 0.1 % of the arcs (NumPy, where the
+    passes are deterministic): once phase X has sent excess back across the
+    kept cut, the deficits the source side cannot fill may be reached from
+    the source through the sink side.  With ``cross_fill`` phase D's pass
+    over the whole network ("Dx") fills them first; without it they are
+    cancelled towards the sink, and the fallback F has to find the
+    augmenting paths that leaves.  Every flow is maximum either way."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "cross_fill", cross_fill)
+    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0)
+    A = sp.csr_matrix(G.random_bipartite(10_000, 10_000, 5, seed=0))
+    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
+    V = ip.shape[0] - 1
+    C = sp.csr_matrix((cap, ix, ip), shape=(V, V))
+    rng = np.random.default_rng(2)
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    crossed = fallbacks = 0
+    for _ in range(3):
+        r, c, new = _capacity_batch(rng, C, "mixed", C.nnz // 1000, 1)
+        solver.update_capacities(r, c, new)
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == "dynamic"
+        crossed += any(p[0] == "Dx" for p in res.stats.get("path_passes", []))
+        fallbacks += bool(res.stats.get("fallback"))
+        _check_flow_result(res, C, s, t)
+    if cross_fill:
+        assert crossed and not fallbacks
+    else:
+        assert not crossed and fallbacks
+
+
 def test_flow_cancel_2cycles(backend, monkeypatch):
     """Cancelling the flow round anti-parallel pairs of arcs leaves no pair
     carrying flow both ways, the same net flow (the output) and the same
@@ -548,9 +610,11 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
         assert passes == {"X", "D"} and {"X", "D"} <= phases
         assert any(res.stats.get("cut") == "bfs" for res in results)
     _check_flow_result(results[-1], C2, 16, 17)
-    # the warm-up's second round: the settings of small batches, split relabels included
+    # the warm-up's second round: the settings of small batches, split
+    # relabels included, with push-relabel alone
     small = 1.0 if _dynamic.REPAIR.get("small") else 0
     monkeypatch.setitem(_dynamic.REPAIR, "small_batch", small)
+    monkeypatch.setitem(_dynamic.REPAIR, "paths", False)
     results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
     assert {res.stats["repair_settings"] for res in results} == {"small" if small else "default"}
     if small and _dynamic.REPAIR["small"].get("split_relabel"):

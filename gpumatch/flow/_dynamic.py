@@ -131,10 +131,22 @@ __all__ = ["MaxFlowSolver"]
 #: decreases and mixed batches 1.8-5.7x faster than the defaults at 0.01 %,
 #: 0.03 % and 0.1 % of the arcs, RLG's 1.4-2.3x faster at 0.01 % but
 #: 1.2-2.1x slower at 0.03 % and 0.1 %; hence the bound between the two.
+#: ``cross_fill``: when phase X sent excess back across the kept cut (its
+#: arcs are no longer all saturated, so the source may reach a deficit
+#: through the sink side), phase D's path passes try to fill the deficits
+#: the source side could not from the source over the whole network
+#: before cancelling them towards the sink.  Without it such a repair
+#: could end with an augmenting path, which the fallback F then finds
+#: at about three times the cost.  Round 14, H100, in the benchmark's
+#: sequence of unit batches (three runs of three): mixed batches of 0.1 %
+#: took a median 23-36 ms with it and 31-35 ms without (the fallback ran
+#: in 4 of 9 repairs with it, in all 9 without), those of 0.01 % 16-20
+#: ms with it and 13-14 ms without (no fallback either way); so it is
+#: off for small batches.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
-          "split_relabel": False, "small_batch": 1.5e-4,
-          "small": {"max_period": 32, "early_stop": True, "split_relabel": True}}
+          "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4,
+          "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False}}
 
 _WARMED = set()
 
@@ -175,13 +187,15 @@ def _warm_up(backend):
     _warm_batches(solver, C, cp.asarray)     # (C follows the solver's capacities)
     if REPAIR.get("small_batch") and REPAIR.get("small"):
         # and with the settings of small batches (the split relabel's
-        # reductions took 4-5 s each to compile on a fresh CuPy cache)
-        saved = REPAIR["small_batch"]
-        REPAIR["small_batch"] = 1.0
+        # reductions took 4-5 s each to compile on a fresh CuPy cache),
+        # without the path passes, which would leave the phases little to do
+        saved = dict(REPAIR)
+        REPAIR.update(small_batch=1.0, paths=False)
         try:
             _warm_batches(solver, C, cp.asarray)
         finally:
-            REPAIR["small_batch"] = saved
+            REPAIR.clear()
+            REPAIR.update(saved)
 
 
 def _warm_network():
@@ -664,6 +678,7 @@ class MaxFlowSolver:
         self._abandon_at = None                  # smallest batch whose repair ran out of time
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
+        self._crossed = False                    # this repair moved flow back across the kept cut
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
         self._batch_id = 0
@@ -1110,6 +1125,7 @@ class MaxFlowSolver:
         if self._ctx is None:
             self._contexts()
         t0 = time.perf_counter()
+        self._crossed = False
         # the previous flow was maximum and left no imbalance: only an
         # update that moved flow can have created one
         pos, neg = self._imbalance() if self._moved else (False, False)
@@ -1214,11 +1230,12 @@ class MaxFlowSolver:
             # the source side's excess left goes back the way it came
             self._unwind(self._ctx, st, self._side, s, t)
             if done:   # what the sink side cannot place goes back across the cut
-                self._path_pass("X", self._L, self._excess, None, s, t)
+                self._crossed = self._path_pass("X", self._L, self._excess, None, s, t, moved=True)
             if not self._imbalance()[0]:
                 return
         near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
         far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
+        self._crossed = True
         _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2,
                far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True,
                sealed=lambda: self._sealed(False), name="X").run()
@@ -1248,7 +1265,13 @@ class MaxFlowSolver:
             done = self._path_pass("D", self._LT, stT["excess"], self._side, s, t)
             self._unwind(self._ctxT, stT, ~self._side, t, s)
             self._path_pass("D", self._LT, stT["excess"], ~self._side, t, s)
-            if done:   # what the source cannot fill is cancelled towards the sink across the cut
+            if done:
+                if self._crossed and self._rep.get("cross_fill"):
+                    # phase X sent excess back across the cut, which then
+                    # has residual arcs out of the source side: the source
+                    # may reach a deficit through the sink side now
+                    self._path_pass("Dx", self._LT, stT["excess"], None, s, t)
+                # what the source cannot fill is cancelled towards the sink across the cut
                 self._path_pass("D", self._LT, stT["excess"], None, t, s)
         if self._excess_left(stT):
             near = lambda: xp.asarray([s], dtype=idt)  # noqa: E731
@@ -1354,10 +1377,11 @@ class MaxFlowSolver:
             xs = xs[st["excess"][xs] > 0]
             self._unwind(ctx, st, None, target, other, xs=xs)
 
-    def _path_pass(self, name, L, excess, mask, target, other):
+    def _path_pass(self, name, L, excess, mask, target, other, moved=False):
         """The augmenting-path pass of :mod:`gpumatch.flow._paths` on one side
         (`mask` None: everywhere), with its statistics; returns whether it
-        placed all it could (``exhausted``)."""
+        placed all it could (``exhausted``), or with `moved` whether it moved
+        any flow."""
         if self._pbufs is None:
             self._pbufs = _paths.buffers(self.backend, self._V, self._idt)
         if mask is None:
@@ -1372,7 +1396,7 @@ class MaxFlowSolver:
         if ps["phases"]:
             self._stats.setdefault("path_passes", []).append(
                 (name, ps["phases"], ps["levels"], ps["paths"], ps["amount"], time.perf_counter() - t0))
-        return ps["exhausted"]
+        return ps["amount"] > 0 if moved else ps["exhausted"]
 
     def _saturate_source(self):
         """Saturate the residual arcs out of the source whose head has a height below V."""

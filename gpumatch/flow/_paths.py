@@ -70,7 +70,7 @@ from .. import _backend, csr
 #: (0: never); more would never grow past ``back_floor`` anyway, and every
 #: pass would check them all.
 LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "rate": None,
-          "narrow_phases": 64, "back": 1.0, "back_floor": 2048, "terminal": 65536}
+          "narrow_phases": 64, "back": 1.0, "back_floor": 2048, "terminal": 65536, "few": 1024}
 
 #: Diagnostic: a list to which :func:`route` appends one record per call of
 #: the level launchers, ``(pass, forward length, backward length, levels
@@ -526,7 +526,13 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
         rate = lim["rate"]
         narrow = (rate is not None and amount < float(lim["progress"]) * supply
                   and paths >= float(rate) * int(roots.shape[0]))
-        if frontier.shape[0] or (amount < float(lim["progress"]) * supply and not narrow):
+        # trees that all ran to their end, and most roots found no path:
+        # those are stuck rather than narrow, and the next pass (over fewer
+        # roots) either routes them or proves it (``exhausted``), which
+        # push-relabel would need a global relabel to learn
+        left = int(roots.shape[0]) - paths
+        few = frontier.shape[0] == 0 and paths <= left and left <= int(lim["few"] or 0)
+        if frontier.shape[0] or (amount < float(lim["progress"]) * supply and not narrow and not few):
             # trees still growing at the level limit, or little of the excess
             # placed by few paths: the rest needs longer or wider paths, where
             # push-relabel's global relabel costs less than a BFS per pass
