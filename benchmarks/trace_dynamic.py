@@ -1,0 +1,163 @@
+#!/usr/bin/env python3
+"""Replay the flow batches of ``bench_dynamic.py`` and show where each repair spends its time (GPU).
+
+    python benchmarks/trace_dynamic.py                                # all three networks
+    python benchmarks/trace_dynamic.py --cases unit --variant "paths.few=0" --paths
+
+The batches are those of ``bench_dynamic.py --only flow`` (same generator
+seed, same order of kinds and sizes, so the same arcs and capacities), but
+the solver runs with ``time_budget=None``: every repair of a batch of at
+most ``--up-to`` of the arcs runs to its end (larger ones go through the
+solver's usual switch to a solve from scratch, untimed).  Each such repair
+prints its time, the time budget the benchmark's solver would give it
+(0.25 of the fastest solve from scratch seen), its mode, phases and
+augmenting-path passes, and a call tree of the solver's steps, each timed
+between two device syncs (so the sum is above the unsynced time).
+``--paths`` also prints the levels of every augmenting-path pass
+(``gpumatch.flow._paths.TRACE``).  ``--variant`` overrides ``REPAIR``
+keys, ``paths.*`` keys of ``_paths.LIMITS``, as in ``profile_dynamic.py``.
+No reference solves are run: the benchmark checks the values.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import functools
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+#: the solver's steps timed in the call tree
+SOLVER_STEPS = ("_repair", "_excess_phase", "_deficit_phase", "_sink_bfs", "_path_pass", "_unwind", "_far_return",
+                "_sealed", "_imbalance", "_value", "_saturate_source", "_flow_matrix", "_bfs", "_excess_left",
+                "_unlabeled_excess", "_deficits")
+PHASE_STEPS = ("run", "relabel", "_relabel_split", "active")
+
+
+def _instrument(D, cp, tree):
+    """Wrap the steps above; each call appends ``(depth, tag, ms)`` to `tree`."""
+    depth = [0]
+
+    def sync():
+        cp.cuda.Device().synchronize()
+
+    def wrap(cls, name):
+        f = getattr(cls, name)
+
+        @functools.wraps(f)
+        def timed(*a, **k):
+            sync()
+            t0, d, i = time.perf_counter(), depth[0], len(tree)
+            depth[0] += 1
+            tree.append(None)
+            try:
+                return f(*a, **k)
+            finally:
+                sync()
+                depth[0] = d
+                tag = name + (f":{a[1]}" if name == "_path_pass" else
+                              f":{a[0].name}" if name in ("run", "relabel", "_relabel_split") else "")
+                tree[i] = (d, tag, (time.perf_counter() - t0) * 1e3)
+        setattr(cls, name, timed)
+
+    for n in SOLVER_STEPS:
+        wrap(D.MaxFlowSolver, n)
+    for n in PHASE_STEPS:
+        wrap(D._Phase, n)
+    return sync
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default="unit,washington,genrmf",
+                    help="comma-separated prefixes of the networks to trace (the others' batches are drawn and "
+                         "skipped, so that the batches stay those of the benchmark)")
+    ap.add_argument("--up-to", type=float, default=0.0011, help="trace batches of at most this fraction of the arcs")
+    ap.add_argument("--variant", default="", help="'key=value,...' overrides of REPAIR and paths.* LIMITS")
+    ap.add_argument("--paths", action="store_true", help="print the levels of every augmenting-path pass")
+    args = ap.parse_args(argv)
+
+    import cupy as cp
+
+    import bench_dynamic as B
+    from gpumatch.flow import _dynamic as D, _paths as P
+
+    for key, v in B.parse_overrides(args.variant).items():
+        if key.startswith("paths."):
+            P.LIMITS[key[6:]] = v
+        else:
+            D.REPAIR[key] = v
+    if args.variant:
+        print(f"# overrides {args.variant}", flush=True)
+    tree = []
+    sync = _instrument(D, cp, tree)
+    if args.paths:
+        timed_pass = D.MaxFlowSolver._path_pass
+
+        def traced_pass(self, name, L, excess, mask, target, other, **kw):
+            P.TRACE = []
+            try:
+                return timed_pass(self, name, L, excess, mask, target, other, **kw)
+            finally:
+                rec, P.TRACE = P.TRACE, None
+                side = "all" if mask is None else int(mask.sum())
+                print(f"     pass {name} (mask {side}, target {target}): " +
+                      "; ".join(f"{tuple(x[:5])} {x[5] * 1e3:.2f} ms" for x in rec), flush=True)
+        D.MaxFlowSolver._path_pass = traced_pass
+
+    only = [c for c in args.cases.split(",") if c]
+    rng = np.random.default_rng(0)        # bench_dynamic's
+    for name, C, s, t, maxcap in B.flow_cases(False):
+        C.sort_indices()
+        coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+        run = any(name.startswith(c) for c in only)
+        solver = None
+        if run:
+            solver = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
+            solver.solve()
+            print(f"# {name}: fastest solve from scratch seen {solver._t_scratch * 1e3:.1f} ms", flush=True)
+        for kind in B.KINDS:
+            for frac in B.FRACS:
+                k = max(1, int(round(frac * C.nnz)))
+                for rep in range(3):
+                    pos = rng.choice(C.nnz, size=k, replace=False)
+                    new = B.new_capacities(rng, C.data[pos], kind, maxcap)
+                    C.data[pos] = new
+                    if not run:
+                        continue
+                    r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
+                    if frac > args.up_to:
+                        solver.update_capacities(r, c, nw)
+                        solver.solve()
+                        continue
+                    del tree[:]
+                    sync()
+                    t0 = time.perf_counter()
+                    solver.update_capacities(r, c, nw)
+                    st = solver.solve().stats
+                    sync()
+                    ms = (time.perf_counter() - t0) * 1e3
+                    print(f"## {name} {kind} {frac:g} rep{rep}: {ms:.1f} ms (budget {0.25 * solver._t_scratch * 1e3:.1f})"
+                          f" mode {st.get('mode')} settings {st.get('repair_settings')} cut {st.get('cut')}"
+                          f" fallback {st.get('fallback')} phases {st.get('phases')}"
+                          f" paths {[p[:5] for p in st.get('path_passes', [])]}", flush=True)
+                    top = [f"{'  ' * d}{tag} {t_ms:.2f}" for d, tag, t_ms in tree if d <= 2 and t_ms > 0.3]
+                    print("   tree:", " | ".join(top[:40]))
+                    agg = collections.defaultdict(lambda: [0, 0.0])
+                    for _, tag, t_ms in tree:
+                        agg[tag][0] += 1
+                        agg[tag][1] += t_ms
+                    print("   sums:", ", ".join(f"{key} x{n} {v:.1f}" for key, (n, v) in
+                                                sorted(agg.items(), key=lambda x: -x[1][1])[:14]), flush=True)
+        del solver
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
