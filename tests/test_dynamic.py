@@ -418,7 +418,7 @@ def test_path_pass_stuck_roots_are_proved(backend, few, phases):
     """Three roots: one routes its unit of excess, two (5 units each) lead
     nowhere.  The pass moves 1 of 11 units (under ``progress``) and its
     trees ran to their end; with the two roots left no more than ``few``
-    (and more roots without a path than with one), a second pass runs,
+    (and at least half the roots without one), a second pass runs,
     finds no path and proves the rest stuck (``exhausted``); else the pass
     stops there, not exhausted."""
     from gpumatch.flow import _maxflow, _paths
