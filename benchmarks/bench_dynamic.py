@@ -307,6 +307,24 @@ def parse_overrides(text):
     return out
 
 
+def apply_overrides(text):
+    """Set the overrides of `text` (see :func:`parse_overrides`): a key ``paths.NAME`` sets
+    ``gpumatch.flow._paths.LIMITS[NAME]``, ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
+    any other ``gpumatch.flow._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
+    from gpumatch.flow import _dynamic, _maxflow, _paths
+
+    tuned = False
+    for key, v in parse_overrides(text).items():
+        if key.startswith("paths."):
+            _paths.LIMITS[key[len("paths."):]] = v
+        elif key.startswith("tuning."):
+            _maxflow.TUNING[key[len("tuning."):]] = v
+            tuned = True
+        else:
+            _dynamic.REPAIR[key] = v
+    return tuned
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")

@@ -158,7 +158,7 @@ def profile_flow(size, reps):
     from gpumatch.flow import _dynamic as FD
     from gpumatch.flow import _maxflow as FM
     from gpumatch.flow import _paths as FP
-    from bench_dynamic import new_capacities, parse_overrides   # benchmarks/ is this script's folder
+    from bench_dynamic import apply_overrides, new_capacities   # benchmarks/ is this script's folder
 
     env = os.environ.get
     cases = [c for c in env("PROFILE_FLOW_CASES", "unit").split(",") if c]
@@ -228,16 +228,7 @@ def profile_flow(size, reps):
                     continue
                 cls = base_cls
             elif var:
-                tuned = False
-                for k, v in parse_overrides(var).items():
-                    if k.startswith("paths."):
-                        FP.LIMITS[k[len("paths."):]] = v
-                    elif k.startswith("tuning."):
-                        FM.TUNING[k[len("tuning."):]] = v
-                        tuned = True
-                    else:
-                        FD.REPAIR[k] = v
-                if tuned:
+                if apply_overrides(var):
                     maximum_flow(Cd, s, t, backend="cupy")
                     print(f"## variant {label}: scratch maximum_flow median {scratch_time(Cd, s, t)[0] * 1e3:.2f} ms",
                           flush=True)

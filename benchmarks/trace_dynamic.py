@@ -15,7 +15,8 @@ augmenting-path passes, and a call tree of the solver's steps, each timed
 between two device syncs (so the sum is above the unsynced time).
 ``--paths`` also prints the levels of every augmenting-path pass
 (``gpumatch.flow._paths.TRACE``).  ``--variant`` overrides ``REPAIR``
-keys, ``paths.*`` keys of ``_paths.LIMITS``, as in ``profile_dynamic.py``.
+keys, ``paths.*`` keys of ``_paths.LIMITS`` and ``tuning.*`` keys of ``_maxflow.TUNING``, as in
+``profile_dynamic.py``.
 No reference solves are run: the benchmark checks the values.
 """
 
@@ -79,7 +80,8 @@ def main(argv=None):
                     help="comma-separated prefixes of the networks to trace (the others' batches are drawn and "
                          "skipped, so that the batches stay those of the benchmark)")
     ap.add_argument("--up-to", type=float, default=0.0011, help="trace batches of at most this fraction of the arcs")
-    ap.add_argument("--variant", default="", help="'key=value,...' overrides of REPAIR and paths.* LIMITS")
+    ap.add_argument("--variant", default="",
+                    help="'key=value,...' overrides of REPAIR, paths.* LIMITS and tuning.* TUNING")
     ap.add_argument("--paths", action="store_true", help="print the levels of every augmenting-path pass")
     args = ap.parse_args(argv)
 
@@ -88,11 +90,7 @@ def main(argv=None):
     import bench_dynamic as B
     from gpumatch.flow import _dynamic as D, _paths as P
 
-    for key, v in B.parse_overrides(args.variant).items():
-        if key.startswith("paths."):
-            P.LIMITS[key[6:]] = v
-        else:
-            D.REPAIR[key] = v
+    B.apply_overrides(args.variant)
     if args.variant:
         print(f"# overrides {args.variant}", flush=True)
     tree = []

@@ -678,7 +678,6 @@ class MaxFlowSolver:
         self._abandon_at = None                  # smallest batch whose repair ran out of time
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
-        self._crossed = False                    # this repair moved flow back across the kept cut
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
         self._batch_id = 0
@@ -1125,20 +1124,20 @@ class MaxFlowSolver:
         if self._ctx is None:
             self._contexts()
         t0 = time.perf_counter()
-        self._crossed = False
         # the previous flow was maximum and left no imbalance: only an
         # update that moved flow can have created one
         pos, neg = self._imbalance() if self._moved else (False, False)
         stats["repair"] = "phases" if pos or neg else "none"
+        crossed = False   # did phase X send excess back across the kept cut?
         if pos:
-            self._excess_phase()
+            crossed = self._excess_phase()
             pos, neg = self._imbalance()
             if pos:  # pragma: no cover - would be a bug
                 raise RuntimeError("dynamic max flow could not place an excess; please report this")
         t1 = time.perf_counter()
         times["excess"] = t1 - t0
         if neg:
-            self._deficit_phase()
+            self._deficit_phase(crossed)
             pos, neg = self._imbalance()
             if pos or neg:  # pragma: no cover - would be a bug
                 raise RuntimeError("dynamic max flow could not fill a deficit; please report this")
@@ -1212,7 +1211,9 @@ class MaxFlowSolver:
 
         Excess on the source side of the cut cannot reach the sink side (the
         cut is saturated); what it can send straight back to the source along
-        paths of one or two arcs goes first, without a BFS.
+        paths of one or two arcs goes first, without a BFS.  Returns whether
+        excess may have gone back across the kept cut (whose arcs are then
+        no longer all saturated).
         """
         xp, idt, s, t = self._xp, self._idt, self.source, self.sink
         st = {"height": self._height, "excess": self._excess}
@@ -1221,7 +1222,7 @@ class MaxFlowSolver:
         if xs.shape[0]:
             back(xs.astype(idt))
             if not self._imbalance()[0]:
-                return
+                return False
         if self._rep.get("paths"):
             # augmenting paths inside each side first: to the sink or the
             # sink side's deficits, and to the source side's deficits or back
@@ -1229,19 +1230,23 @@ class MaxFlowSolver:
             self._path_pass("X", self._L, self._excess, self._side, s, t)
             # the source side's excess left goes back the way it came
             self._unwind(self._ctx, st, self._side, s, t)
+            crossed = False
             if done:   # what the sink side cannot place goes back across the cut
-                self._crossed = self._path_pass("X", self._L, self._excess, None, s, t, moved=True)
+                crossed = self._path_pass("X", self._L, self._excess, None, s, t, moved=True)
             if not self._imbalance()[0]:
-                return
+                return crossed
         near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
         far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
-        self._crossed = True
         _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2,
                far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True,
                sealed=lambda: self._sealed(False), name="X").run()
+        return True
 
-    def _deficit_phase(self):
+    def _deficit_phase(self, crossed=False):
         """Phase D: deficits filled from the source, else by cancelling flow towards the sink.
+
+        `crossed`: phase X may have sent excess back across the kept cut
+        (see ``REPAIR["cross_fill"]``).
 
         Push-relabel on the transposed network, where a deficit is an
         excess and pushing it from ``v`` to ``u`` adds flow on ``u -> v`` or
@@ -1266,7 +1271,7 @@ class MaxFlowSolver:
             self._unwind(self._ctxT, stT, ~self._side, t, s)
             self._path_pass("D", self._LT, stT["excess"], ~self._side, t, s)
             if done:
-                if self._crossed and self._rep.get("cross_fill"):
+                if crossed and self._rep.get("cross_fill"):
                     # phase X sent excess back across the cut, which then
                     # has residual arcs out of the source side: the source
                     # may reach a deficit through the sink side now
