@@ -261,13 +261,18 @@ def _np(a):
 
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 @pytest.mark.parametrize("seed", range(3))
-@pytest.mark.parametrize("short", [None, 0])
+@pytest.mark.parametrize("kernels", ["coop", "coop_long", "loop", "level"])
 @pytest.mark.parametrize("back", [0.0, 1.0])
-def test_path_pass_moves_flow_validly(backend, name, seed, short, back):
+def test_path_pass_moves_flow_validly(backend, name, seed, kernels, back):
     """The augmenting-path pass of a repair, alone, on a random pseudo-flow:
     capacities and the balance of every vertex hold, flow stays inside the
     side, the excess shrinks by the amount reported, and an exhausted pass
-    leaves no path from an excess to a target."""
+    leaves no path from an excess to a target.  On the GPU the levels run
+    in the cooperative launch (``coop``; ``coop_long``: every level counts
+    as long), the one-block loop (``loop``) or one multi-block launch each
+    (``level``)."""
+    if backend == "numpy" and kernels in ("loop", "level"):
+        pytest.skip("the NumPy twin has no kernels to choose (coop and coop_long cover it)")
     from gpumatch.flow import _maxflow, _paths
 
     C, s, t, _ = FLOW_GRAPHS[name]
@@ -297,8 +302,9 @@ def test_path_pass_moves_flow_validly(backend, name, seed, short, back):
     # seed 1: the limits stop the pass early (it must then not claim to be exhausted)
     limits = {"levels": 1, "all_levels": 1, "phases": 1} if seed == 1 else {}
     limits["back"] = back   # 0: forward trees alone
-    if short is not None:   # every level by the multi-block kernel on the GPU (default: the one-block loop)
-        limits["short"] = short
+    if kernels in ("coop_long", "level"):   # every level is long
+        limits["short"] = 0
+    limits["coop"] = kernels.startswith("coop")
     stats = _paths.route(_paths.buffers(backend, V, np.int64), Ld, ex, xp.asarray(mask), target, other,
                          limits=limits)
     flow1, ex1 = _np(Ld["flow"]), _np(ex)
@@ -334,7 +340,7 @@ def test_path_pass_limits(backend, limit):
         L = _maxflow._build_rcsr(np, ip, ix, np.full(5, 3, dtype=np.int64), 6)
         L = {k: xp.asarray(v) for k, v in L.items()}
         excess = xp.asarray([0, 2, 0, 0, 0, 0])
-        # every level counts as long with short 0; else they all run in the GPU's one-block loop;
+        # every level counts as long with short 0; else none does;
         # forward trees alone, so that the levels count the hops from the excess
         limits = {"levels": levels, "short": 0} if limit == "levels" else {"all_levels": levels}
         limits["back"] = 0

@@ -196,6 +196,11 @@ def _warm_up(backend):
         finally:
             REPAIR.clear()
             REPAIR.update(saved)
+    # the fallback F's saturation of the source arcs, which the batches
+    # above need not reach: its element-wise kernels compiled mid-repair
+    # took 0.2-0.3 s on an H100 (the solver is thrown away after this)
+    solver._height.fill(0)
+    solver._saturate_source()
 
 
 def _warm_network():

@@ -33,6 +33,11 @@ matching augments along alternating paths:
   go on when most roots still found a path, and ``few`` when at least
   half of them found none and the trees all ran to their end).
 
+On the GPU a pass runs its levels in one cooperative launch over the
+whole grid (``LIMITS["coop"]``), or where that is not possible in a
+one-block loop while the frontiers are short and one launch per long
+level.
+
 Whatever the pass leaves is still a pseudo-flow that the push-relabel
 phases finish, so the pass never has to succeed.  The flow it moves stays
 inside ``mask``; with one side of the kept minimum cut as the mask, that
@@ -48,7 +53,7 @@ import numpy as np
 from .. import _backend, csr
 
 #: ``phases``: passes at most; ``levels``: BFS levels over long frontiers
-#: (one launch and one read-back each on the GPU) per pass at most, a pass
+#: (one launch and one read-back each on the GPU without ``coop``) per pass at most, a pass
 #: that would need more leaves the rest to push-relabel; ``short``: the
 #: frontier length (both sides) up to which the GPU runs levels in one
 #: block (many per launch, see ``gpumatch_fp_level_loop``); ``all_levels``:
@@ -77,8 +82,18 @@ from .. import _backend, csr
 #: from a global relabel.  1024: on an H100 it took the unit network's
 #: 0.01 % mixed repairs from ~21 to ~13 ms with RLG and GENRMF unchanged
 #: (round 14 of ``benchmarks/results/h100_dynamic.md``).
+#: ``coop``: on the GPU, a pass runs its levels in cooperative launches
+#: over the whole grid (``gpumatch_fp_level_coop``: one launch and one
+#: read-back for all of them, short or long, within ``levels`` and
+#: ``all_levels``) instead of the one-block loop and one launch per long
+#: level; where the device cannot launch it, as if False.
 LIMITS = {"phases": 8, "levels": 48, "short": 2048, "all_levels": 128, "progress": 0.3, "rate": None,
-          "narrow_phases": 64, "back": 1.0, "back_floor": 2048, "terminal": 65536, "few": 1024}
+          "narrow_phases": 64, "back": 1.0, "back_floor": 2048, "terminal": 65536, "few": 1024, "coop": True}
+
+#: Threads per block and blocks per multiprocessor of ``gpumatch_fp_level_coop``
+#: (its ``FP_COOP_BLOCK``).
+COOP_BLOCK = 512
+COOP_PER_SM = 2
 
 #: Diagnostic: a list to which :func:`route` appends one record per call of
 #: the level launchers, ``(pass, forward length, backward length, levels
@@ -226,11 +241,13 @@ class _Numpy:
             sinks = np.concatenate([sinks, near])
         return roots, sinks, int(excess[roots].sum())
 
-    def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor):
+    def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor, max_long=1,
+               coop=False):
         """One level of both sides (the NumPy twin has no one-block loop);
-        returns ``(next frontier, next backward frontier, 1, long, backward levels run)``."""
+        returns ``(next frontier, next backward frontier, 1, long levels
+        run (0 or 1), backward levels run)``."""
         runb = _backward_runs(bfront.shape[0], frontier.shape[0], back, floor)
-        long_ = frontier.shape[0] + (bfront.shape[0] if runb else 0) > short
+        long_ = int(frontier.shape[0] + (bfront.shape[0] if runb else 0) > short)
         nxt = self._forward(L, mask, frontier, target, other)
         if runb:
             bfront = self._backward(L, mask, bfront, target, other)
@@ -305,6 +322,22 @@ class _Cuda:
         self.cnt = cp.zeros(4, dtype=np.uint64)
         self.c = 0
         self.moved = cp.zeros(2, dtype=np.int64)
+        # the cooperative loop (compiled on first use; grid 0: not available)
+        self.defines = defines
+        self.k_coop, self.coop_grid = None, None
+        self.coop_counts = cp.zeros(6, dtype=np.uint64)
+        self.coop_state = cp.zeros(5, dtype=np.int64)
+
+    def _coop(self):
+        """The kernel of the cooperative loop and its grid, or None where
+        the device cannot launch it."""
+        if self.coop_grid is None:
+            from .. import _cuda
+
+            k = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level_coop", self.defines, cooperative=True)
+            self.coop_grid = _cuda.cooperative_grid(k, COOP_BLOCK, COOP_PER_SM)
+            self.k_coop = k if self.coop_grid > 0 else None
+        return self.k_coop
 
     def target_steps(self, L, target, inner):
         """The twin of :func:`_target_steps`: one launch and one read-back."""
@@ -356,11 +389,15 @@ class _Cuda:
         bout1 = b if b is not None else spare.pop()
         return out0, out1, bout0, bout1
 
-    def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor):
-        """Levels from the two frontiers: one multi-block level if they are
-        longer than `short`, else up to `max_levels` in one block until a
-        level gets longer.  Returns ``(next frontier, next backward frontier,
-        levels run, whether it was a long one, backward levels run)``."""
+    def levels(self, L, mask, frontier, bfront, target, other, short, max_levels, back, floor, max_long=1,
+               coop=False):
+        """Levels from the two frontiers.  With `coop` (where the device
+        can launch it): up to `max_levels` in one cooperative launch, of
+        which at most `max_long` longer than `short`.  Else one multi-block
+        level if they are longer than `short`, or up to `max_levels` in one
+        block until a level gets longer.  Returns ``(next frontier, next
+        backward frontier, levels run, long levels run, backward levels
+        run)``."""
         from .. import _cuda
 
         n, nb = int(frontier.shape[0]), int(bfront.shape[0])
@@ -369,6 +406,18 @@ class _Cuda:
         trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w)
         ends = (np.int64(target), np.int64(other))
         out0, out1, bout0, bout1 = self._lists(frontier, bfront)
+        if coop and self._coop() is not None:
+            self.k_coop((self.coop_grid,), (COOP_BLOCK,),
+                        net + (frontier, np.int64(n), bfront, np.int64(nb)) + ends + trees
+                        + (out0, out1, bout0, bout1, self.coop_counts, np.int64(short), np.int64(max_long),
+                           np.int64(max_levels), np.float64(back), np.int64(floor if back > 0 else 0),
+                           self.coop_state))
+            ran, size, bran, bsize, nlong = (int(x) for x in self.coop_state.get())
+            if ran == 0:   # pragma: no cover - the caller never asks for no level
+                return frontier, bfront, 0, 0, 0
+            nxt = (out0 if ran % 2 == 1 else out1)[:size]
+            bnxt = (bout0 if bran % 2 == 1 else bout1)[:bsize] if bran else bfront
+            return nxt, bnxt, ran, nlong, bran
         if n + (nb if runb else 0) > short:
             # one level into the two lists that hold neither frontier
             nb_run = nb if runb else 0
@@ -379,17 +428,17 @@ class _Cuda:
                          net + (frontier, np.int64(n), bfront, np.int64(nb_run)) + ends + trees
                          + (out0, bout0, self.cnt[2 * c:2 * c + 2], self.cnt[2 - 2 * c:4 - 2 * c]))
             size, bsize = (int(x) for x in self.cnt[2 * c:2 * c + 2].get())
-            return out0[:size], (bout0[:bsize] if runb else bfront), 1, True, int(runb)
+            return out0[:size], (bout0[:bsize] if runb else bfront), 1, 1, int(runb)
         self.k_loop((1,), (1024,),
                     net + (frontier, np.int64(n), bfront, np.int64(nb)) + ends + trees
                     + (out0, out1, bout0, bout1, self.counts, np.int64(short), np.int64(max_levels),
                        np.float64(back), np.int64(floor if back > 0 else 0), self.state))
         ran, size, bran, bsize = (int(x) for x in self.state.get())
         if ran == 0:   # pragma: no cover - the caller never passes max_levels 0 nor a long frontier
-            return frontier, bfront, 0, False, 0
+            return frontier, bfront, 0, 0, 0
         nxt = (out0 if ran % 2 == 1 else out1)[:size]
         bnxt = (bout0 if bran % 2 == 1 else bout1)[:bsize] if bran else bfront
-        return nxt, bnxt, ran, False, bran
+        return nxt, bnxt, ran, 0, bran
 
     def augment(self, L, excess, roots, target):
         from .. import _cuda
@@ -507,11 +556,14 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
             if check is not None:
                 check()
             sizes = (int(frontier.shape[0]), int(bfront.shape[0])) if TRACE is not None else None
-            frontier, bfront, ran, long_, bran = bufs.levels(L, mask, frontier, bfront, target, other,
+            frontier, bfront, ran, nlong, bran = bufs.levels(L, mask, frontier, bfront, target, other,
                                                              int(lim["short"]), int(lim["all_levels"]) - levels,
-                                                             back, floor)
+                                                             back, floor, int(lim["levels"]) - long_levels,
+                                                             bool(lim["coop"]))
+            if ran == 0:   # pragma: no cover - the loop's conditions leave a level to run
+                break
             levels += ran
-            long_levels += 1 if long_ else 0
+            long_levels += nlong
             stats["back_levels"] += bran
             if TRACE is not None:
                 TRACE.append((stats["phases"], *sizes, ran, bran, _tick(t_trace)))

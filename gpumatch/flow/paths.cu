@@ -399,3 +399,93 @@ extern "C" __global__ void gpumatch_fp_augment(
     atomicAdd((u64*)moved, 1ull);
     atomicAdd((u64*)(moved + 1), (u64)d);
 }
+
+#ifdef GPUMATCH_COOPERATIVE
+#include <cooperative_groups.h>
+
+#ifndef FP_COOP_BLOCK
+#define FP_COOP_BLOCK 512
+#endif
+
+// gpumatch_fp_level_coop: the levels of gpumatch_fp_level_loop over the
+// whole grid of ONE cooperative launch (co-resident blocks, grid.sync()
+// between levels).  The one-block loop runs each level's few hundred
+// frontier vertices through 1024 threads, several tiles per thread, and
+// each tile is a chain of dependent loads and claims: about 30 us a level
+// on the unit network, where a pass runs 40-80 levels.  Here a level's
+// tiles run side by side, and long levels run in the same launch too
+// instead of a multi-block launch and a read-back each.
+//   FP_NET, frontier / size, bfrontier / bsize, target, other, FP_TREES,
+//   out0, out1, bout0, bout1, back_ratio, back_floor : as in
+//                      gpumatch_fp_level_loop (same lists, same parity)
+//   counts           : 6; counts[0..2] the ring of forward lengths (forward
+//                      level j appends to counts[(j + 1) % 3] and zeroes
+//                      counts[(j + 2) % 3]), counts[3..5] the backward ring
+//                      (indexed by the backward levels run)
+//   short_len, max_long : a level whose two frontiers hold more than
+//                      short_len vertices is long; the loop stops before a
+//                      long level when max_long of them ran
+//   max_levels       : levels at most; it also stops when the forward
+//                      frontier is empty
+//   state            : 5, out: forward levels run, the length of the last
+//                      forward list, backward levels run, its length, long
+//                      levels run
+// Thread mapping: GM_FP_TILE lanes per vertex, grid-stride over the two
+// lists.  Races: as in gpumatch_fp_level.  Ring slots are zeroed two
+// barriers after their last reader (as in gpumatch_pr_bfs_coop_rcsr); one
+// thread per block copies the lengths into shared memory after a barrier.
+extern "C" __global__ void __launch_bounds__(FP_COOP_BLOCK) gpumatch_fp_level_coop(
+    FP_NET, const long long* frontier, long long size, const long long* bfrontier, long long bsize,
+    long long target, long long other, FP_TREES, long long* out0, long long* out1, long long* bout0,
+    long long* bout1, u64* counts, long long short_len, long long max_long, long long max_levels,
+    double back_ratio, long long back_floor, long long* state)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    const long long ntiles = (long long)gridDim.x * blockDim.x / GM_FP_TILE;
+    const int lane = (int)(threadIdx.x % GM_FP_TILE);
+    __shared__ u64 snap[2];
+    if (tid == 0) { counts[1] = 0ull; counts[4] = 0ull; }
+    grid.sync();
+    const long long* cur = frontier;
+    const long long* bcur = bfrontier;
+    long long j = 0, jb = 0, nlong = 0;
+    while (j < max_levels && size > 0) {
+        const bool runb = bsize > 0 && (bsize <= back_floor || (double)bsize <= back_ratio * (double)size);
+        const long long nb = runb ? bsize : 0;
+        if (size + nb > short_len) {
+            if (nlong >= max_long) break;
+            ++nlong;
+        }
+        long long* nxt = (j & 1) ? out1 : out0;
+        long long* bnxt = (jb & 1) ? bout1 : bout0;
+        u64* ncount = counts + (j + 1) % 3;
+        u64* bncount = counts + 3 + (jb + 1) % 3;
+        if (tid == 0) {
+            counts[(j + 2) % 3] = 0ull;
+            if (runb) counts[3 + (jb + 2) % 3] = 0ull;
+        }
+        for (long long i = tid / GM_FP_TILE; i < size + nb; i += ntiles) {
+            if (i < size)
+                fp_expand(cur[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, nxt, ncount);
+            else
+                fp_back_expand(bcur[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnxt, bncount);
+        }
+        grid.sync();
+        if (threadIdx.x == 0) {
+            snap[0] = *((volatile u64*)ncount);
+            snap[1] = runb ? *((volatile u64*)bncount) : 0ull;
+        }
+        __syncthreads();
+        size = (long long)snap[0];
+        cur = nxt;
+        ++j;
+        if (runb) {
+            bsize = (long long)snap[1];
+            bcur = bnxt;
+            ++jb;
+        }
+    }
+    if (tid == 0) { state[0] = j; state[1] = size; state[2] = jb; state[3] = bsize; state[4] = nlong; }
+}
+#endif
