@@ -343,8 +343,9 @@ def main(argv=None):
                          "augmenting-path passes grow forward trees alone; r > 0: backward trees from the "
                          "deficits and the terminal's neighbours too)")
     ap.add_argument("--flow-repair", default=None,
-                    help="';'-separated sets of 'key=value,...' overrides of gpumatch.flow._dynamic.REPAIR to "
-                         "run in turn (an empty set: the defaults), e.g. 'max_period=16,early_stop=True;'")
+                    help="';'-separated sets of 'key=value,...' overrides to run in turn (an empty set: the "
+                         "defaults): keys of gpumatch.flow._dynamic.REPAIR, 'paths.KEY' of _paths.LIMITS, "
+                         "'tuning.KEY' of _maxflow.TUNING, e.g. 'max_period=16,early_stop=True;paths.coop=False'")
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")
@@ -389,16 +390,17 @@ def main(argv=None):
     rows = []
     deadline = time.perf_counter() + args.budget
     if args.only in (None, "flow"):
-        from gpumatch.flow import _dynamic as FD
+        from gpumatch.flow import _dynamic as FD, _maxflow as FM, _paths as FP
 
-        defaults = dict(FD.REPAIR)
+        defaults = [(d, dict(d)) for d in (FD.REPAIR, FP.LIMITS, FM.TUNING)]
         for frf, fb, fr in itertools.product(args.flow_rebuild_fraction.split(","), (args.flow_back or "").split(","),
                                              (args.flow_repair or "").split(";")):
-            FD.REPAIR.clear()
-            FD.REPAIR.update(defaults)
+            for d, saved in defaults:
+                d.clear()
+                d.update(saved)
             if fr:
-                FD.REPAIR.update(parse_overrides(fr))
-                print(f"# flow REPAIR overrides {fr}", flush=True)
+                apply_overrides(fr)
+                print(f"# flow overrides {fr}", flush=True)
             if fb:
                 from gpumatch.flow import _paths
 
