@@ -402,9 +402,7 @@ def main(argv=None):
                 apply_overrides(fr)
                 print(f"# flow overrides {fr}", flush=True)
             if fb:
-                from gpumatch.flow import _paths
-
-                _paths.LIMITS["back"] = float(fb)
+                FP.LIMITS["back"] = float(fb)
                 print(f"# flow paths LIMITS['back'] = {float(fb):g}", flush=True)
             bench_flow(args.small, backend, rng, rows, deadline, frf, max(1, args.repeats))
     if args.only in (None, "matching"):

@@ -401,7 +401,6 @@ class _Cuda:
         from .. import _cuda
 
         n, nb = int(frontier.shape[0]), int(bfront.shape[0])
-        runb = _backward_runs(nb, n, back, floor)
         net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], mask)
         trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w)
         ends = (np.int64(target), np.int64(other))
@@ -418,6 +417,7 @@ class _Cuda:
             nxt = (out0 if ran % 2 == 1 else out1)[:size]
             bnxt = (bout0 if bran % 2 == 1 else bout1)[:bsize] if bran else bfront
             return nxt, bnxt, ran, nlong, bran
+        runb = _backward_runs(nb, n, back, floor)
         if n + (nb if runb else 0) > short:
             # one level into the two lists that hold neither frontier
             nb_run = nb if runb else 0

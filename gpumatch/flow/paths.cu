@@ -149,6 +149,27 @@ __device__ __forceinline__ void fp_back_expand(
     }
 }
 
+// Tile i of a level over the two frontiers: forward vertex cur[i] for
+// i < size, else backward vertex bcur[i - size] (the caller bounds i by
+// size plus the backward length it runs).
+__device__ __forceinline__ void fp_visit(
+    long long i, int lane, FP_NET, const long long* cur, long long size, const long long* bcur, long long target,
+    long long other, FP_TREES, long long* next, u64* next_count, long long* bnext, u64* bnext_count)
+{
+    if (i < size)
+        fp_expand(cur[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, next, next_count);
+    else
+        fp_back_expand(bcur[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnext, bnext_count);
+}
+
+// Whether the backward side grows a level (the twin of
+// _paths._backward_runs; back_floor is 0 when the backward side is off).
+__device__ __forceinline__ bool fp_backward_runs(long long bsize, long long size, double back_ratio,
+                                                 long long back_floor)
+{
+    return bsize > 0 && (bsize <= back_floor || (double)bsize <= back_ratio * (double)size);
+}
+
 // gpumatch_fp_level: one BFS level of every open tree, forward and backward.
 //   indptr .. in_to_out : the network (idx_t), cap (int64), flow (int64)
 //   frontier, size      : the forward level's vertices
@@ -172,10 +193,9 @@ extern "C" __global__ void gpumatch_fp_level(
     const long long i = t / GM_FP_TILE;
     const int lane = (int)(t % GM_FP_TILE);
     if (t == 0) { zero_counts[0] = 0ull; zero_counts[1] = 0ull; }
-    if (i < size)
-        fp_expand(frontier[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, next, counts);
-    else if (i < size + bsize)
-        fp_back_expand(bfrontier[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnext, counts + 1);
+    if (i < size + bsize)
+        fp_visit(i, lane, FP_NET_ARGS, frontier, size, bfrontier, target, other, FP_TREES_ARGS, next, counts, bnext,
+                 counts + 1);
 }
 
 // gpumatch_fp_level_loop: levels of gpumatch_fp_level in ONE block, with
@@ -211,7 +231,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_fp_level_loop(
     const long long* bcur = bfrontier;
     long long j = 0, jb = 0;
     while (j < max_levels && size > 0) {
-        const bool runb = bsize > 0 && (bsize <= back_floor || (double)bsize <= back_ratio * (double)size);
+        const bool runb = fp_backward_runs(bsize, size, back_ratio, back_floor);
         const long long nb = runb ? bsize : 0;
         if (size + nb > limit) break;
         long long* nxt = (j & 1) ? out1 : out0;
@@ -220,12 +240,8 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_fp_level_loop(
         u64* bncount = counts + 2 + (jb & 1);
         if (threadIdx.x == 0) { *ncount = 0ull; *bncount = 0ull; }
         __syncthreads();
-        for (long long i = threadIdx.x / GM_FP_TILE; i < size + nb; i += tiles) {
-            if (i < size)
-                fp_expand(cur[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, nxt, ncount);
-            else
-                fp_back_expand(bcur[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnxt, bncount);
-        }
+        for (long long i = threadIdx.x / GM_FP_TILE; i < size + nb; i += tiles)
+            fp_visit(i, lane, FP_NET_ARGS, cur, size, bcur, target, other, FP_TREES_ARGS, nxt, ncount, bnxt, bncount);
         __syncthreads();
         size = (long long)*((volatile u64*)ncount);
         cur = nxt;
@@ -451,7 +467,7 @@ extern "C" __global__ void __launch_bounds__(FP_COOP_BLOCK) gpumatch_fp_level_co
     const long long* bcur = bfrontier;
     long long j = 0, jb = 0, nlong = 0;
     while (j < max_levels && size > 0) {
-        const bool runb = bsize > 0 && (bsize <= back_floor || (double)bsize <= back_ratio * (double)size);
+        const bool runb = fp_backward_runs(bsize, size, back_ratio, back_floor);
         const long long nb = runb ? bsize : 0;
         if (size + nb > short_len) {
             if (nlong >= max_long) break;
@@ -465,12 +481,8 @@ extern "C" __global__ void __launch_bounds__(FP_COOP_BLOCK) gpumatch_fp_level_co
             counts[(j + 2) % 3] = 0ull;
             if (runb) counts[3 + (jb + 2) % 3] = 0ull;
         }
-        for (long long i = tid / GM_FP_TILE; i < size + nb; i += ntiles) {
-            if (i < size)
-                fp_expand(cur[i], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, nxt, ncount);
-            else
-                fp_back_expand(bcur[i - size], lane, FP_NET_ARGS, target, other, FP_TREES_ARGS, bnxt, bncount);
-        }
+        for (long long i = tid / GM_FP_TILE; i < size + nb; i += ntiles)
+            fp_visit(i, lane, FP_NET_ARGS, cur, size, bcur, target, other, FP_TREES_ARGS, nxt, ncount, bnxt, bncount);
         grid.sync();
         if (threadIdx.x == 0) {
             snap[0] = *((volatile u64*)ncount);
