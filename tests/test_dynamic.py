@@ -190,6 +190,81 @@ def test_flow_small_batch_settings(backend, name, monkeypatch):
     assert _dynamic.REPAIR == before
 
 
+@pytest.mark.parametrize("idt", [np.int32, np.int64])
+@pytest.mark.parametrize("deficits", [True, False])
+@pytest.mark.parametrize("seed", range(3))
+def test_label_steps(backend, idt, deficits, seed):
+    """The four steps of the phases' relabels (``_labels``), one after the
+    other on random excesses, sides and BFS results, against their
+    definitions: heights, and each list as a set (the CUDA twin's order
+    varies) of the solver's index type."""
+    from gpumatch.flow import _labels
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    V, s, t, far_level, hlimit = 500, 3, 7, 499, 999
+    near_t, far_t = (t, s) if seed != 1 else (s, t)
+    rng = np.random.default_rng(_seed("labels", str(seed), str(deficits)))
+    excess = rng.integers(-2, 3, size=V) * (rng.random(V) < 0.3)
+    side = rng.random(V) < 0.5
+    side[near_t], side[far_t] = True, False
+    inner = np.ones(V, dtype=bool)
+    inner[[s, t]] = False
+    K = _labels.steps(backend, V, idt)
+    ex, sd = xp.asarray(excess), xp.asarray(side)
+    h = xp.asarray(rng.integers(-5, 50, size=V).astype(np.int32))   # (all overwritten)
+
+    def got(a):
+        a = a.get() if hasattr(a, "get") else a
+        assert a.dtype == idt
+        assert np.unique(a).shape[0] == a.shape[0]
+        return set(a.tolist())
+
+    def where(m):
+        return set(np.flatnonzero(m).tolist())
+
+    deficit = inner & (excess < 0) if deficits else np.zeros(V, dtype=bool)
+    near = deficit & side
+    near[near_t] = True
+    far = deficit & ~side
+    far[far_t] = True
+    n_l, f_l, w_l = K.start(ex, h, sd, near_t, far_t, s, t, deficits)
+    assert (got(n_l), got(f_l), got(w_l)) == (where(near), where(far), where(inner & (excess > 0) & side))
+    H = np.where(near, 0, -1).astype(np.int32)
+    np.testing.assert_array_equal(_backend_np(h), H)
+    # a BFS labelled some vertices (not the far targets: the cut is sealed)
+    lab = (rng.random(V) < 0.3) & ~far & (H < 0)
+    H[lab] = rng.integers(1, 20, size=int(lab.sum()))
+    h[...] = xp.asarray(H)
+    fill = 21 if seed != 2 else -1       # seed 2: that BFS ran to its end
+    xs = K.middle(ex, h, sd, fill, s, t)
+    if fill >= 0:
+        H[(H < 0) & side] = fill
+    np.testing.assert_array_equal(_backend_np(h), H)
+    assert got(xs) == where(inner & (excess > 0) & (H < 0))
+    # the far return placed some of that excess
+    if xs.shape[0]:
+        excess[_backend_np(xs)[::2]] = 0
+        ex[...] = xp.asarray(excess)
+    H[np.flatnonzero(far)[::3]] = 5     # far targets with a height are not in the frontier
+    h[...] = xp.asarray(H)
+    front, watch = K.far(ex, h, f_l, far_level, s, t)
+    todo = far & (H < 0)
+    assert got(front) == where(todo)
+    H[todo] = far_level
+    np.testing.assert_array_equal(_backend_np(h), H)
+    assert got(watch) == where(inner & (excess > 0) & (H < 0))
+    H[rng.random(V) < 0.2] = hlimit
+    h[...] = xp.asarray(H)
+    work = K.finish(ex, h, 30, hlimit, s, t)
+    H[H < 0] = 30
+    np.testing.assert_array_equal(_backend_np(h), H)
+    assert got(work) == where(inner & (excess > 0) & (H < hlimit))
+
+
+def _backend_np(a):
+    return a.get() if hasattr(a, "get") else np.asarray(a)
+
+
 def test_sealed_cut(backend, monkeypatch):
     """``_sealed``: the side of the near targets while no residual arc
     crosses the kept cut from S to T, None once one does (an arc S -> T

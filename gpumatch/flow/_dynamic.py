@@ -64,7 +64,7 @@ import numpy as np
 from .. import _backend, csr
 from .._validation import as_index_array, index_dtype_for
 from . import _maxflow as _mf
-from . import _paths
+from . import _labels, _paths
 
 __all__ = ["MaxFlowSolver"]
 
@@ -186,9 +186,10 @@ def _warm_up(backend):
     solver.solve()
     _warm_batches(solver, C, cp.asarray)     # (C follows the solver's capacities)
     if REPAIR.get("small_batch") and REPAIR.get("small"):
-        # and with the settings of small batches (the split relabel's
-        # reductions took 4-5 s each to compile on a fresh CuPy cache),
-        # without the path passes, which would leave the phases little to do
+        # and with the settings of small batches (the early-stopping
+        # relabels' reductions took 4-5 s each to compile on a fresh CuPy
+        # cache), without the path passes, which would leave the phases
+        # little to do
         saved = dict(REPAIR)
         REPAIR.update(small_batch=1.0, paths=False)
         try:
@@ -279,11 +280,19 @@ class _Phase:
         bounded BFS: from the near targets until the excess of their side is
         labelled, and from the far targets over the other side until its
         excess is (the near BFS cannot enter that side).
+    targets : (near terminal, far terminal, deficits, side) or None
+        The targets as the steps of :mod:`._labels` find them: the two
+        terminals and, with `deficits`, the other vertices with a deficit,
+        near ones on the side of the kept cut that ``side()`` returns (a
+        bool mask; a sealed cut's side must be that one) and far ones off
+        it.  They must be the vertices that `near` and `far` return.
     """
 
     def __init__(self, solver, ctx, st, near, far=None, *, terminals, hlimit, blocked=None, must_clear=True,
-                 far_return=None, early=False, sealed=None, name=""):
+                 far_return=None, early=False, sealed=None, targets=None, name=""):
         self.s = solver
+        self.targets = targets
+        self.work = None
         self.early = early
         self.sealed = sealed
         self.ctx, self.st = ctx, st
@@ -297,9 +306,23 @@ class _Phase:
         self.full = True       # did the last relabel run the BFS from the far targets (or is there none)?
 
     def relabel(self, force_full=False):
-        """Exact two-tier heights (BFS over reverse residual arcs); returns the seconds it took."""
+        """Exact two-tier heights (BFS over reverse residual arcs); returns the seconds it took.
+
+        A phase with `targets` runs the steps of :mod:`._labels`
+        (:meth:`_relabel_full`, :meth:`_relabel_split`), which also leave
+        the next worklist in ``self.work`` (else None: :meth:`active` finds
+        it).
+        """
         s, xp = self.s, self.s._xp
         t0 = time.perf_counter()
+        self.work = None
+        early = self.early and not force_full and s._rep.get("early_stop", True)
+        if self.targets is not None and self.far is not None:
+            if not early:
+                return self._relabel_full(force_full, t0)
+            side = self.sealed() if self.sealed is not None else None
+            if side is not None:
+                return self._relabel_split(side, t0)
         h = self.st["height"]
         h.fill(-1)
         if self.blocked is not None:
@@ -307,10 +330,7 @@ class _Phase:
         near = self.near()
         h[near] = 0
         watch = None
-        if self.early and not force_full and s._rep.get("early_stop", True):
-            side = self.sealed() if self.sealed is not None and self.far is not None else None
-            if side is not None:
-                return self._relabel_split(side, near, t0)
+        if early:
             # only the vertices with excess need a height: stop the BFS once
             # they all have one (the rest get the next level, a valid label)
             watch = xp.nonzero(s._inner(self.st["excess"] > 0))[0]
@@ -343,7 +363,34 @@ class _Phase:
         s._stats["global_relabels"] += 1
         return time.perf_counter() - t0
 
-    def _relabel_split(self, side, near, t0):
+    def _relabel_full(self, force_full, t0):
+        """The relabel of a phase with `targets` when no early stop applies:
+        a complete BFS from the near targets, then one from the far
+        targets over what it missed (skipped while lazy and no excess was
+        missed: the far targets then wait at `hlimit` for a full relabel)."""
+        s = self.s
+        K, st = s._label_steps(), self.st
+        ex, h, (u, v) = st["excess"], st["height"], (s.source, s.sink)
+        near_t, far_t, deficits, side_of = self.targets
+        side = side_of()
+        near, far, _ = K.start(ex, h, side, near_t, far_t, u, v, deficits)
+        s._bfs(self.ctx, st, near, 0)
+        lazy = s._rep.get("lazy_far", True) and not force_full
+        xs = K.middle(ex, h, side, -1, u, v)      # the excess cut off from the near targets
+        if lazy and xs.shape[0] and self.far_return is not None:
+            self.far_return(xs)
+        far, watch = K.far(ex, h, far, s._far_level, u, v)
+        self.full = True
+        if lazy and watch.shape[0] == 0:
+            h[far] = self.hlimit
+            self.full = False
+        elif far.shape[0]:
+            s._bfs(self.ctx, st, far, s._far_level)
+        self.work = K.finish(ex, h, self.hlimit, self.hlimit, u, v)
+        s._stats["global_relabels"] += 1
+        return time.perf_counter() - t0
+
+    def _relabel_split(self, side, t0):
         """The relabel of a sealed cut: two BFS, each stopped once the
         excess of its side has a height.
 
@@ -352,34 +399,34 @@ class _Phase:
         (a valid lower bound), and the far BFS labels the far side from
         ``solver._far_level``.  If the near BFS ran to its end, the vertices
         it missed on `side` join the far BFS instead, as in a full relabel.
+        The steps around the two BFS are those of :mod:`._labels`.
         """
-        s, xp = self.s, self.s._xp
-        h, ex = self.st["height"], s._inner(self.st["excess"] > 0)
-        watch = xp.nonzero(ex & side)[0]
-        level, stopped = (s._bfs(self.ctx, self.st, near, 0, watch) if watch.shape[0] else (0, True))
-        if stopped:
-            h[(h < 0) & side] = level + 1
-        if s._rep.get("lazy_far", True) and self.far_return is not None:
+        s = self.s
+        K, st = s._label_steps(), self.st
+        ex, h, (u, v) = st["excess"], st["height"], (s.source, s.sink)
+        near_t, far_t, deficits, _ = self.targets
+        near, far, watch = K.start(ex, h, side, near_t, far_t, u, v, deficits)
+        level, stopped = s._bfs(self.ctx, st, near, 0, watch) if watch.shape[0] else (0, True)
+        xs = K.middle(ex, h, side, level + 1 if stopped else -1, u, v)
+        if xs.shape[0] and s._rep.get("lazy_far", True) and self.far_return is not None:
             # as after a full relabel: the excess cut off from the near
             # targets first goes straight to the far terminal where it can
-            xs = s._unlabeled_excess(self.st, nodes=True)
-            if xs.shape[0]:
-                self.far_return(xs.astype(s._idt))
-                ex = s._inner(self.st["excess"] > 0)
-        far = self.far()
-        far = far[h[far] < 0]
-        h[far] = s._far_level
-        watch = xp.nonzero(ex & (h < 0))[0]
+            self.far_return(xs)
+        far, watch = K.far(ex, h, far, s._far_level, u, v)
         if far.shape[0] and watch.shape[0]:
-            level, stopped = s._bfs(self.ctx, self.st, far, s._far_level, watch)
+            level, stopped = s._bfs(self.ctx, st, far, s._far_level, watch)
         else:
             level, stopped = s._far_level, bool(watch.shape[0] == 0)
         # after a complete far BFS the vertices it missed reach no target
-        h[h < 0] = level + 1 if stopped else self.hlimit
+        self.work = K.finish(ex, h, level + 1 if stopped else self.hlimit, self.hlimit, u, v)
         self.full = not stopped
         s._stats["global_relabels"] += 1
         s._stats["split_relabels"] = s._stats.get("split_relabels", 0) + 1
         return time.perf_counter() - t0
+
+    def _listed(self):
+        """The worklist after a relabel: the one its steps listed, else :meth:`active`."""
+        return self.active() if self.work is None else self.work
 
     def active(self):
         s, xp = self.s, self.s._xp
@@ -410,7 +457,8 @@ class _Phase:
         calls = 0
         if before is not None:
             before()
-        work = self.active()
+            self.work = None     # (excess added since the relabel)
+        work = self._listed()
         group, since = g0, 0
         t_win = time.perf_counter()
         target, other = self.terminals
@@ -426,7 +474,7 @@ class _Phase:
                     # excess at hlimit: a full relabel decides (far targets, stale heights)
                     t_gr = self.relabel(force_full=True)
                     t_rel += t_gr
-                    work = self.active()
+                    work = self._listed()
                     group, since = g0, 0
                     t_win = time.perf_counter()
                     continue
@@ -434,7 +482,7 @@ class _Phase:
                           or (period is not None and since >= period)):
                 t_gr = self.relabel()
                 t_rel += t_gr
-                work = self.active()
+                work = self._listed()
                 group, since = g0, 0
                 t_win = time.perf_counter()
                 continue
@@ -685,6 +733,7 @@ class MaxFlowSolver:
         self._pbufs = None                       # work arrays of the augmenting-path pass
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
+        self._lsteps = None                      # steps of the phases' relabels (_labels)
         self._batch_id = 0
         self._stats = {}
         if self.backend == "cupy":
@@ -1104,6 +1153,12 @@ class MaxFlowSolver:
         mask[self.sink] = False
         return mask
 
+    def _label_steps(self):
+        """The steps of the phases' relabels (:mod:`._labels`), made on first use."""
+        if self._lsteps is None:
+            self._lsteps = _labels.steps(self.backend, self._V, self._idt)
+        return self._lsteps
+
     def _unlabeled_excess(self, st, nodes=False):
         m = self._inner((st["excess"] > 0) & (st["height"] < 0))
         return self._xp.nonzero(m)[0] if nodes else bool(m.any())
@@ -1244,7 +1299,7 @@ class MaxFlowSolver:
         far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
         _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2,
                far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True,
-               sealed=lambda: self._sealed(False), name="X").run()
+               sealed=lambda: self._sealed(False), targets=(t, s, True, lambda: ~self._side), name="X").run()
         return True
 
     def _deficit_phase(self, crossed=False):
@@ -1288,7 +1343,7 @@ class MaxFlowSolver:
             far = lambda: xp.asarray([t], dtype=idt)  # noqa: E731
             it = _Phase(self, self._ctxT, stT, near, far, terminals=(s, t), hlimit=self._hlimit2,
                         far_return=lambda xs: self._far_return(back, self._ctxT, stT, xs, t, s), early=True,
-                        sealed=lambda: self._sealed(True),
+                        sealed=lambda: self._sealed(True), targets=(s, t, False, lambda: self._side),
                         name="D").run()
             self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
         L["flow"][self._t_of] = LT["flow"]
