@@ -310,7 +310,8 @@ def parse_overrides(text):
 def apply_overrides(text):
     """Set the overrides of `text` (see :func:`parse_overrides`): a key ``paths.NAME`` sets
     ``gpumatch.flow._paths.LIMITS[NAME]``, ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
-    any other ``gpumatch.flow._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
+    ``small.NAME`` the settings of small batches (``REPAIR["small"][NAME]``), any other
+    ``gpumatch.flow._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
     from gpumatch.flow import _dynamic, _maxflow, _paths
 
     tuned = False
@@ -320,6 +321,8 @@ def apply_overrides(text):
         elif key.startswith("tuning."):
             _maxflow.TUNING[key[len("tuning."):]] = v
             tuned = True
+        elif key.startswith("small."):
+            _dynamic.REPAIR["small"] = {**_dynamic.REPAIR["small"], key[len("small."):]: v}
         else:
             _dynamic.REPAIR[key] = v
     return tuned
@@ -345,7 +348,8 @@ def main(argv=None):
     ap.add_argument("--flow-repair", default=None,
                     help="';'-separated sets of 'key=value,...' overrides to run in turn (an empty set: the "
                          "defaults): keys of gpumatch.flow._dynamic.REPAIR, 'paths.KEY' of _paths.LIMITS, "
-                         "'tuning.KEY' of _maxflow.TUNING, e.g. 'max_period=16,early_stop=True;paths.coop=False'")
+                         "'tuning.KEY' of _maxflow.TUNING, 'small.KEY' of REPAIR['small'], e.g. "
+                         "'max_period=16,early_stop=True;paths.coop=False'")
     ap.add_argument("--relabel-k", default="0.7",
                     help="comma-separated relabel_k values of MatchingSolver to run (global-relabel frequency of "
                          "the warm-started solves)")

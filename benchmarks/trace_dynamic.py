@@ -15,8 +15,10 @@ augmenting-path passes, and a call tree of the solver's steps, each timed
 between two device syncs (so the sum is above the unsynced time).
 ``--paths`` also prints the levels of every augmenting-path pass
 (``gpumatch.flow._paths.TRACE``).  ``--variant`` overrides ``REPAIR``
-keys, ``paths.*`` keys of ``_paths.LIMITS`` and ``tuning.*`` keys of ``_maxflow.TUNING``, as in
-``profile_dynamic.py``.
+keys, ``paths.*`` keys of ``_paths.LIMITS``, ``tuning.*`` keys of
+``_maxflow.TUNING`` and ``small.*`` keys of ``REPAIR["small"]``, as in
+``profile_dynamic.py``.  ``--no-tree`` leaves the solver's steps alone
+and prints the repair times alone, as the benchmark's solver sees them.
 No reference solves are run: the benchmark checks the values.
 """
 
@@ -81,8 +83,12 @@ def main(argv=None):
                          "skipped, so that the batches stay those of the benchmark)")
     ap.add_argument("--up-to", type=float, default=0.0011, help="trace batches of at most this fraction of the arcs")
     ap.add_argument("--variant", default="",
-                    help="'key=value,...' overrides of REPAIR, paths.* LIMITS and tuning.* TUNING")
+                    help="'key=value,...' overrides of REPAIR, paths.* LIMITS, tuning.* TUNING and small.* "
+                         "REPAIR['small']")
     ap.add_argument("--paths", action="store_true", help="print the levels of every augmenting-path pass")
+    ap.add_argument("--no-tree", action="store_true",
+                    help="time whole repairs only: no syncs between the steps, so the times are those the "
+                         "benchmark's solver would see (without its budget)")
     args = ap.parse_args(argv)
 
     import cupy as cp
@@ -94,7 +100,11 @@ def main(argv=None):
     if args.variant:
         print(f"# overrides {args.variant}", flush=True)
     tree = []
-    sync = _instrument(D, cp, tree)
+    if args.no_tree:
+        def sync():
+            cp.cuda.Device().synchronize()
+    else:
+        sync = _instrument(D, cp, tree)
     if args.paths:
         timed_pass = D.MaxFlowSolver._path_pass
 
@@ -143,8 +153,11 @@ def main(argv=None):
                     ms = (time.perf_counter() - t0) * 1e3
                     print(f"## {name} {kind} {frac:g} rep{rep}: {ms:.1f} ms (budget {0.25 * solver._t_scratch * 1e3:.1f})"
                           f" mode {st.get('mode')} settings {st.get('repair_settings')} cut {st.get('cut')}"
-                          f" fallback {st.get('fallback')} phases {st.get('phases')}"
+                          f" fallback {st.get('fallback')} relabels {st.get('global_relabels')}"
+                          f" (split {st.get('split_relabels', 0)}) phases {st.get('phases')}"
                           f" paths {[p[:5] for p in st.get('path_passes', [])]}", flush=True)
+                    if args.no_tree:
+                        continue
                     top = [f"{'  ' * d}{tag} {t_ms:.2f}" for d, tag, t_ms in tree if d <= 2 and t_ms > 0.3]
                     print("   tree:", " | ".join(top[:40]))
                     agg = collections.defaultdict(lambda: [0, 0.0])
