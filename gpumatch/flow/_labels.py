@@ -33,7 +33,9 @@ pass over the vertices:
 The CUDA twin (``flow/labels.cu``) appends to its lists with atomics, so
 their order varies (the BFS levels do not depend on it; the discharge is
 correct in any order); the NumPy twin lists in vertex order.  Both return
-index arrays of the solver's index type.
+index arrays of the solver's index type.  The CUDA twin's lists share three
+buffers: a list is valid until the step after the one that uses it
+(``far`` overwrites the near targets, ``finish`` the far frontier).
 """
 
 import numpy as np
@@ -96,9 +98,12 @@ class _Cuda:
         self.k = {name: _cuda.get_kernel("flow/labels.cu", f"gpumatch_lb_{name}", defines)
                   for name in ("start", "middle", "far", "finish")}
         n = max(V, 1)
-        # near targets, far targets, watch of the first BFS / excess left /
-        # frontier of the second BFS, its watch, worklist
-        self.lists = [cp.empty(n, dtype=idt) for _ in range(5)]
+        # three lists, each reused once what it held was consumed (a BFS
+        # copies its frontier and reads its watch before the next step):
+        # 0: near targets, then the far BFS's frontier, then the worklist;
+        # 1: far targets; 2: the first watch, then the excess left, then
+        # the second watch
+        self.lists = [cp.empty(n, dtype=idt) for _ in range(3)]
         self.count = cp.zeros(3, dtype=np.uint64)
         self.grid = (max(1, min((V + _BLOCK - 1) // _BLOCK, 4096)),)
 
@@ -118,14 +123,14 @@ class _Cuda:
                                        self.lists[2]), (2,))[0]
 
     def far(self, excess, height, far, far_level, s, t):
-        # (far lies in lists[1]; the frontier goes to lists[3], the watch to lists[2])
+        # (far lies in lists[1]; the frontier goes to lists[0], the watch to lists[2])
         b = self.lists
         return self._launch("far", (excess, far, np.int64(far.shape[0]), np.int32(far_level), np.int64(s),
-                                    np.int64(t), height, b[3], b[2]), (3, 2))
+                                    np.int64(t), height, b[0], b[2]), (0, 2))
 
     def finish(self, excess, height, fill, hlimit, s, t):
         return self._launch("finish", (excess, np.int32(fill), np.int32(hlimit), np.int64(s), np.int64(t),
-                                       height, self.lists[4]), (4,))[0]
+                                       height, self.lists[0]), (0,))[0]
 
 
 def steps(backend, V, idt):
