@@ -265,6 +265,33 @@ def _backend_np(a):
     return a.get() if hasattr(a, "get") else np.asarray(a)
 
 
+@pytest.mark.parametrize("clear", [True, False])
+def test_excess_signs(backend, clear):
+    """``_signs`` (the repair's ``_imbalance`` and ``_excess_left``): any
+    excess and any deficit away from the terminals, for every pattern of
+    signs on a network large enough for many blocks; the terminals' own
+    excesses never count, and `clear` sets them to 0."""
+    V, s, t = 70_000, 5, 69_999
+    C = sp.csr_matrix((np.ones(V - 1, dtype=np.int64), np.arange(1, V), np.r_[np.arange(V), V - 1]), shape=(V, V))
+    solver = MaxFlowSolver(C if backend == "numpy" else _cupyx(C), s, t, backend=backend)
+    xp = np if backend == "numpy" else __import__("cupy")
+    rng = np.random.default_rng(_seed("signs", str(clear)))
+    for pos, neg in ((False, False), (True, False), (False, True), (True, True)):
+        ex = np.zeros(V, dtype=np.int64)
+        ex[s], ex[t] = 7, -7                                 # never counted
+        for want, sign in ((pos, 1), (neg, -1)):
+            if want:
+                v = int(rng.integers(0, V))
+                while v in (s, t) or ex[v]:
+                    v = int(rng.integers(0, V))
+                ex[v] = sign * int(rng.integers(1, 1 << 40))
+        d = xp.asarray(ex)
+        assert solver._signs(d, clear=clear) == (pos, neg)
+        got = _np(d)
+        assert (got[s], got[t]) == ((0, 0) if clear else (7, -7))
+        np.testing.assert_array_equal(np.delete(got, [s, t]), np.delete(ex, [s, t]))
+
+
 def test_sealed_cut(backend, monkeypatch):
     """``_sealed``: the side of the near targets while no residual arc
     crosses the kept cut from S to T, None once one does (an arc S -> T

@@ -734,6 +734,7 @@ class MaxFlowSolver:
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
         self._lsteps = None                      # steps of the phases' relabels (_labels)
+        self._flags = None                       # read-back of _signs (GPU)
         self._batch_id = 0
         self._stats = {}
         if self.backend == "cupy":
@@ -1164,17 +1165,34 @@ class MaxFlowSolver:
         return self._xp.nonzero(m)[0] if nodes else bool(m.any())
 
     def _excess_left(self, st):
-        return bool(self._inner(st["excess"] > 0).any())
+        return self._signs(st["excess"], clear=False)[0]
 
     def _imbalance(self):
-        """(any excess, any deficit) at a vertex other than the terminals, in one read-back."""
-        xp, ex = self._xp, self._excess
-        ex[self.source] = 0     # the terminals' excesses mean nothing here
-        ex[self.sink] = 0
-        if ex.shape[0] == 0:
-            return False, False
-        hi, lo = _backend.to_numpy(xp.stack([ex.max(), ex.min()])).tolist()
-        return hi > 0, lo < 0
+        """(any excess, any deficit) at a vertex other than the terminals,
+        whose excesses are set to 0 (they mean nothing here)."""
+        return self._signs(self._excess, clear=True)
+
+    def _signs(self, ex, clear):
+        """(any excess, any deficit) in `ex` at a vertex other than the
+        terminals (with `clear`, theirs are set to 0 first); one pass and
+        one read-back (``gpumatch_dyn_signs`` on the GPU)."""
+        s, t = self.source, self.sink
+        if self.backend == "cupy":
+            from .. import _cuda
+
+            if self._flags is None:
+                self._flags = _backend.cp.zeros(2, dtype=np.int32)
+            f = self._flags
+            f.fill(0)
+            _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_signs")(
+                (max(1, min((self._V + 255) // 256, 4096)),), (256,),
+                (np.int64(self._V), ex, np.int64(s), np.int64(t), np.int32(bool(clear)), f))
+            pos, neg = (bool(x) for x in f.get())
+            return pos, neg
+        if clear:
+            ex[s] = 0
+            ex[t] = 0
+        return bool(self._inner(ex > 0).any()), bool(self._inner(ex < 0).any())
 
     def _repair(self, times):
         """Turn the pseudo-flow into a maximum flow; returns ``(value, source side of a minimum cut)``."""

@@ -1,8 +1,10 @@
-// CUDA kernels of MaxFlowSolver.update_capacities (gpumatch/flow/_dynamic.py):
-// one batch of capacity changes is checked and classified by one launch with
-// one small read-back, then applied by a second launch.  The NumPy twin is
-// the vectorised code of MaxFlowSolver._classify_xp and the apply step of
-// update_capacities.
+// CUDA kernels of MaxFlowSolver (gpumatch/flow/_dynamic.py).  In
+// update_capacities one batch of capacity changes is checked and classified
+// by one launch with one small read-back, then applied by a second launch
+// (the NumPy twin is the vectorised code of MaxFlowSolver._classify_xp and
+// the apply step of update_capacities).  The repair's checks: whether the
+// kept cut is open (_sealed) and which signs the excesses have (_signs),
+// each one launch and one read-back (NumPy twins: the array code there).
 //
 // Per-arc arrays (cap, flow, tail, head, oti) have one dummy slot at index E
 // that stands for self-loops and entries that are not arcs.
@@ -141,4 +143,30 @@ extern "C" __global__ void gpumatch_dyn_cut_open(
         const long long f = flow[mapped ? pos[a] : a];
         if (i < nst ? f < cap[a] : f > 0) *open = 1;
     }
+}
+
+// gpumatch_dyn_signs: whether any vertex but the terminals has an excess
+// (flags[0]) or a deficit (flags[1]); the repair's check after each phase.
+//   excess : V, per vertex (long long)
+//   s, t   : the terminals, skipped; with `clear` their excesses are set
+//            to 0 (they mean nothing to the repair)
+//   flags  : 2, out (the caller zeroes them)
+// Thread mapping: one thread per vertex (grid-stride).  Race: benign,
+// every writer of a flag stores 1.
+extern "C" __global__ void gpumatch_dyn_signs(
+    long long V, long long* excess, long long s, long long t, int clear, int* flags)
+{
+    bool pos = false, neg = false;
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x; v < V; v += stride) {
+        if (v == s || v == t) {
+            if (clear) excess[v] = 0;
+            continue;
+        }
+        const long long e = excess[v];
+        pos |= e > 0;
+        neg |= e < 0;
+    }
+    if (__syncthreads_or(pos) && threadIdx.x == 0) flags[0] = 1;
+    if (__syncthreads_or(neg) && threadIdx.x == 0) flags[1] = 1;
 }
