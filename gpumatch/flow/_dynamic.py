@@ -308,10 +308,10 @@ class _Phase:
     def relabel(self, force_full=False):
         """Exact two-tier heights (BFS over reverse residual arcs); returns the seconds it took.
 
-        A phase with `targets` runs the steps of :mod:`._labels`
-        (:meth:`_relabel_full`, :meth:`_relabel_split`), which also leave
-        the next worklist in ``self.work`` (else None: :meth:`active` finds
-        it).
+        A phase with `targets` and far targets runs the steps of
+        :mod:`._labels` when no early stop applies (:meth:`_relabel_full`)
+        or its kept cut is sealed (:meth:`_relabel_split`); those leave the
+        next worklist in ``self.work`` (else None: :meth:`active` finds it).
         """
         s, xp = self.s, self.s._xp
         t0 = time.perf_counter()
