@@ -39,8 +39,8 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 #: the solver's steps timed in the call tree
 SOLVER_STEPS = ("_repair", "_excess_phase", "_deficit_phase", "_sink_bfs", "_path_pass", "_unwind", "_far_return",
                 "_sealed", "_imbalance", "_value", "_saturate_source", "_flow_matrix", "_bfs", "_excess_left",
-                "_unlabeled_excess", "_deficits")
-PHASE_STEPS = ("run", "relabel", "_relabel_split", "active")
+                "_unlabeled_excess", "_signs")
+PHASE_STEPS = ("run", "relabel", "_relabel_split", "_relabel_full", "_tier", "active")
 
 
 def _instrument(D, cp, tree):
@@ -65,7 +65,7 @@ def _instrument(D, cp, tree):
                 sync()
                 depth[0] = d
                 tag = name + (f":{a[1]}" if name == "_path_pass" else
-                              f":{a[0].name}" if name in ("run", "relabel", "_relabel_split") else "")
+                              f":{a[0].name}" if name in ("run", "relabel", "_relabel_split", "_relabel_full") else "")
                 tree[i] = (d, tag, (time.perf_counter() - t0) * 1e3)
         setattr(cls, name, timed)
 

@@ -256,7 +256,8 @@ class _Phase:
     near, far : callables returning index arrays; `far` may be None
         The BFS of a global relabel starts from the `near` targets at level
         0 and, for the vertices it did not reach, from the `far` targets at
-        level ``solver._far_level``.
+        level ``solver._far_level``.  With `targets` both are derived from
+        it (leave them None).
     terminals : (target, other)
         Passed to the discharge kernel (neither is ever discharged).
     hlimit : int
@@ -285,13 +286,15 @@ class _Phase:
         terminals and, with `deficits`, the other vertices with a deficit,
         near ones on the side of the kept cut that ``side()`` returns (a
         bool mask; a sealed cut's side must be that one) and far ones off
-        it.  They must be the vertices that `near` and `far` return.
+        it.
     """
 
-    def __init__(self, solver, ctx, st, near, far=None, *, terminals, hlimit, blocked=None, must_clear=True,
+    def __init__(self, solver, ctx, st, near=None, far=None, *, terminals, hlimit, blocked=None, must_clear=True,
                  far_return=None, early=False, sealed=None, targets=None, name=""):
         self.s = solver
         self.targets = targets
+        if targets is not None:
+            near, far = (lambda: self._tier(True)), (lambda: self._tier(False))
         self.work = None
         self.early = early
         self.sealed = sealed
@@ -423,6 +426,19 @@ class _Phase:
         s._stats["global_relabels"] += 1
         s._stats["split_relabels"] = s._stats.get("split_relabels", 0) + 1
         return time.perf_counter() - t0
+
+    def _tier(self, near):
+        """The near (or far) targets of `targets` as an index array: the
+        terminal, then with `deficits` the vertices with a deficit on (off)
+        the side ``side()`` (for the relabels that do not run the steps)."""
+        s, xp = self.s, self.s._xp
+        near_t, far_t, deficits, side_of = self.targets
+        head = xp.asarray([near_t if near else far_t], dtype=s._idt)
+        if not deficits:
+            return head
+        side = side_of()
+        m = s._inner(self.st["excess"] < 0) & (side if near else ~side)
+        return xp.concatenate([head, xp.nonzero(m)[0].astype(s._idt)])
 
     def _listed(self):
         """The worklist after a relabel: the one its steps listed, else :meth:`active`."""
@@ -1277,13 +1293,6 @@ class MaxFlowSolver:
         self._stats["global_relabels"] += 1
         return h >= self._V
 
-    def _deficits(self, on_side):
-        """Vertices (not terminals) with a deficit, on the source side of the cut or off it."""
-        xp, side = self._xp, self._side
-        m = self._inner(self._excess < 0)
-        m &= side if on_side else ~side
-        return xp.nonzero(m)[0]
-
     def _excess_phase(self):
         """Phase X: excess to the sink or deficits of the sink side, else to the source or the others.
 
@@ -1313,9 +1322,7 @@ class MaxFlowSolver:
                 crossed = self._path_pass("X", self._L, self._excess, None, s, t, moved=True)
             if not self._imbalance()[0]:
                 return crossed
-        near = lambda: xp.concatenate([xp.asarray([t], dtype=idt), self._deficits(False).astype(idt)])  # noqa
-        far = lambda: xp.concatenate([xp.asarray([s], dtype=idt), self._deficits(True).astype(idt)])  # noqa
-        _Phase(self, self._ctx, st, near, far, terminals=(t, s), hlimit=self._hlimit2,
+        _Phase(self, self._ctx, st, terminals=(t, s), hlimit=self._hlimit2,
                far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True,
                sealed=lambda: self._sealed(False), targets=(t, s, True, lambda: ~self._side), name="X").run()
         return True
@@ -1357,9 +1364,7 @@ class MaxFlowSolver:
                 # what the source cannot fill is cancelled towards the sink across the cut
                 self._path_pass("D", self._LT, stT["excess"], None, t, s)
         if self._excess_left(stT):
-            near = lambda: xp.asarray([s], dtype=idt)  # noqa: E731
-            far = lambda: xp.asarray([t], dtype=idt)  # noqa: E731
-            it = _Phase(self, self._ctxT, stT, near, far, terminals=(s, t), hlimit=self._hlimit2,
+            it = _Phase(self, self._ctxT, stT, terminals=(s, t), hlimit=self._hlimit2,
                         far_return=lambda xs: self._far_return(back, self._ctxT, stT, xs, t, s), early=True,
                         sealed=lambda: self._sealed(True), targets=(s, t, False, lambda: self._side),
                         name="D").run()
