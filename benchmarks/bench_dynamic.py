@@ -282,7 +282,8 @@ def _print_trace(trace):
     for phase, step, a, b, now in trace:
         dt = 0.0 if t_prev is None else (now - t_prev) / 1e3
         t_prev = now
-        what = {-1: f"dissolve {dt:.0f}us (released {a})", -2: f"seed {dt:.0f}us ({a}/{b})",
+        what = {-4: "start", -5: f"adopt{'(push)' if b else ''} {dt:.0f}us ({a})",
+                -1: f"dissolve {dt:.0f}us (released {a})", -2: f"seed {dt:.0f}us ({a}/{b})",
                 -3: f"flips {dt:.0f}us ({a} paths, {b} met)"}.get(step, f"L{step} {dt:.0f}us ({a}/{b})")
         lines.setdefault(phase, []).append(what)
     for phase, parts in lines.items():
@@ -368,6 +369,14 @@ def main(argv=None):
     ap.add_argument("--aug-defer", default=None,
                     help="comma-separated: 1 defers the closing of the augmenting phases, 0 closes in every phase "
                          "(gpumatch.matching._augment.DEFER_CLOSING)")
+    ap.add_argument("--aug-wait", default=None,
+                    help="comma-separated values of gpumatch.matching._augment.SEARCH_WAIT to run (0: the search "
+                         "side never waits; r > 0: in a search phase it waits a level while its frontier is more "
+                         "than r times the backward one)")
+    ap.add_argument("--aug-push", default=None,
+                    help="comma-separated: 1 runs a closing phase's adoption passes after the first from the rows "
+                         "that joined last (push), 0 every pass over all columns (gpumatch.matching._augment."
+                         "ADOPT_PUSH)")
     ap.add_argument("--aug-trace", type=int, default=0,
                     help="with --steps on the GPU: record up to this many steps of each cooperative augment "
                          "(gpumatch.matching._augment.TRACE_STEPS) and print the time per phase and level")
@@ -414,10 +423,12 @@ def main(argv=None):
             for wi in args.warm_init.split(","):
                 for rk in args.relabel_k.split(","):
                     for wm in args.warm_method.split(","):
-                        for lm, co, br, dc in itertools.product((args.aug_loop_max or "").split(","),
-                                                                (args.aug_coop or "").split(","),
-                                                                (args.aug_back or "").split(","),
-                                                                (args.aug_defer or "").split(",")):
+                        for lm, co, br, dc, aw, ap_ in itertools.product((args.aug_loop_max or "").split(","),
+                                                                         (args.aug_coop or "").split(","),
+                                                                         (args.aug_back or "").split(","),
+                                                                         (args.aug_defer or "").split(","),
+                                                                         (args.aug_wait or "").split(","),
+                                                                         (args.aug_push or "").split(",")):
                             from gpumatch.matching import _augment
 
                             if lm:
@@ -434,6 +445,12 @@ def main(argv=None):
                             if dc:
                                 _augment.DEFER_CLOSING = int(dc) > 0
                                 print(f"# augment DEFER_CLOSING = {int(dc) > 0}", flush=True)
+                            if aw:
+                                _augment.SEARCH_WAIT = float(aw)
+                                print(f"# augment SEARCH_WAIT = {float(aw):g}", flush=True)
+                            if ap_:
+                                _augment.ADOPT_PUSH = int(ap_) > 0
+                                print(f"# augment ADOPT_PUSH = {int(ap_) > 0}", flush=True)
                             bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
                                            wm, max(1, args.repeats))
     if args.log:

@@ -1050,17 +1050,25 @@ def aug_launch(request, backend, monkeypatch):
     return request.param
 
 
-@pytest.fixture(params=["default", "off", "eager", "closing"])
+@pytest.fixture(params=["default", "off", "eager", "closing", "wait"])
 def two_sided(request, monkeypatch):
     """The backward side of the augmenting phases: the default balance, off
     (search trees alone, every phase closing), eager (the backward side runs a
-    level whenever its frontier is at most 8x the search side's), or the
-    default balance with every phase closing (no deferred closing)."""
+    level whenever its frontier is at most 8x the search side's; the closing
+    phases' adoption passes all over every column, ``ADOPT_PUSH`` False), the
+    default balance with every phase closing (no deferred closing), or with
+    a search side that waits whenever its frontier is longer than the
+    backward one (``SEARCH_WAIT`` 1)."""
     from gpumatch.matching import _augment
 
-    ratio = {"default": _augment.BACK_RATIO, "off": 0.0, "eager": 8.0, "closing": _augment.BACK_RATIO}[request.param]
+    ratio = {"default": _augment.BACK_RATIO, "off": 0.0, "eager": 8.0, "closing": _augment.BACK_RATIO,
+             "wait": _augment.BACK_RATIO}[request.param]
     monkeypatch.setattr(_augment, "BACK_RATIO", ratio)
     monkeypatch.setattr(_augment, "DEFER_CLOSING", request.param != "closing")
+    if request.param == "wait":
+        monkeypatch.setattr(_augment, "SEARCH_WAIT", 1.0)
+    if request.param == "eager":
+        monkeypatch.setattr(_augment, "ADOPT_PUSH", False)
     return ratio
 
 
@@ -1332,6 +1340,35 @@ def test_augment_two_sided_meets_halfway(backend, aug_launch, k, monkeypatch):
             assert stats["aug_met"] == 0 and stats["aug_levels"] == levels, stats
         check_matching(A, _host(st.mu_col), "row", expected_size=k + 1)
         assert (_host(st.extra["augment"]["root_col"]) >= -1).all()
+
+
+def test_augment_cut_search_phase_is_closed_before_converging(backend, aug_launch):
+    """A search phase cut with a tree still growing leaves that tree open, so a
+    later search phase cannot prove the matching maximum even when it releases
+    nothing: the closing phase closes the tree first, and the kept forest is a
+    certificate.  Rows 0 and 1 are free, column 0 is free; row 0's tree meets
+    column 0's backward tree at once (it claims no column, so the next phase
+    releases nothing), while row 1's tree grows down the chain 1 - c1 = 2 - c2
+    = 3 - c3 = 4 (= matched) and is cut when no backward tree is left."""
+    from types import SimpleNamespace
+
+    from gpumatch.matching import _augment
+
+    rows = np.array([0, 1, 2, 2, 3, 3, 4])
+    cols = np.array([0, 1, 1, 2, 2, 3, 3])
+    A = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(5, 4))
+    A.sort_indices()
+    st = _augment_state(A, backend, "empty")
+    xp = np if backend == "numpy" else __import__("cupy")
+    st.mu_row[...] = xp.asarray(np.array([-1, -1, 1, 2, 3]).astype(st.mu_row.dtype))
+    st.mu_col[...] = xp.asarray(np.array([-1, 2, 3, 4]).astype(st.mu_col.dtype))
+    stats = _augment.augment(st)
+    _check_launch(stats, backend, aug_launch)
+    assert stats["aug_converged"] and stats["aug_paths"] == 1
+    # search (flips row 0's path), search (flips nothing, releases nothing), closing
+    assert stats["aug_phases"] == 3 and stats["aug_closings"] == 1, stats
+    check_matching(A, _host(st.mu_col), "row", expected_size=4)
+    _check_forest(SimpleNamespace(_st=st, _mu_row=st.mu_row, _mu_col=st.mu_col), A)
 
 
 def test_augment_max_phases_and_handover(backend, aug_launch, monkeypatch):

@@ -42,11 +42,14 @@ The closing of the forest is deferred (:data:`DEFER_CLOSING`): *search*
 phases leave the columns of dissolved trees unclaimed, and a backward tree
 that meets a row of a live tree ends there, so the kept trees next to the
 released columns are reached from the free columns' side; their BFS stops
-once no backward tree is left to meet.  A *closing* phase, run when a
-search phase flips nothing, lets the kept trees adopt everything next to
-them again and is what proves the matching maximum.  On random d5 graphs,
-where a few trees hold most of the graph, this halved the solves after
-small batches that remove edges.
+once no backward tree is left to meet, and their search side waits while
+its frontier is much longer than the backward one (:data:`SEARCH_WAIT`).
+A *closing* phase, run when a search phase flips nothing, lets the kept
+trees adopt everything next to them again (a pass over every column, then
+passes from the rows that joined last, :data:`ADOPT_PUSH`) and is what
+proves the matching maximum.  On random d5 graphs, where a few trees hold
+most of the graph, this halved the solves after small batches that remove
+edges.
 
 One driver, :func:`augment`, for both kernel sets: the CUDA kernels are in
 ``augment.cu``.  Where the device supports cooperative launches (the
@@ -68,7 +71,7 @@ from .. import _backend
 from .. import csr as _csr
 
 __all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "DEFER_CLOSING",
-           "BACK_FLOOR", "COOPERATIVE", "LOOP_MAX", "LEVELS_PER_CHECK"]
+           "BACK_FLOOR", "SEARCH_WAIT", "ADOPT_PUSH", "COOPERATIVE", "LOOP_MAX", "LEVELS_PER_CHECK"]
 
 #: ``tstate`` of a tree (indexed by its root row): live and closed, orphaned
 #: (its root matched by a repair, kept only as a certificate), live with
@@ -87,8 +90,9 @@ BACK_RATIO = 1.0
 #: tree that meets a row of a live search tree ends there (``augment.cu``).
 #: Only when a search phase flips nothing does a *closing* phase adopt every
 #: column of no tree next to a kept tree and grow the trees over them; only
-#: a closing phase (or a search phase with nothing released since the last
-#: one) proves the matching maximum.  False: every phase closes (adopts).
+#: a closing phase (or a search phase when no phase since the last closing
+#: one released anything or was cut, which leaves trees open) proves the
+#: matching maximum.  False: every phase closes (adopts).
 DEFER_CLOSING = True
 #: In a search phase (:data:`DEFER_CLOSING`) the backward side also runs a
 #: level whenever its frontier is at most this long, and goes on alone
@@ -97,6 +101,20 @@ DEFER_CLOSING = True
 #: to meet), or when the search frontier is empty and the backward one
 #: longer than this (``augment.cu``).
 BACK_FLOOR = 4096
+#: A closing phase's adoption passes after the first one look only at the
+#: columns next to the rows that joined in the pass before (push, a
+#: frontier's work) instead of at every column of no tree again (pull, a
+#: pass over all columns), ``gpumatch_aug_adopt_push``; False: pull passes
+#: throughout.  Either way the passes end when one adopts nothing.
+ADOPT_PUSH = True
+#: In a search phase, the search side waits a level (its frontier, less
+#: the rows of trees that ended, carried to the next level unchanged)
+#: while the backward side runs and the search frontier is more than this
+#: many times as long as the backward one: the smaller side grows, as in a
+#: bidirectional BFS, instead of the search trees sweeping hundreds of
+#: thousands of rows to meet a few thousand backward trees (``augment.cu``).
+#: None or 0: the search side never waits.
+SEARCH_WAIT = 4.0
 
 #: On the GPU, run every phase of a call in one cooperative launch
 #: (``gpumatch_aug_solve``: grid-wide barriers between the steps, one
@@ -188,6 +206,7 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         return stats
     defer = _defer()
     closing, deferred, stats["aug_closings"] = not defer, 0, 0
+    left_open = False   # a search phase was cut since the last closing phase: its trees are not closed
     while max_phases is None or stats["aug_phases"] < max_phases:
         deferred += twin.begin_phase(first=stats["aug_phases"] == 0, closing=closing)
         stats["aug_levels"] += twin.bfs(closing=closing)
@@ -201,14 +220,15 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         stats["aug_phases"] += 1
         stats["aug_paths"] += flipped
         # every tree closed, no free column in one: maximum (augment.cu); a
-        # search phase (defer) is closed only when it was not cut and released
-        # nothing since the last closing phase
-        if flipped == 0 and twin.killed == 0 and (closing or (deferred == 0 and not twin.cut)):
+        # search phase (defer) is closed only when neither it nor any phase
+        # since the last closing phase was cut and none released anything
+        left_open = left_open or twin.cut
+        if flipped == 0 and twin.killed == 0 and (closing or (deferred == 0 and not left_open)):
             stats["aug_converged"] = True
             twin.f["valid"] = True
             break
         if closing:
-            deferred = 0
+            deferred, left_open = 0, False
         closing = not defer or flipped == 0
     twin.finish()
     stats.setdefault("aug_seeds", 0)
@@ -341,6 +361,12 @@ def _defer():
     return bool(DEFER_CLOSING) and BACK_RATIO > 0
 
 
+def _search_waits(size, bsize):
+    """Whether a search phase's search side waits a level (:data:`SEARCH_WAIT`)
+    with frontiers of `size` rows and `bsize` columns, the backward side running."""
+    return bool(SEARCH_WAIT) and size > SEARCH_WAIT * bsize
+
+
 def _twin(st):
     f = st.extra.get("augment")
     if f is None or f["m"] != st.m or f["n"] != st.n or f["idx"] != np.dtype(st.idx):
@@ -406,10 +432,12 @@ class _Numpy:
         self.pre_killed, self.pre_ends = 0, np.zeros(0, dtype=np.int64)
         frontier = []
         if closing and _defer():   # adoption passes until one adopts nothing; no frontier
-            while True:
-                cols, _ = self._adopt(np.flatnonzero(t == -1), e + 1, skip_ended=True)
-                if cols.shape[0] == 0:
-                    break
+            cols, mates = self._adopt(np.flatnonzero(t == -1), e + 1, skip_ended=True)
+            while cols.shape[0]:   # then from the rows that joined in the pass before (ADOPT_PUSH)
+                if ADOPT_PUSH:
+                    cols, mates = self._adopt_push(mates, e + 1)
+                else:
+                    cols, mates = self._adopt(np.flatnonzero(t == -1), e + 1, skip_ended=True)
         elif closing:
             frontier.append(self._adopt(gone, e + 1)[1])
         deg = np.diff(st.rptr)
@@ -436,6 +464,21 @@ class _Numpy:
         f["flips"] = np.zeros(0, dtype=np.int64)
         return released
 
+    def _adopt_push(self, rows, kill):
+        """Twin of one pass of gpumatch_aug_adopt_push: each column of no tree
+        next to a row of `rows` whose tree has not ended or died joins the
+        tree of the first such row (in the order of `rows`, then CSR);
+        returns the adopted columns and their mates, as :meth:`_adopt`."""
+        st, f = self.st, self.f
+        t = f["tree_row"][rows]
+        keep = (t >= 0) & (f["end_of"][np.maximum(t, 0)] < 0) & (f["dead"][np.maximum(t, 0)] != kill)
+        rows = rows[keep]
+        owner, slots = _csr.expand_segments(st.rptr, rows)
+        cols = st.rind[slots].astype(np.int64)
+        hit = np.flatnonzero(f["root_col"][cols] == -1)
+        cols, first = np.unique(cols[hit], return_index=True)
+        return self._join(cols, rows[owner[hit[first]]], kill)
+
     def _adopt(self, gone, kill, skip_ended=False):
         """Twin of gpumatch_aug_adopt / _adopt_mates (and, `skip_ended`, of
         one pass of gpumatch_aug_adopt_all): each released column in `gone`
@@ -455,7 +498,13 @@ class _Numpy:
             ok &= (f["end_of"][tt] < 0) & (f["dead"][tt] != kill)
         hit = np.flatnonzero(ok)
         _, first = np.unique(owner[hit], return_index=True)
-        cols, parents = gone[owner[hit[first]]], rows[hit[first]]
+        return self._join(gone[owner[hit[first]]], rows[hit[first]], kill)
+
+    def _join(self, cols, parents, kill):
+        """The columns `cols` join the trees of their rows `parents`, and their
+        mates join too (:meth:`_adopt`); returns the columns and the mates."""
+        st, f = self.st, self.f
+        tr = f["tree_row"]
         t = tr[parents]
         f["root_col"][cols] = t
         f["parent_col"][cols] = parents
@@ -501,6 +550,11 @@ class _Numpy:
             tree = tree_row[fr]
             live = (end_of[tree] < 0) & (dead[tree] != kill)
             fr, tree = fr[live], tree[live]
+            if back and floor and _search_waits(self.frontier.shape[0], bsize):
+                self.frontier = fr   # the search side waits a level (SEARCH_WAIT)
+                self.back_levels += 1
+                flips.append(self._back_level(meet))
+                continue
             owner, slots = _csr.expand_segments(st.rptr, fr)
             cols = st.rind[slots].astype(np.int64)
             held = root_col[cols]
@@ -644,7 +698,7 @@ class _Cuda:
              "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(16, dtype=cp.uint64),
              "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
              "block": (_cuda.BLOCK,)}
-        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_all", "adopt_mates", "note_added",
+        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_all", "adopt_push", "adopt_mates", "note_added",
                      "note_removed", "reparent", "orphan"):
             f[name] = get("gpumatch_aug_" + name)
         f["ctype"] = ctype
@@ -679,16 +733,22 @@ class _Cuda:
                                     f["tstate"], f["dead"], np.int32(e + 1), f["seen"], e, f["dissolved"], f["flips"],
                                     f["roots"], f["ctr"], np.int32(count_at), np.int64(first), np.int32(frontier)))
         if closing and _defer():   # adoption passes until one adopts nothing (a read-back each)
-            done = 0
+            prev = done = 0
             while True:
-                f["adopt_all"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["end_of"], f["dead"],
-                                                       np.int32(e + 1), f["root_col"], f["parent_col"],
-                                                       f["dissolved"], f["ctr"], np.int64(st.n)))
+                if done and ADOPT_PUSH:   # from the rows that joined in the pass before
+                    f["adopt_push"](f["grid"], f["block"], (st.rptr, st.rind, st.mu_col, f["tree_row"], f["end_of"],
+                                                            f["dead"], np.int32(e + 1), f["root_col"],
+                                                            f["parent_col"], f["dissolved"], f["ctr"],
+                                                            np.int64(prev), np.int64(done)))
+                else:
+                    f["adopt_all"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["end_of"], f["dead"],
+                                                           np.int32(e + 1), f["root_col"], f["parent_col"],
+                                                           f["dissolved"], f["ctr"], np.int64(st.n)))
                 count = int(f["ctr"][6:7].get()[0])
                 if count == done:
                     break
                 mates(6, done, 0)
-                done = count
+                prev, done = done, count
         elif closing:
             f["adopt"](f["grid"], f["block"], (st.cptr, st.cind, f["tree_row"], f["root_col"], f["parent_col"],
                                                f["dissolved"], f["ctr"]))
@@ -714,15 +774,17 @@ class _Cuda:
         ratio, kill, meet = np.float64(self.ratio), np.int32(f["epoch"]), np.int32(_defer())
         s, steps = 0, 1
         floor = np.int64(BACK_FLOOR if meet and not closing else 0)
+        wait = np.float64(SEARCH_WAIT or 0)
         while True:
-            f["loop"]((1,), (1024,), head + (np.int64(s), ratio, meet, floor, kill, np.int64(LOOP_MAX), f["state"]))
+            f["loop"]((1,), (1024,), head + (np.int64(s), ratio, meet, floor, kill, np.int64(LOOP_MAX), f["state"],
+                                             wait))
             self.loops += 1
             s, more, self.flipped, self.seeds, self.met, self.back_levels, self.killed, self.cut = (
                 int(x) for x in f["state"].get())
             if not more:
                 return s
             for _ in range(steps):  # a long frontier: grid-wide levels, then the loop kernel looks again
-                f["level"](f["grid"], f["block"], head + (np.int64(s), ratio, meet, floor, kill))
+                f["level"](f["grid"], f["block"], head + (np.int64(s), ratio, meet, floor, kill, wait))
                 s += 1
             steps = min(2 * steps, LEVELS_PER_CHECK)
 
@@ -767,7 +829,8 @@ class _Cuda:
                     f["bufs"][0], f["bufs"][1], f["bbufs"][0], f["bbufs"][1], f["ctr"],
                     np.int32(f["epoch"]), np.int64(max_phases), np.float64(self.ratio), np.int32(_defer()),
                     np.int64(BACK_FLOOR), f["repairs"],
-                    f["solve_state"], trace, np.int64(TRACE_STEPS)))
+                    f["solve_state"], trace, np.int64(TRACE_STEPS), np.float64(SEARCH_WAIT or 0),
+                    np.int32(1 if ADOPT_PUSH else 0)))
         (phases, paths, levels, seeds, converged, matched, reparented, orphaned, released, met, back_levels,
          deaths, closings) = (int(x) for x in f["solve_state"].get())
         f["epoch"] += phases

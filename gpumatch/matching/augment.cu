@@ -90,14 +90,19 @@
 // ends there (aug_level_cols): the kept trees next to the released columns
 // are found from the free columns' side, usually within a level or two.
 // A search phase's BFS is cut once no backward tree is left to meet
-// (gpumatch_aug_loop), so its trees need not be closed.  When a search
-// phase flips nothing, a *closing* phase lets the kept trees adopt, pass
-// after pass, every column of no tree next to them (gpumatch_aug_adopt_all)
-// and grows the new roots and pending rows to their end: that phase is the
-// plain phase above and proves the matching maximum when it flips nothing
-// and no orphaned tree died (a search phase proves it only when it was not
-// cut and nothing was released since the last closing phase).  Backward
-// trees meet live rows in closing phases too.
+// (gpumatch_aug_loop), so its trees need not be closed, and while its
+// search frontier is much longer than the backward one the search side
+// waits (aug_level: the smaller side grows).  When a search phase flips
+// nothing, a *closing* phase lets the kept trees adopt, pass after pass,
+// every column of no tree next to them (gpumatch_aug_adopt_all, then
+// gpumatch_aug_adopt_push from the rows that joined last) and grows the
+// new roots and pending rows to their end: that phase is the plain phase
+// above and proves the matching maximum when it flips nothing and no
+// orphaned tree died.  A search phase proves it only when no phase since
+// the last closing phase (itself included) was cut or released anything:
+// a cut phase leaves trees open (rows never expanded), and only a closing
+// phase's adoption closes them.  Backward trees meet live rows in closing
+// phases too.
 //
 // Repairs instead of kills.  Row depths strictly decrease from a column's
 // mate to its parent, so:
@@ -263,6 +268,59 @@ extern "C" __global__ void gpumatch_aug_adopt_all(
 {
     aug_adopt_all_items(cptr, cind, tree_row, end_of, dead, kill, root_col, parent_col, adopted, ctr, n,
                         (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
+}
+
+// The largest power of two <= max_width with width * size <= threads.
+__device__ __forceinline__ int aug_group_width(unsigned long long size, long long threads, int max_width)
+{
+    int width = 1;
+    while (width < max_width && (unsigned long long)(2 * width) * size <= (unsigned long long)threads) width *= 2;
+    return width;
+}
+
+// gpumatch_aug_adopt_push: an adoption pass of a closing phase after the
+// first (_augment.ADOPT_PUSH): after a pass of gpumatch_aug_adopt_all, the
+// only columns of no tree next to a row of a kept tree are next to the
+// rows that joined in the pass before (the mates of the columns it
+// adopted, adopted[first, count)), so this pass scans those rows' columns
+// instead of every column again: each column of no tree there joins the
+// row's tree (atomicCAS on root_col: the first claim wins), unless that
+// tree has ended or died in this phase, as in gpumatch_aug_adopt_all.
+//   adopted : n, the adopted columns; read in [first, count), appended
+//             from count on (ctr[6])
+// Thread mapping: groups of `width` threads (a power of two) per listed
+// column, group `start` of `stride`, `lane` the thread's place in its
+// group: a row's columns are scanned in parallel.  Each column is claimed
+// once; parent_col is written by its claimant only.
+__device__ __forceinline__ void aug_adopt_push_items(
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* mu_col, const idx_t* tree_row,
+    const idx_t* end_of, const int* dead, int kill, idx_t* root_col, idx_t* parent_col, idx_t* adopted,
+    unsigned long long* ctr, long long first, long long count, long long start, long long stride, int lane,
+    int width)
+{
+    for (long long i = first + start; i < count; i += stride) {
+        idx_t w = mu_col[adopted[i]];
+        if (w < 0) continue;
+        idx_t t = tree_row[w];
+        if (t < 0 || end_of[t] >= 0 || dead[t] == kill) continue;
+        for (idx_t p = rptr[w] + lane; p < rptr[w + 1]; p += width) {
+            idx_t c = rind[p];
+            if (root_col[c] != (idx_t)-1 || gm_cas(&root_col[c], (idx_t)-1, t) != (idx_t)-1) continue;
+            parent_col[c] = w;
+            adopted[gm_append(&ctr[6])] = c;
+        }
+    }
+}
+extern "C" __global__ void gpumatch_aug_adopt_push(
+    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col,
+    const idx_t* __restrict__ tree_row, const idx_t* __restrict__ end_of, const int* __restrict__ dead, int kill,
+    idx_t* root_col, idx_t* parent_col, idx_t* adopted, unsigned long long* ctr, long long first, long long count)
+{
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long threads = (long long)gridDim.x * blockDim.x;
+    int width = aug_group_width((unsigned long long)(count - first), threads, GPUMATCH_WARP);
+    aug_adopt_push_items(rptr, rind, mu_col, tree_row, end_of, dead, kill, root_col, parent_col, adopted, ctr, first,
+                         count, tid / width, threads / width, (int)(tid % width), width);
 }
 
 // gpumatch_aug_adopt_mates: the second half (after a barrier): the mate of
@@ -571,14 +629,6 @@ __device__ __forceinline__ void aug_level_cols(
     }
 }
 
-// The largest power of two <= max_width with width * size <= threads.
-__device__ __forceinline__ int aug_group_width(unsigned long long size, long long threads, int max_width)
-{
-    int width = 1;
-    while (width < max_width && (unsigned long long)(2 * width) * size <= (unsigned long long)threads) width *= 2;
-    return width;
-}
-
 // Frontier buffers and counters of level s (the three kernels below): the
 // search side's level 0 reads the roots (count ctr[3]), level s > 0 reads
 // buf[(s - 1) % 2] (count ctr[(s - 1) % 3]); level s writes buf[s % 2]
@@ -591,6 +641,11 @@ __device__ __forceinline__ int aug_group_width(unsigned long long size, long lon
 // ctr[8 + (j + 2) % 3].  It runs at level s when its frontier is not empty
 // and at most back_ratio times the search side's or at most `floor` long
 // (a search phase of the deferred closing, gpumatch_aug_loop; 0 otherwise).
+// In a search phase, when the backward side runs and the search frontier
+// is more than search_wait (> 0) times as long as the backward one, the
+// search side *waits*: it only copies the rows of its frontier whose
+// trees have not ended or died to the next level's buffer (the smaller
+// side grows, _augment.SEARCH_WAIT).
 // Every thread reads the
 // same sizes (written before the barrier or launch that ends level s - 1),
 // from `cnt`: ctr itself, or (gpumatch_aug_solve) the block's copy of it.
@@ -603,7 +658,7 @@ __device__ __forceinline__ void aug_level(
     unsigned char* pending, idx_t* bpar, idx_t* bowner, idx_t* flips,
     const idx_t* roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr,
     const volatile unsigned long long* cnt, long long s, double back_ratio, bool meet, long long floor,
-    long long tid, long long threads, int max_width)
+    double search_wait, long long tid, long long threads, int max_width)
 {
     volatile unsigned long long* vctr = ctr;
     unsigned long long size = cnt[s == 0 ? 3 : (s - 1) % 3];
@@ -617,15 +672,26 @@ __device__ __forceinline__ void aug_level(
         vctr[11 + (s + 1) % 2] = j + (back ? 1ULL : 0ULL);
     }
     const idx_t* in = s == 0 ? roots : (((s - 1) % 2) ? buf1 : buf0);
-    int width = aug_group_width(size, threads, max_width);
-    aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill, pending,
-                   bowner, flips, ctr, in, (long long)size, (s % 2) ? buf1 : buf0, &ctr[s % 3], tid / width,
-                   threads / width, (int)(tid % width), width);
+    idx_t* out = (s % 2) ? buf1 : buf0;
+    if (back && floor > 0 && search_wait > 0.0 && (double)size > search_wait * (double)bsize) {
+        // the search side waits: its frontier, less the rows of trees that
+        // ended or died, is carried to the next level
+        for (long long i = tid; i < (long long)size; i += threads) {
+            idx_t u = in[i];
+            idx_t t = tree_row[u];
+            if (end_of[t] < 0 && dead[t] != kill) out[gm_append(&ctr[s % 3])] = u;
+        }
+    } else {
+        int width = aug_group_width(size, threads, max_width);
+        aug_level_rows(rptr, rind, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, kill,
+                       pending, bowner, flips, ctr, in, (long long)size, out, &ctr[s % 3], tid / width,
+                       threads / width, (int)(tid % width), width);
+    }
     if (back) {
-        width = aug_group_width(bsize, threads, max_width);
+        const int bwidth = aug_group_width(bsize, threads, max_width);
         aug_level_cols(cptr, cind, mu_row, mu_col, root_col, bpar, bowner, tree_row, parent_col, end_of, tstate,
                        flips, ctr, meet, (j % 2) ? bbuf1 : bbuf0, (long long)bsize, (j % 2) ? bbuf0 : bbuf1,
-                       &ctr[8 + (j + 1) % 3], tid / width, threads / width, (int)(tid % width), width);
+                       &ctr[8 + (j + 1) % 3], tid / bwidth, threads / bwidth, (int)(tid % bwidth), bwidth);
     }
 }
 
@@ -712,11 +778,13 @@ extern "C" __global__ void gpumatch_aug_level(
     idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
     const unsigned char* __restrict__ tstate, int* dead, unsigned char* pending, idx_t* bpar, idx_t* bowner,
     idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
-    unsigned long long* ctr, long long s, double back_ratio, int meet, long long floor, int kill)
+    unsigned long long* ctr, long long s, double back_ratio, int meet, long long floor, int kill,
+    double search_wait)
 {
     aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead,
               kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, ctr, s, back_ratio, meet != 0,
-              floor, (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x, 1);
+              floor, search_wait, (long long)blockIdx.x * blockDim.x + threadIdx.x,
+              (long long)gridDim.x * blockDim.x, 1);
 }
 
 // The backward frontier that level s reads (aug_level's counters).
@@ -771,7 +839,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
     idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate, int* dead, unsigned char* pending,
     idx_t* bpar, idx_t* bowner, idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1,
     idx_t* bbuf0, idx_t* bbuf1, unsigned long long* ctr, long long s, double back_ratio, int meet, long long floor,
-    int kill, long long limit, long long* state)
+    int kill, long long limit, long long* state, double search_wait)
 {
     volatile unsigned long long* vctr = ctr;
     unsigned long long size = vctr[s == 0 ? 3 : (s - 1) % 3];
@@ -779,7 +847,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
     while (aug_goes_on(size, bsize, floor) && (long long)size <= limit && (floor == 0 || (long long)bsize <= limit)) {
         aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                   dead, kill, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, vctr, s,
-                  back_ratio, meet != 0, floor, threadIdx.x, blockDim.x, 16);
+                  back_ratio, meet != 0, floor, search_wait, threadIdx.x, blockDim.x, 16);
         __syncthreads();
         size = vctr[s % 3];
         ++s;
@@ -816,8 +884,10 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 //   1. dissolve (releasing the backward trees too), sync; in a closing
 //      phase (all phases without `defer`) the released columns next to
 //      kept trees join them, sync, their mates join (the first frontier),
-//      sync; with `defer`, passes of gpumatch_aug_adopt_all (sync) and
-//      the mates joining (sync) until a pass adopts nothing;
+//      sync; with `defer`, passes of gpumatch_aug_adopt_all (with
+//      `adopt_push`, only the first: then gpumatch_aug_adopt_push from the
+//      rows that joined in the pass before) (sync) and the mates joining
+//      (sync) until a pass adopts nothing;
 //   2. seed (grid-stride over rows, then columns), sync;
 //   3. BFS levels of both sides with a sync after each (aug_level; a
 //      frontier of f rows or columns gives each a group of the largest
@@ -831,9 +901,9 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 // With `defer` (deferred closing, header) a phase is a search phase unless
 // the one before it was a search phase that flipped nothing: then it is a
 // closing phase, and only a closing phase can converge, or a search phase
-// that flipped nothing, was not cut (gpumatch_aug_loop, `back_floor`) when
-// no orphaned tree died and no column was released since the last closing
-// phase (it then was one).
+// that flipped nothing when no orphaned tree died, no column was released
+// and no phase was cut (gpumatch_aug_loop, `back_floor`) since the last
+// closing phase (it then was one).
 //   epoch0 : the epoch of the first phase's dissolve; phase p dissolves
 //            dead[t] == epoch0 + p and its flips mark epoch0 + p + 1
 //   repairs: 2, the repairs of the batches since the last solve (read and
@@ -846,7 +916,10 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
 //   trace  : a diagnostic (trace_cap 0: off): trace[0] counts the records written
 //            from trace[1] on, 5 values each, at most trace_cap: (phase,
 //            step, a, b, %globaltimer ns) after the barrier that ends a
-//            step: step -1 the dissolves, a = columns released; -2 the
+//            step: step -4 the kernel's start (no barrier before it, a =
+//            b = 0); -5 an adoption pass of a closing phase, a = columns
+//            adopted, b = 1 for a push pass; -1 the dissolves (after the
+//            adoption passes), a = columns released; -2 the
 //            seed, a, b = the two first frontiers; s >= 0 level s, a, b =
 //            the two next frontiers; -3 the flips, a = paths, b = through
 //            backward trees
@@ -862,7 +935,8 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
     int* depth, unsigned char* tstate, int* dead, int* seen, unsigned char* pending, idx_t* bpar, idx_t* bowner,
     idx_t* roots, idx_t* flips, idx_t* dissolved, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
     unsigned long long* ctr, int epoch0, long long max_phases, double back_ratio, int defer, long long back_floor,
-    unsigned long long* repairs, long long* state, long long* trace, long long trace_cap)
+    unsigned long long* repairs, long long* state, long long* trace, long long trace_cap, double search_wait,
+    int adopt_push)
 {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -871,6 +945,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
     long long phase = 0, paths = 0, levels = 0, seeds = 0, released = 0, met = 0, back_levels = 0, deaths = 0;
     long long closings = 0;
     unsigned long long deferred = 0ULL;   // columns released since the last closing phase
+    bool left_open = false;               // a search phase was cut since the last closing phase
     int converged = 0;
     bool closing = !defer;
     auto note = [&](long long step, unsigned long long a, unsigned long long b) {
@@ -895,6 +970,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         if (threadIdx.x < 16) snap[threadIdx.x] = vctr[threadIdx.x];
         __syncthreads();
     };
+    note(-4, 0ULL, 0ULL);
     if (tid == 0) state[5] = 0;   // counted into after the last sync of the phases below
     while (max_phases < 0 || phase < max_phases) {
         const int e = epoch0 + (int)phase;
@@ -904,17 +980,28 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         aug_dissolve_items(m, n, root_col, tree_row, end_of, tstate, dead, e, dissolved, ctr, tid, nthreads);
         sync_snap();
         deferred += snap[5];
-        if (closing && defer) {   // adoption passes until one adopts nothing (gpumatch_aug_adopt_all)
-            unsigned long long first = 0ULL;
+        if (closing && defer) {   // adoption passes until one adopts nothing (gpumatch_aug_adopt_all, _push)
+            unsigned long long first = 0ULL, prev = 0ULL;
+            bool push = false;
             while (true) {
-                aug_adopt_all_items(cptr, cind, tree_row, end_of, dead, e + 1, root_col, parent_col, dissolved, ctr,
-                                    n, tid, nthreads);
+                if (push) {
+                    const int width = aug_group_width(first - prev, nthreads, GPUMATCH_WARP);
+                    aug_adopt_push_items(rptr, rind, mu_col, tree_row, end_of, dead, e + 1, root_col, parent_col,
+                                         dissolved, ctr, (long long)prev, (long long)first, tid / width,
+                                         nthreads / width, (int)(tid % width), width);
+                } else {
+                    aug_adopt_all_items(cptr, cind, tree_row, end_of, dead, e + 1, root_col, parent_col, dissolved,
+                                        ctr, n, tid, nthreads);
+                }
                 sync_snap();
+                note(-5, snap[6] - first, push ? 1ULL : 0ULL);
                 if (snap[6] == first) break;
                 aug_adopt_mates_items(mu_col, root_col, parent_col, tree_row, end_of, depth, tstate, dead, e + 1,
                                       seen, e, dissolved, flips, roots, ctr, (long long)first, (long long)snap[6],
                                       false, tid, nthreads);
+                prev = first;
                 first = snap[6];
+                push = adopt_push != 0;
                 grid.sync();
             }
         } else if (closing) {
@@ -944,7 +1031,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         while (aug_goes_on(size, bsize, floor)) {
             aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                       dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, snap, s,
-                      back_ratio, defer != 0, floor, tid, nthreads, GPUMATCH_WARP);
+                      back_ratio, defer != 0, floor, search_wait, tid, nthreads, GPUMATCH_WARP);
             sync_snap();
             size = snap[s % 3];
             ++s;
@@ -952,6 +1039,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
             note(s - 1, size, bsize);
         }
         const bool cut = search && (size != 0ULL || bsize != 0ULL);
+        left_open = left_open || cut;
         levels += s;
         long long nflip = (long long)snap[4];
         const bool died = snap[13] != 0ULL;   // copied before any thread can pass the next zeroing
@@ -967,11 +1055,14 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         }
         note(-3, (unsigned long long)nflip, vctr[7]);
         closings += (closing && defer) ? 1 : 0;
-        if (nflip == 0 && !died && (closing || (deferred == 0ULL && !cut))) {
+        if (nflip == 0 && !died && (closing || (deferred == 0ULL && !left_open))) {
             converged = 1;
             break;
         }
-        if (closing) deferred = 0ULL;
+        if (closing) {
+            deferred = 0ULL;
+            left_open = false;
+        }
         closing = !defer || nflip == 0;
     }
     // matched columns: a shuffle sum per warp, one atomic per warp; the
