@@ -698,8 +698,8 @@ class _Cuda:
              "pending": cp.zeros(m1, dtype=cp.uint8), "ctr": cp.zeros(16, dtype=cp.uint64),
              "grid": (max(1, min(sms * 8, (max(st.m, st.n, 1) + _cuda.BLOCK - 1) // _cuda.BLOCK)),),
              "block": (_cuda.BLOCK,)}
-        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_all", "adopt_push", "adopt_mates", "note_added",
-                     "note_removed", "reparent", "orphan"):
+        for name in ("seed", "level", "loop", "dissolve", "adopt", "adopt_all", "adopt_push", "adopt_mates",
+                     "note_added", "note_removed", "reparent", "orphan"):
             f[name] = get("gpumatch_aug_" + name)
         f["ctype"] = ctype
         return f

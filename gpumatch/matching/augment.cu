@@ -675,7 +675,9 @@ __device__ __forceinline__ void aug_level(
     idx_t* out = (s % 2) ? buf1 : buf0;
     if (back && floor > 0 && search_wait > 0.0 && (double)size > search_wait * (double)bsize) {
         // the search side waits: its frontier, less the rows of trees that
-        // ended or died, is carried to the next level
+        // ended or died, is carried to the next level (benign race: a tree
+        // that the backward side ends in this level may still be carried,
+        // and the next level passes over its rows)
         for (long long i = tid; i < (long long)size; i += threads) {
             idx_t u = in[i];
             idx_t t = tree_row[u];
