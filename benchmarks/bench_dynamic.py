@@ -329,6 +329,34 @@ def apply_overrides(text):
     return tuned
 
 
+#: The ``--aug-*`` switches of the matching runs: (argument, attribute of
+#: gpumatch.matching._augment, its value from the switch's text); ``aug_coop``
+#: sets COOPERATIVE and COOPERATIVE_BLOCKS_PER_SM together.
+AUG_SWITCHES = (("aug_loop_max", "LOOP_MAX", int),
+                ("aug_coop", "COOPERATIVE", lambda v: int(v) > 0),
+                ("aug_back", "BACK_RATIO", float),
+                ("aug_defer", "DEFER_CLOSING", lambda v: int(v) > 0),
+                ("aug_wait", "SEARCH_WAIT", float),
+                ("aug_push", "ADOPT_PUSH", lambda v: int(v) > 0))
+
+
+def set_aug_switches(values):
+    """Set the :data:`AUG_SWITCHES` whose text in `values` (in their order) is not empty, and say so."""
+    from gpumatch.matching import _augment
+
+    for (_, attr, conv), text in zip(AUG_SWITCHES, values):
+        if not text:
+            continue
+        value = conv(text)
+        setattr(_augment, attr, value)
+        extra = ""
+        if attr == "COOPERATIVE":
+            _augment.COOPERATIVE_BLOCKS_PER_SM = max(1, int(text))
+            extra = f", blocks per SM {max(1, int(text))}"
+        shown = f"{value:g}" if isinstance(value, float) else value
+        print(f"# augment {attr} = {shown}{extra}", flush=True)
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")
@@ -423,34 +451,9 @@ def main(argv=None):
             for wi in args.warm_init.split(","):
                 for rk in args.relabel_k.split(","):
                     for wm in args.warm_method.split(","):
-                        for lm, co, br, dc, aw, ap_ in itertools.product((args.aug_loop_max or "").split(","),
-                                                                         (args.aug_coop or "").split(","),
-                                                                         (args.aug_back or "").split(","),
-                                                                         (args.aug_defer or "").split(","),
-                                                                         (args.aug_wait or "").split(","),
-                                                                         (args.aug_push or "").split(",")):
-                            from gpumatch.matching import _augment
-
-                            if lm:
-                                _augment.LOOP_MAX = int(lm)
-                                print(f"# augment LOOP_MAX = {lm}", flush=True)
-                            if co:
-                                _augment.COOPERATIVE = int(co) > 0
-                                _augment.COOPERATIVE_BLOCKS_PER_SM = max(1, int(co))
-                                print(f"# augment COOPERATIVE = {int(co) > 0}, blocks per SM {max(1, int(co))}",
-                                      flush=True)
-                            if br:
-                                _augment.BACK_RATIO = float(br)
-                                print(f"# augment BACK_RATIO = {float(br):g}", flush=True)
-                            if dc:
-                                _augment.DEFER_CLOSING = int(dc) > 0
-                                print(f"# augment DEFER_CLOSING = {int(dc) > 0}", flush=True)
-                            if aw:
-                                _augment.SEARCH_WAIT = float(aw)
-                                print(f"# augment SEARCH_WAIT = {float(aw):g}", flush=True)
-                            if ap_:
-                                _augment.ADOPT_PUSH = int(ap_) > 0
-                                print(f"# augment ADOPT_PUSH = {int(ap_) > 0}", flush=True)
+                        for values in itertools.product(*((getattr(args, name) or "").split(",")
+                                                          for name, _, _ in AUG_SWITCHES)):
+                            set_aug_switches(values)
                             bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
                                            wm, max(1, args.repeats))
     if args.log:
