@@ -263,7 +263,7 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
               f"levels {st.get('aug_levels', 0)}, loops {st.get('aug_loop_launches', 0)}, "
               f"seeds {st.get('aug_seeds', 0)}, met {st.get('aug_met', 0)}, "
               f"back levels {st.get('aug_back_levels', 0)}, orphan deaths {st.get('aug_orphan_deaths', 0)}, "
-              f"closings {st.get('aug_closings', 0)}, "
+              f"closings {st.get('aug_closings', 0)}, certificate {st.get('aug_certificate')}, "
               f"released {st.get('aug_released', 0)}, "
               f"repairs {st.get('aug_reparented', 0)}+{st.get('aug_orphaned', 0)}, "
               f"incremental {st.get('aug_incremental', False)}, "
@@ -337,7 +337,8 @@ AUG_SWITCHES = (("aug_loop_max", "LOOP_MAX", int),
                 ("aug_back", "BACK_RATIO", float),
                 ("aug_defer", "DEFER_CLOSING", lambda v: int(v) > 0),
                 ("aug_wait", "SEARCH_WAIT", float),
-                ("aug_push", "ADOPT_PUSH", lambda v: int(v) > 0))
+                ("aug_push", "ADOPT_PUSH", lambda v: int(v) > 0),
+                ("aug_back_cert", "BACK_CERTIFICATE", lambda v: int(v) > 0))
 
 
 def set_aug_switches(values):
@@ -405,6 +406,10 @@ def main(argv=None):
                     help="comma-separated: 1 runs a closing phase's adoption passes after the first from the rows "
                          "that joined last (push), 0 every pass over all columns (gpumatch.matching._augment."
                          "ADOPT_PUSH)")
+    ap.add_argument("--aug-back-cert", default=None,
+                    help="comma-separated: 1 lets a search phase whose backward trees closed on their own prove "
+                         "the matching maximum (the forest is then dropped), 0 only the forest "
+                         "(gpumatch.matching._augment.BACK_CERTIFICATE)")
     ap.add_argument("--aug-trace", type=int, default=0,
                     help="with --steps on the GPU: record up to this many steps of each cooperative augment "
                          "(gpumatch.matching._augment.TRACE_STEPS) and print the time per phase and level")

@@ -1050,25 +1050,29 @@ def aug_launch(request, backend, monkeypatch):
     return request.param
 
 
-@pytest.fixture(params=["default", "off", "eager", "closing", "wait"])
+@pytest.fixture(params=["default", "off", "eager", "closing", "wait", "forest"])
 def two_sided(request, monkeypatch):
     """The backward side of the augmenting phases: the default balance, off
     (search trees alone, every phase closing), eager (the backward side runs a
     level whenever its frontier is at most 8x the search side's; the closing
     phases' adoption passes all over every column, ``ADOPT_PUSH`` False), the
-    default balance with every phase closing (no deferred closing), or with
+    default balance with every phase closing (no deferred closing), with
     a search side that waits whenever its frontier is longer than the
-    backward one (``SEARCH_WAIT`` 1)."""
+    backward one (``SEARCH_WAIT`` 1), or with only the forest's certificate
+    (``BACK_CERTIFICATE`` False: a closing phase wherever the forest is not
+    closed)."""
     from gpumatch.matching import _augment
 
     ratio = {"default": _augment.BACK_RATIO, "off": 0.0, "eager": 8.0, "closing": _augment.BACK_RATIO,
-             "wait": _augment.BACK_RATIO}[request.param]
+             "wait": _augment.BACK_RATIO, "forest": _augment.BACK_RATIO}[request.param]
     monkeypatch.setattr(_augment, "BACK_RATIO", ratio)
     monkeypatch.setattr(_augment, "DEFER_CLOSING", request.param != "closing")
     if request.param == "wait":
         monkeypatch.setattr(_augment, "SEARCH_WAIT", 1.0)
     if request.param == "eager":
         monkeypatch.setattr(_augment, "ADOPT_PUSH", False)
+    if request.param == "forest":
+        monkeypatch.setattr(_augment, "BACK_CERTIFICATE", False)
     return ratio
 
 
@@ -1076,6 +1080,9 @@ def _check_two_sided(stats, ratio):
     from gpumatch.matching import _augment
 
     assert 0 <= stats["aug_met"] <= stats["aug_paths"]
+    assert stats["aug_certificate"] in ("forest", "backward")
+    if not (_augment.BACK_CERTIFICATE and ratio > 0 and _augment.DEFER_CLOSING):
+        assert stats["aug_certificate"] == "forest"   # only search phases have a backward certificate
     if ratio == 0:
         assert stats["aug_met"] == 0 and stats["aug_back_levels"] == 0
     if ratio == 0 or not _augment.DEFER_CLOSING:   # every phase closes: none counted as a closing one
@@ -1093,14 +1100,17 @@ def _check_launch(stats, backend, aug_launch):
 def test_matching_kept_forest_certifies(backend, name, aug_launch, two_sided):
     """Long random sequences of batches (several calls between solves, both
     kinds, sizes from one edge to 10 %): after each solve the kept forest is a
-    Koenig certificate, the solve was incremental and its matching is maximum."""
+    Koenig certificate, the solve was incremental and its matching is maximum;
+    or the backward trees certified it (``BACK_CERTIFICATE``), the forest is
+    dropped and the next solve starts from every free row."""
     A = MATCHING_GRAPHS[name] if name != "mesh" else sp.csr_matrix(G.delaunay(300, seed=2))
     A = sp.csr_matrix(A)
     A.sort_indices()
     rng = np.random.default_rng(_seed("forest", name))
     solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
     solver.solve()
-    incremental = closings = 0
+    incremental = closings = backward = 0
+    fresh = False   # the solve before certified from the backward side: this one starts afresh
     for step in range(14 if backend == "numpy" else 8):
         for _ in range(int(rng.integers(1, 4))):
             kind = ("inc", "dec", "mixed")[int(rng.integers(3))]
@@ -1117,15 +1127,23 @@ def test_matching_kept_forest_certifies(backend, name, aug_launch, two_sided):
         assert res.stats["aug_converged"], step
         _check_launch(res.stats, backend, aug_launch)
         _check_two_sided(res.stats, two_sided)
-        incremental += res.stats["aug_incremental"]
+        assert not (fresh and res.stats["aug_incremental"]), step
+        incremental += res.stats["aug_incremental"] or fresh
         closings += res.stats.get("aug_closings", 0)
         _check_matching_result(res, A)
-        _check_forest(solver, A)
+        fresh = res.stats["aug_certificate"] == "backward"
+        backward += fresh
+        if fresh:
+            assert not solver._st.extra["augment"]["valid"]
+        else:
+            _check_forest(solver, A)
     assert incremental >= (13 if backend == "numpy" else 7)   # every solve but the first after G-PR
     from gpumatch.matching import _augment
 
     if two_sided > 0 and _augment.DEFER_CLOSING:   # the deferred closing phases ran (and certified)
-        assert closings > 0
+        assert closings > 0 if not _augment.BACK_CERTIFICATE else closings + backward > 0
+    if not _augment.BACK_CERTIFICATE:
+        assert backward == 0
 
 
 def _forest_host(solver, m, n):
@@ -1135,9 +1153,19 @@ def _forest_host(solver, m, n):
             _host(f["tstate"])[:m], _host(solver._mu_col).astype(np.int64))
 
 
+@pytest.fixture
+def forest_only(monkeypatch):
+    """Only the kept forest certifies (``BACK_CERTIFICATE`` False): the tests
+    of the forest's repairs need it kept after every solve."""
+    from gpumatch.matching import _augment
+
+    monkeypatch.setattr(_augment, "BACK_CERTIFICATE", False)
+
+
 def _solver_with_forest(backend):
     """A solver on a random 1000 x 1000 d5 graph after a warm solve (one
-    added edge), so that it keeps a forest; returns (solver, graph)."""
+    added edge), so that it keeps a forest (with ``forest_only``); returns
+    (solver, graph)."""
     A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
     A.sort_indices()
     solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
@@ -1150,7 +1178,7 @@ def _solver_with_forest(backend):
 
 
 @pytest.mark.parametrize("what", ["tree_edge", "matched_edge", "open_tree"])
-def test_matching_repairs_keep_trees(backend, aug_launch, what):
+def test_matching_repairs_keep_trees(backend, aug_launch, forest_only, what):
     """Removing a live tree's parent edge where another parent exists, or one
     matched edge of a live tree, repairs the tree in place: the next solve
     regrows nothing (empty first frontier), the tree is kept (orphaned for a
@@ -1194,7 +1222,7 @@ def test_matching_repairs_keep_trees(backend, aug_launch, what):
     assert root_col2[c] == t and tstate2[t] == (1 if what == "matched_edge" else 0)
 
 
-def test_matching_dead_tree_is_released(backend, aug_launch):
+def test_matching_dead_tree_is_released(backend, aug_launch, forest_only):
     """Two matched edges of one live tree removed in one batch kill the tree:
     the next solve's first phase releases exactly that tree's columns
     (``aug_released``, on every launch path), and the forest certifies the
@@ -1302,16 +1330,20 @@ def test_augment_random_starts(backend, aug_launch, two_sided):
         assert stats["aug_paths"] == size - int((mr >= 0).sum()), trial
 
 
+@pytest.mark.parametrize("back_cert", [False, True])
 @pytest.mark.parametrize("k", [1, 2, 9, 40])
-def test_augment_two_sided_meets_halfway(backend, aug_launch, k, monkeypatch):
+def test_augment_two_sided_meets_halfway(backend, aug_launch, k, back_cert, monkeypatch):
     """One augmenting path of 2k + 1 edges (rows 0..k, columns 0..k, row i + 1
     matched to column i; row 0 and column k free).  Searched from both ends
     it is found in about k / 2 levels, through the backward tree of column k
     (and the second phase closes the kept tree over the rows of that tree's
     path in one more level); from row 0 alone it takes k + 1 levels.  Either
-    way the flip gives the perfect matching."""
+    way the flip gives the perfect matching.  With ``BACK_CERTIFICATE`` the
+    second phase, a search phase, proves it (no free column is left, so the
+    backward side is empty and touched nothing) and the forest is dropped."""
     from gpumatch.matching import _augment
 
+    monkeypatch.setattr(_augment, "BACK_CERTIFICATE", back_cert)
     rows = np.concatenate([np.arange(k + 1), np.arange(1, k + 1)])
     cols = np.concatenate([np.arange(k + 1), np.arange(k)])
     A = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(k + 1, k + 1))
@@ -1329,10 +1361,14 @@ def test_augment_two_sided_meets_halfway(backend, aug_launch, k, monkeypatch):
         assert stats["aug_converged"] and stats["aug_paths"] == 1
         # the first phase finds the path, the second proves the matching
         # perfect; with the closing deferred a search phase that flips nothing
-        # comes first and then the closing phase
+        # comes first and then the closing phase, unless that search phase
+        # certifies from the backward side
         deferred = ratio > 0 and _augment.DEFER_CLOSING
-        assert stats["aug_phases"] == (3 if deferred else 2)
-        assert stats.get("aug_closings", 0) == (1 if deferred else 0)
+        backward = deferred and back_cert
+        assert stats["aug_phases"] == (3 if deferred and not backward else 2)
+        assert stats.get("aug_closings", 0) == (1 if deferred and not backward else 0)
+        assert stats["aug_certificate"] == ("backward" if backward else "forest")
+        assert st.extra["augment"]["valid"] == (not backward)
         if ratio > 0:   # k = 1: the search tree reaches the free column itself, not through its tree
             assert stats["aug_met"] == (1 if k >= 2 else 0) and stats["aug_levels"] <= levels, stats
             assert stats["aug_back_levels"] >= 1
@@ -1342,14 +1378,16 @@ def test_augment_two_sided_meets_halfway(backend, aug_launch, k, monkeypatch):
         assert (_host(st.extra["augment"]["root_col"]) >= -1).all()
 
 
-def test_augment_cut_search_phase_is_closed_before_converging(backend, aug_launch):
+def test_augment_cut_search_phase_is_closed_before_converging(backend, aug_launch, forest_only):
     """A search phase cut with a tree still growing leaves that tree open, so a
     later search phase cannot prove the matching maximum even when it releases
     nothing: the closing phase closes the tree first, and the kept forest is a
     certificate.  Rows 0 and 1 are free, column 0 is free; row 0's tree meets
     column 0's backward tree at once (it claims no column, so the next phase
     releases nothing), while row 1's tree grows down the chain 1 - c1 = 2 - c2
-    = 3 - c3 = 4 (= matched) and is cut when no backward tree is left."""
+    = 3 - c3 = 4 (= matched) and is cut when no backward tree is left.  (With
+    ``BACK_CERTIFICATE`` the second phase proves the matching maximum from
+    the columns' side instead: no column is free after the flip.)"""
     from types import SimpleNamespace
 
     from gpumatch.matching import _augment
@@ -1369,6 +1407,45 @@ def test_augment_cut_search_phase_is_closed_before_converging(backend, aug_launc
     assert stats["aug_phases"] == 3 and stats["aug_closings"] == 1, stats
     check_matching(A, _host(st.mu_col), "row", expected_size=4)
     _check_forest(SimpleNamespace(_st=st, _mu_row=st.mu_row, _mu_col=st.mu_col), A)
+
+
+def test_matching_backward_certificate_needs_untouched_trees(backend, aug_launch, monkeypatch):
+    """The backward certificate must not stand when the backward side touched
+    a search tree.  Rows a, b both see only column x; row d sees columns y
+    and z.  After a warm solve the forest holds the tree of the free one of
+    a, b (x and its mate); removing the matched edge at x orphans that tree
+    (its root takes x, the other row is freed inside it), and a new edge
+    from the freed row to the free one of y, z is an augmenting path.  The
+    next search phase's backward side runs out of frontier at once and
+    flips nothing, but its first column is next to the orphaned tree's
+    freed row: only a phase after it may find the path (size 3, not 2)."""
+    from gpumatch.matching import _augment
+
+    a, b, d, e = 0, 1, 2, 3
+    x, y, z, w = 0, 1, 2, 3
+    rows, cols = np.array([a, b, d, d, e]), np.array([x, x, y, z, w])
+    A = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(4, 4))
+    A.sort_indices()
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver.solve()
+    monkeypatch.setattr(_augment, "BACK_CERTIFICATE", False)   # the warm solve keeps its forest
+    solver.remove_edges(_to_backend(np.array([e]), backend), _to_backend(np.array([w]), backend))
+    A = _apply_edges(A, np.zeros(0, np.int64), np.zeros(0, np.int64), np.array([e]), np.array([w]))
+    res = solver.solve()
+    assert res.stats["aug_certificate"] == "forest" and res.size == 2
+    monkeypatch.setattr(_augment, "BACK_CERTIFICATE", True)
+    mu_col = _host(solver._mu_col).astype(np.int64)
+    held, free_col = int(mu_col[x]), (y if mu_col[y] < 0 else z)
+    solver.remove_edges(_to_backend(np.array([held]), backend), _to_backend(np.array([x]), backend))
+    _, _, _, _, tstate, _ = _forest_host(solver, 4, 4)
+    assert tstate[a + b - held] == 1, "the tree was not orphaned"
+    solver.add_edges(_to_backend(np.array([held]), backend), _to_backend(np.array([free_col]), backend))
+    A = _apply_edges(A, np.array([held]), np.array([free_col]), np.array([held]), np.array([x]))
+    res = solver.solve()
+    _check_launch(res.stats, backend, aug_launch)
+    assert res.stats["aug_paths"] == 1 and res.stats["aug_phases"] >= 2, res.stats
+    _check_matching_result(res, A)
+    assert res.size == 3
 
 
 def test_augment_max_phases_and_handover(backend, aug_launch, monkeypatch):

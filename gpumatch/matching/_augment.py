@@ -49,7 +49,10 @@ trees adopt everything next to them again (a pass over every column, then
 passes from the rows that joined last, :data:`ADOPT_PUSH`) and is what
 proves the matching maximum.  On random d5 graphs, where a few trees hold
 most of the graph, this halved the solves after small batches that remove
-edges.
+edges.  A search phase whose backward trees closed on their own (they ran
+out of frontier without touching a search tree) proves the matching
+maximum without a closing phase (:data:`BACK_CERTIFICATE`); the next
+call then starts from every free row.
 
 One driver, :func:`augment`, for both kernel sets: the CUDA kernels are in
 ``augment.cu``.  Where the device supports cooperative launches (the
@@ -71,7 +74,8 @@ from .. import _backend
 from .. import csr as _csr
 
 __all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "DEFER_CLOSING",
-           "BACK_FLOOR", "SEARCH_WAIT", "ADOPT_PUSH", "COOPERATIVE", "LOOP_MAX", "LEVELS_PER_CHECK"]
+           "BACK_FLOOR", "SEARCH_WAIT", "ADOPT_PUSH", "BACK_CERTIFICATE", "COOPERATIVE", "LOOP_MAX",
+           "LEVELS_PER_CHECK"]
 
 #: ``tstate`` of a tree (indexed by its root row): live and closed, orphaned
 #: (its root matched by a repair, kept only as a certificate), live with
@@ -115,6 +119,17 @@ ADOPT_PUSH = True
 #: thousands of rows to meet a few thousand backward trees (``augment.cu``).
 #: None or 0: the search side never waits.
 SEARCH_WAIT = 4.0
+#: A search phase that flips nothing also proves the matching maximum when
+#: its backward side ran out of frontier without touching a search tree:
+#: the backward trees are then closed on their own, and (rows next to
+#: them) + (columns with edges outside them) is a Koenig cover.  This
+#: replaces the closing phase where the backward trees are small and the
+#: search trees huge (random d5 graphs after batches that add edges: a few
+#: thousand columns against 900 000), but the kept forest is not closed
+#: then, and the next solve starts from every free row
+#: (``aug_certificate`` ``"backward"``; header of ``augment.cu``).  A
+#: phase that the forest's own rule proves maximum keeps the forest.
+BACK_CERTIFICATE = True
 
 #: On the GPU, run every phase of a call in one cooperative launch
 #: (``gpumatch_aug_solve``: grid-wide barriers between the steps, one
@@ -177,8 +192,10 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         ``aug_closings`` (closing phases, :data:`DEFER_CLOSING`),
         ``aug_reparented`` and ``aug_orphaned`` (the trees' repairs by
         :func:`repair_removed` since the last call),
-        ``time_augment`` (host seconds) and ``aug_converged`` (True when the
-        last phase proved the matching maximum).
+        ``time_augment`` (host seconds), ``aug_converged`` (True when the
+        last phase proved the matching maximum) and ``aug_certificate``
+        (what proved it: ``"forest"``, kept for the next call, or
+        ``"backward"``, :data:`BACK_CERTIFICATE`; None when not converged).
 
     Examples
     --------
@@ -201,11 +218,12 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     twin.f["valid"] = False   # until a phase converges
     if max_phases != 0 and twin.cooperative():
         stats.update(twin.run_cooperative(-1 if max_phases is None else int(max_phases)))
-        twin.f["valid"] = stats["aug_converged"]
+        twin.f["valid"] = stats["aug_certificate"] == "forest"
         stats["time_augment"] = time.perf_counter() - t0
         return stats
     defer = _defer()
     closing, deferred, stats["aug_closings"] = not defer, 0, 0
+    stats["aug_certificate"] = None
     left_open = False   # a search phase was cut since the last closing phase: its trees are not closed
     while max_phases is None or stats["aug_phases"] < max_phases:
         deferred += twin.begin_phase(first=stats["aug_phases"] == 0, closing=closing)
@@ -221,11 +239,14 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         stats["aug_paths"] += flipped
         # every tree closed, no free column in one: maximum (augment.cu); a
         # search phase (defer) is closed only when neither it nor any phase
-        # since the last closing phase was cut and none released anything
+        # since the last closing phase was cut and none released anything;
+        # or its backward trees closed on their own (BACK_CERTIFICATE)
         left_open = left_open or twin.cut
-        if flipped == 0 and twin.killed == 0 and (closing or (deferred == 0 and not left_open)):
+        forest_closed = twin.killed == 0 and (closing or (deferred == 0 and not left_open))
+        if flipped == 0 and (forest_closed or (BACK_CERTIFICATE and twin.back_closed)):
             stats["aug_converged"] = True
-            twin.f["valid"] = True
+            stats["aug_certificate"] = "forest" if forest_closed else "backward"
+            twin.f["valid"] = forest_closed
             break
         if closing:
             deferred, left_open = 0, False
@@ -452,8 +473,11 @@ class _Numpy:
         frontier.append(again)
         self.frontier = np.unique(np.concatenate(frontier))
         self.ratio = float(BACK_RATIO)
-        # every free column roots a backward tree (with BACK_RATIO 0 they never grow)
-        broots = np.flatnonzero((st.mu_col < 0) & (np.diff(st.cptr) > 0) & (t == -1))
+        # every free column roots a backward tree (with BACK_RATIO 0 they never grow);
+        # one that a search tree holds leaves no backward certificate (touched)
+        free = (st.mu_col < 0) & (np.diff(st.cptr) > 0)
+        self.touched = bool((free & (t >= 0)).any())
+        broots = np.flatnonzero(free & (t == -1))
         t[broots] = -broots - 2
         f["bowner"][broots] = -1
         self.bfrontier = broots
@@ -527,7 +551,9 @@ class _Numpy:
         """All the levels of the phase's BFS (both sides); returns their number.
         Within a level the search side goes first, then the backward side.
         A search phase of the deferred closing may be cut (``self.cut``,
-        :data:`BACK_FLOOR`, ``gpumatch_aug_loop``)."""
+        :data:`BACK_FLOOR`, ``gpumatch_aug_loop``); ``self.back_closed``:
+        its backward side ran out of frontier without touching a search
+        tree (:data:`BACK_CERTIFICATE`)."""
         st, f = self.st, self.f
         root_col, parent_col, tree_row, end_of = f["root_col"], f["parent_col"], f["tree_row"], f["end_of"]
         bowner, dead, kill = f["bowner"], f["dead"], f["epoch"]
@@ -598,6 +624,7 @@ class _Numpy:
                 self.back_levels += 1
                 flips.append(self._back_level(meet))
         self.cut = bool(floor) and bool(self.frontier.shape[0] or self.bfrontier.shape[0])
+        self.back_closed = bool(floor) and self.bfrontier.shape[0] == 0 and not self.touched
         f["flips"] = np.concatenate(flips) if flips else np.zeros(0, dtype=np.int64)
         return levels
 
@@ -606,7 +633,10 @@ class _Numpy:
         `meet`, a backward column next to a row of a live search tree that
         has not ended is taken by that tree, which ends there (the first
         such row of each backward tree in slot order, then the first such
-        backward tree of each search tree).  Returns the trees that ended."""
+        backward tree of each search tree).  A row that is not simply passed
+        to its mate's column (a search tree's row, a free row, a mate whose
+        column a search tree holds) sets ``self.touched``.  Returns the
+        trees that ended."""
         st, f = self.st, self.f
         root_col, tree_row, end_of = f["root_col"], f["tree_row"], f["end_of"]
         bf = self.bfrontier
@@ -620,6 +650,7 @@ class _Numpy:
         if meet:
             t = tree_row[x]
             in_tree = t >= 0
+            self.touched |= bool((other & in_tree).any())
             tt = np.maximum(t, 0)
             live = in_tree & other & (f["tstate"][tt] != ORPHANED) & (end_of[tt] < 0)
             hit = np.flatnonzero(live)
@@ -636,6 +667,7 @@ class _Numpy:
             other &= f["bowner"][-held[owner] - 2] < 0      # a backward tree taken here grows no further
         y2 = st.mu_row[x].astype(np.int64)
         ok = np.flatnonzero(other & (y2 >= 0))
+        self.touched |= bool((other & (y2 < 0)).any()) or bool((root_col[y2[ok]] >= 0).any())
         ok = ok[root_col[y2[ok]] == -1]
         y2_u, first = np.unique(y2[ok], return_index=True)
         first = ok[first]
@@ -683,7 +715,7 @@ class _Cuda:
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         m1, n1 = max(st.m, 1), max(st.n, 1)
         f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1, "batch": 0,
-             "state": cp.zeros(8, dtype=cp.int64),
+             "state": cp.zeros(9, dtype=cp.int64),
              "depth": cp.zeros(m1, dtype=cp.int32), "tstate": cp.zeros(m1, dtype=cp.uint8),
              "claim": cp.zeros(m1, dtype=cp.int32), "broken": cp.empty(n1, dtype=st.idx),
              "nbroken": cp.zeros(1, dtype=cp.uint64), "repairs": cp.zeros(2, dtype=cp.uint64),
@@ -779,8 +811,8 @@ class _Cuda:
             f["loop"]((1,), (1024,), head + (np.int64(s), ratio, meet, floor, kill, np.int64(LOOP_MAX), f["state"],
                                              wait))
             self.loops += 1
-            s, more, self.flipped, self.seeds, self.met, self.back_levels, self.killed, self.cut = (
-                int(x) for x in f["state"].get())
+            (s, more, self.flipped, self.seeds, self.met, self.back_levels, self.killed, self.cut,
+             self.back_closed) = (int(x) for x in f["state"].get())
             if not more:
                 return s
             for _ in range(steps):  # a long frontier: grid-wide levels, then the loop kernel looks again
@@ -811,7 +843,7 @@ class _Cuda:
                                     cooperative=True)
             f["solve"] = kern
             f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)
-            f["solve_state"] = _backend.cp.zeros(13, dtype=np.int64)
+            f["solve_state"] = _backend.cp.zeros(14, dtype=np.int64)
         return f["solve_grid"] > 0
 
     def run_cooperative(self, max_phases):
@@ -830,9 +862,9 @@ class _Cuda:
                     np.int32(f["epoch"]), np.int64(max_phases), np.float64(self.ratio), np.int32(_defer()),
                     np.int64(BACK_FLOOR), f["repairs"],
                     f["solve_state"], trace, np.int64(TRACE_STEPS), np.float64(SEARCH_WAIT or 0),
-                    np.int32(1 if ADOPT_PUSH else 0)))
+                    np.int32(1 if ADOPT_PUSH else 0), np.int32(1 if BACK_CERTIFICATE else 0)))
         (phases, paths, levels, seeds, converged, matched, reparented, orphaned, released, met, back_levels,
-         deaths, closings) = (int(x) for x in f["solve_state"].get())
+         deaths, closings, backward) = (int(x) for x in f["solve_state"].get())
         f["epoch"] += phases
         extra = {}
         if TRACE_STEPS > 0:
@@ -842,7 +874,8 @@ class _Cuda:
                 "aug_converged": bool(converged), "aug_cooperative": True, "aug_loop_launches": 0,
                 "aug_matched": matched, "aug_reparented": reparented, "aug_orphaned": orphaned,
                 "aug_released": released, "aug_met": met, "aug_back_levels": back_levels,
-                "aug_orphan_deaths": deaths, "aug_closings": closings}
+                "aug_orphan_deaths": deaths, "aug_closings": closings,
+                "aug_certificate": ("backward" if backward else "forest") if converged else None}
 
     def take_repairs(self):
         """Repairs since the last call (one read-back), zeroed."""

@@ -145,10 +145,14 @@ class MatchingSolver:
     closed again); a tree that cannot be repaired, or that an added edge
     opens to a column outside the forest, is regrown; a new free row grows
     a tree.  Each phase also grows backward trees from the free columns,
-    which the search trees meet halfway.  On the GPU each solve runs all
-    its phases in one cooperative launch where the device allows it.  What
-    stays per solve is the depth of the trees it regrows (a
-    BFS level per step); past `rebuild_fraction` a from-scratch solve is
+    which the search trees meet halfway; where those backward trees close
+    on their own (they stay small while the search trees hold most of the
+    graph, as on random graphs after edges were added), they prove the
+    matching maximum from the columns' side instead, the forest is dropped
+    and the next solve grows trees from every free row.  On the GPU each
+    solve runs all its phases in one cooperative launch where the device
+    allows it.  What stays per solve is the depth of the trees it regrows
+    (a BFS level per step); past `rebuild_fraction` a from-scratch solve is
     used.
 
     Several maximum matchings may exist; which one is returned may vary.
@@ -393,7 +397,8 @@ class MatchingSolver:
             ``aug_phases``, ``aug_paths``, ``aug_levels`` and
             ``aug_converged`` of the augmenting phases; ``time_total`` of the solve and
             ``time_update`` of the updates since the last solve, host
-            seconds without a device sync).
+            seconds without a device sync; ``aug_certificate``: whether the
+            kept forest or the backward trees proved the matching maximum).
         """
         if self._result is not None:
             res = self._result
