@@ -20,6 +20,17 @@ The two values / sizes must agree; a row shows the medians of the
 batches' dynamic and scratch times (push-relabel from scratch varies by up
 to a third from run to run on RLG and GENRMF), and ``speedup`` is their
 ratio.
+
+On the GPU each timed part (update + solve, and the solve from scratch)
+starts right after GPU work: about 2 ms of unrelated work runs and is
+synced before it (:func:`settle`, not timed).  After ~50 ms without GPU
+work (the host building a batch and its reference graph, or asleep) the
+first half millisecond of GPU work runs slower: on an H100 a 0.1 %
+matching update took 0.79 ms after a 50 ms sleep and 0.78 ms after 50 ms
+of NumPy work, against 0.32 ms after 3 ms of GPU work (0.49 ms after the
+NumPy work and then the GPU work), ``results/h100_dynamic.md`` round 18.
+Before round 18 only the dynamic part paid that: the solve from scratch
+ran right after it.  ``--gpu-idle`` measures the old way.
 """
 
 from __future__ import annotations
@@ -37,6 +48,9 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
 FRACS = (1e-4, 1e-3, 1e-2, 1e-1)
 LOG = []
+#: Run :func:`settle` before each timed part (``--gpu-idle`` turns it off).
+SETTLE = True
+_SETTLE_BUF = []
 KINDS = ("inc", "dec", "mixed")
 
 
@@ -72,6 +86,22 @@ def sync(backend):
         import cupy as cp
 
         cp.cuda.Device().synchronize()
+
+
+def settle(backend):
+    """Synchronize; on the GPU with :data:`SETTLE`, first keep it busy for
+    about 2 ms of unrelated work (elementwise passes over a 64 MB buffer),
+    so that the timed part after it starts right after GPU work, as a solve
+    from scratch right after another solve does (module docstring)."""
+    if backend == "cupy" and SETTLE:
+        import cupy as cp
+
+        if not _SETTLE_BUF:
+            _SETTLE_BUF.append(cp.ones(1 << 24, dtype=cp.float32))
+        buf = _SETTLE_BUF[0]
+        for _ in range(48):
+            buf *= 1.0
+    sync(backend)
 
 
 def arr(a, backend):
@@ -134,14 +164,14 @@ def _flow_batch(solver, C, coo_r, s, t, maxcap, kind, frac, k, rng, backend, nam
     new = new_capacities(rng, C.data[pos], kind, maxcap)
     r, c, new = arr(coo_r[pos], backend), arr(C.indices[pos].astype(np.int64), backend), arr(new, backend)
     C.data[pos] = _host(new)
-    sync(backend)
+    settle(backend)
     t0 = time.perf_counter()
     solver.update_capacities(r, c, new)
     res = solver.solve()
     sync(backend)
     t_dyn = time.perf_counter() - t0
     Cd = to_dev(C, backend)
-    sync(backend)
+    settle(backend)
     t0 = time.perf_counter()
     ref = maximum_flow(Cd, s, t, backend=backend)
     sync(backend)
@@ -231,7 +261,7 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
     Ad = sp.csr_matrix((np.ones(keys.shape[0], dtype=np.float64), (keys - rows * n).astype(np.int32),
                         indptr.astype(np.int32)), shape=(m, n))
     Ad = to_dev(Ad, backend)
-    sync(backend)
+    settle(backend)
     ts = time.perf_counter()
     solver.remove_edges(rr, rc)
     if steps:
@@ -245,6 +275,7 @@ def _matching_batch(solver, keys, rng, kind, frac, m, n, backend, steps, name, l
     sync(backend)
     t2 = time.perf_counter()
     t_dyn = t2 - ts
+    settle(backend)
     t0 = time.perf_counter()
     ref = bipartite_matching(Ad, backend=backend)
     sync(backend)
@@ -418,17 +449,23 @@ def main(argv=None):
                          "dynamic and scratch times")
     ap.add_argument("--steps", action="store_true",
                     help="matching: time the update and the solve apart (one more sync) and print the phases")
+    ap.add_argument("--gpu-idle", action="store_true",
+                    help="time each part right after the host's work, without first keeping the GPU busy "
+                         "(settle); the way rounds 1-17 measured")
     ap.add_argument("--log", default=None, help="write per-batch statistics (JSON lines) to this file")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds; later cases are skipped")
     args = ap.parse_args(argv)
     from gpumatch import _backend
 
+    global SETTLE
+    SETTLE = not args.gpu_idle
     backend = _backend.resolve_backend(args.backend)
     if args.aug_trace:
         from gpumatch.matching import _augment
 
         _augment.TRACE_STEPS = args.aug_trace
-    print(f"# backend {backend}, device {_backend.device_name() if backend == 'cupy' else 'cpu'}")
+    print(f"# backend {backend}, device {_backend.device_name() if backend == 'cupy' else 'cpu'}"
+          + (f", timed parts start on a {'settled' if SETTLE else 'idle'} GPU" if backend == "cupy" else ""))
     print("| problem | graph | arcs/edges | kind | batch | changes | dynamic ms | scratch ms | speedup "
           "| check |")
     print("|---|---|---|---|---|---|---|---|---|---|")
