@@ -32,19 +32,18 @@ sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 def main():
     import cupy as cp
 
+    import bench_dynamic as B   # benchmarks/ is this script's folder
     from gpumatch import generators as G
     from gpumatch.matching import MatchingSolver
 
     def sync():
-        cp.cuda.Device().synchronize()
+        B.sync("cupy")
 
     m = n = 1_000_000
     A = sp.csr_matrix(G.random_bipartite(m, n, 5, seed=0))
     A.sort_indices()
     keys = (np.repeat(np.arange(m, dtype=np.int64), np.diff(A.indptr)) * n + A.indices).astype(np.int64)
-    import cupyx.scipy.sparse as cpx
-
-    solver = MatchingSolver(cpx.csr_matrix(A.astype(np.float64)), backend="cupy", rebuild_fraction=0.02)
+    solver = MatchingSolver(B.to_dev(A, "cupy"), backend="cupy", rebuild_fraction=0.02)
     solver.solve()
     rng = np.random.default_rng(3)
     junk = np.random.default_rng(0).integers(0, 1 << 40, size=5_000_000)

@@ -667,8 +667,9 @@ class _Numpy:
             other &= f["bowner"][-held[owner] - 2] < 0      # a backward tree taken here grows no further
         y2 = st.mu_row[x].astype(np.int64)
         ok = np.flatnonzero(other & (y2 >= 0))
-        self.touched |= bool((other & (y2 < 0)).any()) or bool((root_col[y2[ok]] >= 0).any())
-        ok = ok[root_col[y2[ok]] == -1]
+        held2 = root_col[y2[ok]]
+        self.touched |= bool((other & (y2 < 0)).any()) or bool((held2 >= 0).any())
+        ok = ok[held2 == -1]
         y2_u, first = np.unique(y2[ok], return_index=True)
         first = ok[first]
         root_col[y2_u] = held[owner[first]]
