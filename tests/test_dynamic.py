@@ -169,6 +169,26 @@ def test_flow_split_relabel(backend, name, kind, coop, monkeypatch):
 
 
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("closer", [False, True], ids=["always", "closer"])
+def test_flow_period_depth(backend, name, closer, monkeypatch):
+    """Relabel periods that scale with the depth of the last relabel's BFS
+    (``REPAIR`` ``period_depth``; ``max_period`` 2, ratio rule off, the
+    path passes off) leave a maximum flow after every batch, with and
+    without ``period_depth_closer``; without it some period is longer than
+    ``max_period``."""
+    from gpumatch.flow import _dynamic
+
+    for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
+                       ("paths", False), ("small_batch", 0), ("period_depth", 1), ("period_depth_closer", closer)):
+        monkeypatch.setitem(_dynamic.REPAIR, key, value)
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    longest = [res.stats.get("longest_period", 0) for res, *_ in _flow_batches(backend, name, "dec", sizes, seed=5)]
+    assert all(p >= 2 for p in longest if p)    # (0: no push-relabel phase ran)
+    if not closer:
+        assert max(longest) > 2
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 def test_flow_small_batch_settings(backend, name, monkeypatch):
     """A batch of at most ``REPAIR["small_batch"]`` times the arcs is
     repaired with the settings of ``REPAIR["small"]`` (here: relabels every

@@ -143,9 +143,25 @@ __all__ = ["MaxFlowSolver"]
 #: in 4 of 9 repairs with it, in all 9 without), those of 0.01 % 16-20
 #: ms with it and 13-14 ms without (no fallback either way); so it is
 #: off for small batches.
+#: ``period_depth``, ``period_depth_closer``: after a relabel whose
+#: deepest BFS ran ``d`` levels, the next one waits for at most
+#: ``max(max_period, period_depth * d)`` discharge iterations instead of
+#: ``max_period`` (0: never); with ``period_depth_closer`` only when that
+#: depth is below the previous relabel's, i.e. while the excess gets
+#: closer to its targets.  The excess needs at least ``d`` iterations to
+#: arrive, and in a NumPy probe of the benchmark's GENRMF decreases the
+#: small batches' relabels ran BFS of 200-360 levels every 32 iterations.
+#: Off: forced repairs on an H100 (round 19 of
+#: ``benchmarks/results/h100_dynamic.md``, two runs of two rounds, six
+#: batches a row) took GENRMF mixed 0.01 % from 180 / 138 ms to 56 / 94
+#: (factor 1) and 74 (factor 1, closer), RLG mixed 0.01 % from 11 / 17 to
+#: 8 / 9 ms (6.5 closer), but GENRMF dec 0.01 % from 127 / 90 to 257 / 279
+#: (183 closer): the decreases' excess wandered for 4-5 times as many
+#: iterations between the longer-spaced relabels.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
-          "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4,
+          "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
+          "period_depth_closer": True,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False}}
 
 _WARMED = set()
@@ -319,6 +335,7 @@ class _Phase:
         s, xp = self.s, self.s._xp
         t0 = time.perf_counter()
         self.work = None
+        s._bfs_depth = 0
         early = self.early and not force_full and s._rep.get("early_stop", True)
         if self.targets is not None and self.far is not None:
             if not early:
@@ -466,10 +483,28 @@ class _Phase:
         guard = _mf.TUNING.get("max_iterations")
         ratio = s._rep.get("relabel_ratio")
         period = s._rep.get("max_period")
+        depth = float(s._rep.get("period_depth") or 0)
+        closer = s._rep.get("period_depth_closer", True)
+        prev = [None]
+
+        def limit():
+            # the discharge iterations allowed before the next relabel
+            # (``max_period``, or with ``period_depth`` that many times
+            # the depth of the relabel's deepest BFS)
+            d, p = s._bfs_depth, prev[0]
+            prev[0] = d
+            if period is None:
+                return None
+            lim = period
+            if depth and (not closer or (p is not None and d < p)):
+                lim = max(period, int(depth * d))
+            stats["longest_period"] = max(stats.get("longest_period", 0), lim)
+            return lim
         g0 = max(1, int(s._rep.get("group", 1)))
         gr0, it0 = stats["global_relabels"], stats["iterations"]
         t_run = time.perf_counter()
         t_gr = t_rel = self.relabel()
+        lim = limit()
         calls = 0
         if before is not None:
             before()
@@ -490,14 +525,16 @@ class _Phase:
                     # excess at hlimit: a full relabel decides (far targets, stale heights)
                     t_gr = self.relabel(force_full=True)
                     t_rel += t_gr
+                    lim = limit()
                     work = self._listed()
                     group, since = g0, 0
                     t_win = time.perf_counter()
                     continue
             if since and ((ratio is not None and time.perf_counter() - t_win > ratio * t_gr)
-                          or (period is not None and since >= period)):
+                          or (lim is not None and since >= lim)):
                 t_gr = self.relabel()
                 t_rel += t_gr
+                lim = limit()
                 work = self._listed()
                 group, since = g0, 0
                 t_win = time.perf_counter()
@@ -734,6 +771,7 @@ class MaxFlowSolver:
         self._ctxT = None
         self._batch = max(1, int(_mf.TUNING.get("batch", 1)))
         self._stamp = 0
+        self._bfs_depth = 0                      # levels of the deepest BFS of the last relabel
         self._excess = xp.zeros(V, dtype=np.int64)
         self._height = xp.zeros(V, dtype=np.int32)
         self._side = xp.zeros(V, dtype=bool)    # source side of the last minimum cut
@@ -1163,6 +1201,7 @@ class MaxFlowSolver:
         if self._deadline is not None and time.perf_counter() > self._deadline:
             raise _OverBudget()
         _, ran, stopped = self._K.bfs_run(ctx, st, frontier, level, watch, self._batch)
+        self._bfs_depth = max(self._bfs_depth, int(ran))
         return level + ran, stopped
 
     def _inner(self, mask):
