@@ -363,22 +363,38 @@ def apply_overrides(text):
 
 
 #: The ``--aug-*`` switches of the matching runs: (argument, attribute of
-#: gpumatch.matching._augment, its value from the switch's text); ``aug_coop``
-#: sets COOPERATIVE and COOPERATIVE_BLOCKS_PER_SM together.
-AUG_SWITCHES = (("aug_loop_max", "LOOP_MAX", int),
-                ("aug_coop", "COOPERATIVE", lambda v: int(v) > 0),
-                ("aug_back", "BACK_RATIO", float),
-                ("aug_defer", "DEFER_CLOSING", lambda v: int(v) > 0),
-                ("aug_wait", "SEARCH_WAIT", float),
-                ("aug_push", "ADOPT_PUSH", lambda v: int(v) > 0),
-                ("aug_back_cert", "BACK_CERTIFICATE", lambda v: int(v) > 0))
+#: gpumatch.matching._augment, its value from the switch's text, help text);
+#: ``aug_coop`` sets COOPERATIVE and COOPERATIVE_BLOCKS_PER_SM together.
+AUG_SWITCHES = (
+    ("aug_loop_max", "LOOP_MAX", int,
+     "comma-separated values of gpumatch.matching._augment.LOOP_MAX to run (frontiers of at most this many rows "
+     "run in the one-block BFS loop)"),
+    ("aug_coop", "COOPERATIVE", lambda v: int(v) > 0,
+     "comma-separated: 0 runs the augmenting phases with a launch per step, n > 0 in one cooperative launch of n "
+     "blocks per SM (gpumatch.matching._augment.COOPERATIVE*)"),
+    ("aug_back", "BACK_RATIO", float,
+     "comma-separated values of gpumatch.matching._augment.BACK_RATIO to run (0: search trees alone; r > 0: "
+     "backward trees from the free columns too, a level while their frontier is at most r times the search "
+     "side's)"),
+    ("aug_defer", "DEFER_CLOSING", lambda v: int(v) > 0,
+     "comma-separated: 1 defers the closing of the augmenting phases, 0 closes in every phase "
+     "(gpumatch.matching._augment.DEFER_CLOSING)"),
+    ("aug_wait", "SEARCH_WAIT", float,
+     "comma-separated values of gpumatch.matching._augment.SEARCH_WAIT to run (0: the search side never waits; "
+     "r > 0: in a search phase it waits a level while its frontier is more than r times the backward one)"),
+    ("aug_push", "ADOPT_PUSH", lambda v: int(v) > 0,
+     "comma-separated: 1 runs a closing phase's adoption passes after the first from the rows that joined last "
+     "(push), 0 every pass over all columns (gpumatch.matching._augment.ADOPT_PUSH)"),
+    ("aug_back_cert", "BACK_CERTIFICATE", lambda v: int(v) > 0,
+     "comma-separated: 1 lets a search phase whose backward trees closed on their own prove the matching "
+     "maximum (the forest is then dropped), 0 only the forest (gpumatch.matching._augment.BACK_CERTIFICATE)"))
 
 
 def set_aug_switches(values):
     """Set the :data:`AUG_SWITCHES` whose text in `values` (in their order) is not empty, and say so."""
     from gpumatch.matching import _augment
 
-    for (_, attr, conv), text in zip(AUG_SWITCHES, values):
+    for (_, attr, conv, _), text in zip(AUG_SWITCHES, values):
         if not text:
             continue
         value = conv(text)
@@ -418,31 +434,8 @@ def main(argv=None):
                          "the warm-started solves)")
     ap.add_argument("--warm-method", default="augment",
                     help="comma-separated warm_method values of MatchingSolver to run (augment, gpr)")
-    ap.add_argument("--aug-loop-max", default=None,
-                    help="comma-separated values of gpumatch.matching._augment.LOOP_MAX to run (frontiers of at "
-                         "most this many rows run in the one-block BFS loop)")
-    ap.add_argument("--aug-coop", default=None,
-                    help="comma-separated: 0 runs the augmenting phases with a launch per step, n > 0 in one "
-                         "cooperative launch of n blocks per SM (gpumatch.matching._augment.COOPERATIVE*)")
-    ap.add_argument("--aug-back", default=None,
-                    help="comma-separated values of gpumatch.matching._augment.BACK_RATIO to run (0: search trees "
-                         "alone; r > 0: backward trees from the free columns too, a level while their frontier "
-                         "is at most r times the search side's)")
-    ap.add_argument("--aug-defer", default=None,
-                    help="comma-separated: 1 defers the closing of the augmenting phases, 0 closes in every phase "
-                         "(gpumatch.matching._augment.DEFER_CLOSING)")
-    ap.add_argument("--aug-wait", default=None,
-                    help="comma-separated values of gpumatch.matching._augment.SEARCH_WAIT to run (0: the search "
-                         "side never waits; r > 0: in a search phase it waits a level while its frontier is more "
-                         "than r times the backward one)")
-    ap.add_argument("--aug-push", default=None,
-                    help="comma-separated: 1 runs a closing phase's adoption passes after the first from the rows "
-                         "that joined last (push), 0 every pass over all columns (gpumatch.matching._augment."
-                         "ADOPT_PUSH)")
-    ap.add_argument("--aug-back-cert", default=None,
-                    help="comma-separated: 1 lets a search phase whose backward trees closed on their own prove "
-                         "the matching maximum (the forest is then dropped), 0 only the forest "
-                         "(gpumatch.matching._augment.BACK_CERTIFICATE)")
+    for dest, _, _, text in AUG_SWITCHES:
+        ap.add_argument("--" + dest.replace("_", "-"), default=None, help=text)
     ap.add_argument("--aug-trace", type=int, default=0,
                     help="with --steps on the GPU: record up to this many steps of each cooperative augment "
                          "(gpumatch.matching._augment.TRACE_STEPS) and print the time per phase and level")
@@ -496,7 +489,7 @@ def main(argv=None):
                 for rk in args.relabel_k.split(","):
                     for wm in args.warm_method.split(","):
                         for values in itertools.product(*((getattr(args, name) or "").split(",")
-                                                          for name, _, _ in AUG_SWITCHES)):
+                                                          for name, *_ in AUG_SWITCHES)):
                             set_aug_switches(values)
                             bench_matching(args.small, backend, rng, rows, deadline, wi, rf, args.steps, float(rk),
                                            wm, max(1, args.repeats))
