@@ -187,6 +187,123 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
         assert max(longest) > 2     # (0 where no push-relabel phase ran)
 
 
+def _walk_setup(backend, arcs, V, flows=None):
+    """The kernel twin of `backend` on a network of `arcs` ((tail, head, cap)
+    triples), with the given flows ({arc index: flow}); returns ``(K, ctx, L, xp)``."""
+    from gpumatch.flow import _maxflow
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    C = sp.csr_matrix((np.array([a[2] for a in arcs], dtype=np.int64),
+                       ([a[0] for a in arcs], [a[1] for a in arcs])), shape=(V, V))
+    pos = {(int(r), int(c)): k for k, (r, c) in enumerate(zip(np.repeat(np.arange(V), np.diff(C.indptr)), C.indices))}
+    L = _maxflow._build_rcsr(xp, xp.asarray(C.indptr.astype(np.int32)), xp.asarray(C.indices.astype(np.int32)),
+                             xp.asarray(C.data), V)
+    for k, f in (flows or {}).items():
+        L["flow"][pos[arcs[k][:2]]] = f
+    ctx = _maxflow._prepare_kernels(backend, L, "rcsr", V, C.nnz)
+    return _maxflow._kernels(backend), ctx, L, xp, pos
+
+
+@pytest.mark.parametrize("case", ["path", "bottleneck", "deficit", "widest", "cancel"])
+def test_flow_walk_kernel(backend, case):
+    """One walk (``walk`` of the kernel twins) carries a vertex's excess down
+    admissible arcs all the way to the target: the widest arc first, what
+    an arc cannot take left where it stops, a deficit on the way filled
+    first, and an in-arc's flow cancelled when that is the way down."""
+    arcs = [(0, 1, 10), (1, 2, 10), (2, 3, 10)]
+    height = [3, 2, 1, 0, 1, 9]
+    flows, start = {}, {0: 5}
+    if case == "bottleneck":
+        arcs[1] = (1, 2, 3)
+    if case == "deficit":
+        start[2] = -4
+    if case == "widest":
+        arcs[1] = (1, 2, 3)
+        arcs += [(1, 4, 8), (4, 3, 10)]
+    if case == "cancel":
+        arcs[2] = (3, 2, 10)        # 2 -> 3 only by cancelling the flow on 3 -> 2
+        flows = {2: 6}
+    K, ctx, L, xp, pos = _walk_setup(backend, arcs, 6, flows)
+    ex = np.zeros(6, dtype=np.int64)
+    for v, e in start.items():
+        ex[v] = e
+    st = {"height": xp.asarray(np.array(height, dtype=np.int32)), "excess": xp.asarray(ex)}
+    K.walk(ctx, st, xp.asarray(np.array([0], dtype=np.int32)), 3, 5, 99)
+    got = _host(st["excess"]).tolist()
+    flow = {a[:2]: int(_host(L["flow"])[pos[a[:2]]]) for a in arcs}
+    want = {"path": ([0, 0, 0, 5, 0, 0], {(0, 1): 5, (1, 2): 5, (2, 3): 5}),
+            "bottleneck": ([0, 2, 0, 3, 0, 0], {(0, 1): 5, (1, 2): 3, (2, 3): 3}),
+            "deficit": ([0, 0, 0, 1, 0, 0], {(0, 1): 5, (1, 2): 5, (2, 3): 1}),
+            "widest": ([0, 0, 0, 5, 0, 0], {(0, 1): 5, (1, 2): 0, (2, 3): 0, (1, 4): 5, (4, 3): 5}),
+            "cancel": ([0, 0, 0, 5, 0, 0], {(0, 1): 5, (1, 2): 5, (3, 2): 1})}[case]
+    assert (got, flow) == want
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_flow_walk_kernel_random(backend, seed):
+    """Many walks at once on a random network (carriers meet, share arcs and
+    reach deficits): flows stay within capacities, every vertex's excess
+    moves by exactly its net inflow, flow moves only down arcs from a
+    height to the next lower one, no vertex ends below the lesser of its
+    deficit and 0, and some excess reaches the targets (height 0)."""
+    from gpumatch.flow._pr_numpy import bfs_run, prepare
+
+    rng = np.random.default_rng(_seed("walk", str(seed)))
+    V, t, other = 300, 0, 1
+    A = sp.random(V, V, density=0.02, random_state=rng, data_rvs=lambda n: rng.integers(1, 20, n)).tocsr()
+    A.setdiag(0)
+    A.eliminate_zeros()
+    r = np.repeat(np.arange(V), np.diff(A.indptr))
+    arcs = [(int(a), int(b), int(c)) for a, b, c in zip(r, A.indices, A.data)]
+    flows = {k: int(rng.integers(0, arcs[k][2] + 1)) for k in range(len(arcs)) if rng.random() < 0.3}
+    K, ctx, L, xp, pos = _walk_setup(backend, arcs, V, flows)
+    # exact heights: a BFS from the target and the deficits over residual arcs (NumPy twin, host copy)
+    Lh = {k: _host(v).copy() for k, v in L.items()}
+    ex = rng.integers(-8, 30, size=V) * (rng.random(V) < 0.2)
+    ex[[t, other]] = 0
+    h = np.full(V, -1, dtype=np.int32)
+    roots = np.concatenate([[t], np.nonzero(ex < 0)[0]])
+    h[roots] = 0
+    bfs_run(prepare(Lh, "rcsr"), {"height": h, "excess": ex}, roots.astype(np.int32), 0)
+    h[h < 0] = V
+    h[other] = V
+    work = np.nonzero((ex > 0) & (h < V))[0].astype(np.int32)
+    assert work.shape[0] > 5
+    st = {"height": xp.asarray(h), "excess": xp.asarray(ex.astype(np.int64))}
+    K.walk(ctx, st, xp.asarray(work), t, other, V)
+    f0, f1 = Lh["flow"], _host(L["flow"])
+    cap = Lh["cap"]
+    assert ((f1 >= 0) & (f1 <= cap)).all()
+    tails = np.repeat(np.arange(V), np.diff(Lh["indptr"]))
+    heads = Lh["indices"]
+    net = np.zeros(V, dtype=np.int64)
+    np.add.at(net, heads, f1 - f0)
+    np.subtract.at(net, tails, f1 - f0)
+    e1 = _host(st["excess"])
+    assert (e1 == ex + net).all()
+    up = f1 > f0
+    down = f1 < f0
+    assert (h[heads[up]] == h[tails[up]] - 1).all()     # pushed tail -> head, one level down
+    assert (h[tails[down]] == h[heads[down]] - 1).all()  # cancelled: head -> tail, one level down
+    assert (e1 >= np.minimum(ex, 0)).all()
+    assert e1[h == 0].sum() > ex[h == 0].sum()          # the target and the deficits took some
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+def test_flow_walks(backend, name, kind, monkeypatch):
+    """Repairs that walk the excess down after every relabel (``REPAIR``
+    ``walk`` 2, path passes off, relabels every 8 discharges) leave a
+    maximum flow after every batch, and the walks run."""
+    from gpumatch.flow import _dynamic
+
+    for key, value in (("walk", 2), ("paths", False), ("max_period", 8), ("small_batch", 0)):
+        monkeypatch.setitem(_dynamic.REPAIR, key, value)
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    walks = sum(res.stats.get("walks", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=11))
+    assert walks > 0
+
+
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 def test_flow_small_batch_settings(backend, name, monkeypatch):
     """A batch of at most ``REPAIR["small_batch"]`` times the arcs is

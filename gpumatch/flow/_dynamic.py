@@ -158,10 +158,22 @@ __all__ = ["MaxFlowSolver"]
 #: 8 / 9 ms (6.5 closer), but GENRMF dec 0.01 % from 127 / 90 to 257 / 279
 #: (183 closer): the decreases' excess wandered for 4-5 times as many
 #: iterations between the longer-spaced relabels.
+#: ``walk``, ``walk_stall``: after each relabel of a phase, up to ``walk``
+#: walks (``gpumatch_pr_walk_rcsr`` and its NumPy twin; 0: never) carry
+#: the excess of every listed vertex down one path of admissible arcs to
+#: the targets in one launch, where discharges move it one arc per step;
+#: the walks stop once one leaves more than ``walk_stall`` of the listed
+#: excess where it was.  Off: forced repairs on an H100 (round 20 of
+#: ``benchmarks/results/h100_dynamic.md``, two runs, six batches a row)
+#: took GENRMF mixed 0.01 % from 188 ms to 79-130, but GENRMF dec 0.01 %
+#: from 112 to 140-199 and RLG dec 0.01 % from 19 to 23-26: a decrease's
+#: excess is thousands of units behind arcs of a few hundred, so a walk
+#: leaves most of it on the way, and each costs about a millisecond (one
+#: carrier's path of a few hundred arcs) without saving relabels.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
-          "period_depth_closer": True,
+          "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False}}
 
 _WARMED = set()
@@ -461,6 +473,30 @@ class _Phase:
         """The worklist after a relabel: the one its steps listed, else :meth:`active`."""
         return self.active() if self.work is None else self.work
 
+    def _walk(self, work):
+        """After a relabel, carry the excess of `work` to the targets along
+        paths of admissible arcs: up to ``REPAIR["walk"]`` walks, each
+        followed by a scan for the vertices that still hold excess, until
+        one leaves more than ``REPAIR["walk_stall"]`` of the listed excess
+        where it was; returns the worklist."""
+        s = self.s
+        rounds = int(s._rep.get("walk") or 0)
+        stall = float(s._rep.get("walk_stall", 0.9))
+        target, other = self.terminals
+        ex = self.st["excess"]
+        held = float(ex[work].sum()) if rounds and work.shape[0] else 0.0
+        for _ in range(rounds):
+            if work.shape[0] == 0:
+                break
+            s._K.walk(self.ctx, self.st, work, target, other, self.hlimit)
+            s._stats["walks"] = s._stats.get("walks", 0) + 1
+            work = self.active()
+            left = float(ex[work].sum()) if work.shape[0] else 0.0
+            if left > stall * held:
+                break
+            held = left
+        return work
+
     def active(self):
         s, xp = self.s, self.s._xp
         mask = (self.st["excess"] > 0) & (self.st["height"] < self.hlimit)
@@ -509,7 +545,7 @@ class _Phase:
         if before is not None:
             before()
             self.work = None     # (excess added since the relabel)
-        work = self._listed()
+        work = self._walk(self._listed())
         group, since = g0, 0
         t_win = time.perf_counter()
         target, other = self.terminals
@@ -526,7 +562,7 @@ class _Phase:
                     t_gr = self.relabel(force_full=True)
                     t_rel += t_gr
                     lim = limit()
-                    work = self._listed()
+                    work = self._walk(self._listed())
                     group, since = g0, 0
                     t_win = time.perf_counter()
                     continue
@@ -535,7 +571,7 @@ class _Phase:
                 t_gr = self.relabel()
                 t_rel += t_gr
                 lim = limit()
-                work = self._listed()
+                work = self._walk(self._listed())
                 group, since = g0, 0
                 t_win = time.perf_counter()
                 continue
@@ -1035,7 +1071,8 @@ class MaxFlowSolver:
             and, where a push-relabel phase ran, ``stats["longest_period"]``:
             the most discharge iterations it allowed between two global
             relabels (``REPAIR["max_period"]``, or more with
-            ``REPAIR["period_depth"]``).
+            ``REPAIR["period_depth"]``); with ``REPAIR["walk"]``,
+            ``stats["walks"]``: the walks run after relabels.
             A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned

@@ -51,6 +51,7 @@ class _Ctx:
         self.k_greedy = _cuda.get_kernel(_SRC, "gpumatch_pr_greedy_rcsr", defines) if layout == "rcsr" else None
         self.k_return = _cuda.get_kernel(_SRC, "gpumatch_pr_return_rcsr", defines) if layout == "rcsr" else None
         self.k_unwind = None   # compiled with its buffers on first use (unwind)
+        self.k_walk = None     # compiled on first use (walk)
         self.k_bfs_loop = None
         self.bfs_loop_max = int(bfs_loop or 0)
         if layout == "rcsr" and self.bfs_loop_max > 0:
@@ -299,6 +300,29 @@ def return_excess(ctx, st, xs, src_arc, source):
 
 
 #: Threads of the one block of ``gpumatch_pr_unwind_rcsr``.
+#: Threads per block of the walk kernel (a warp per carrier).
+WALK_BLOCK = 256
+
+
+def walk(ctx, st, work, target, other, max_steps):
+    """Carry the excess of each vertex of `work` down one path of admissible
+    arcs (reverse CSR, one launch, nothing read back); see
+    ``gpumatch_pr_walk_rcsr``.  Returns None (the rounds are not counted)."""
+    n = int(work.shape[0])
+    if n == 0:
+        return None
+    if ctx.k_walk is None:
+        ctx.k_walk = _cuda.get_kernel(_SRC, "gpumatch_pr_walk_rcsr", ctx.defines)
+    warps = WALK_BLOCK // 32
+    grid = (max(1, min(ctx.max_blocks, (n + warps - 1) // warps)),)
+    L = ctx.L
+    ctx.k_walk(grid, (WALK_BLOCK,),
+               (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"],
+                st["height"], st["excess"], work.astype(ctx.idt, copy=False), np.int64(n), np.int64(target),
+                np.int64(other), np.int32(min(int(max_steps), 2 ** 31 - 1))))
+    return None
+
+
 UNWIND_BLOCK = 1024
 
 

@@ -326,6 +326,63 @@ def unwind(ctx, st, xs, source, other, max_rounds):
     return rounds, int(x.shape[0])
 
 
+def walk(ctx, st, work, target, other, max_steps):
+    """Carry the excess of each vertex of `work` down one path of admissible arcs (reverse CSR).
+
+    One legal schedule of ``gpumatch_pr_walk_rcsr``, the carriers in lock
+    step, one arc per round: each takes its vertex's excess, picks the
+    admissible slot (residual > 0, lower neighbour) of largest residual
+    (the first on ties) and claims ``min(load, residual)`` on it, claims on
+    one arc served in carrier order; what the arc cannot take stays where
+    the carrier is.  The loads arriving at a vertex are added in carrier
+    order and each carrier takes back the positive part of its own add
+    (``min(got, max(0, excess after it))``), so a deficit absorbs what
+    reaches it first; a carrier that gets nothing back, reaches a terminal,
+    finds no admissible arc or has walked `max_steps` arcs leaves its load.
+    """
+    height, excess = st["height"], st["excess"]
+    x = work.astype(np.int64)
+    x = x[(x != target) & (x != other)]
+    load = excess[x].copy()
+    excess[x] = 0
+    keep = load > 0
+    excess[x[~keep]] += load[~keep]
+    x, load = x[keep], load[keep]
+    steps = 0
+    while x.shape[0] and steps < max_steps:
+        steps += 1
+        owner, pos = csr.expand_segments(ctx.slot_ptr, x)
+        r = ctx.resid(pos)
+        ok = (r > 0) & (height[ctx.nbr[pos]] < height[x][owner])
+        order = np.lexsort((pos, -np.where(ok, r, 0), owner))
+        head = np.ones(order.shape[0], dtype=bool)
+        head[1:] = owner[order[1:]] != owner[order[:-1]]
+        pick = order[head & ok[order]]
+        slot = np.full(x.shape[0], -1, dtype=np.int64)
+        slot[owner[pick]] = pos[pick]
+        stay = slot < 0
+        np.add.at(excess, x[stay], load[stay])
+        ci = np.nonzero(~stay)[0]
+        p, arc = slot[ci], ctx.arc[slot[ci]]
+        by_arc = np.lexsort((ci, arc))
+        ci, p, arc = ci[by_arc], p[by_arc], arc[by_arc]
+        want = load[ci]
+        got = np.clip(ctx.resid(p) - _excl_by_group(want, arc), 0, want)
+        ctx.push(p, got)
+        np.add.at(excess, x[ci], want - got)      # what the arc could not take stays
+        moved = got > 0
+        ci, p, got = ci[moved], p[moved], got[moved]
+        y = ctx.nbr[p]
+        by_y = np.lexsort((ci, y))
+        ci, y, got = ci[by_y], y[by_y], got[by_y]
+        after = excess[y] + _excl_by_group(got, y) + got   # what y holds after each add
+        back = np.where((y == target) | (y == other), 0, np.clip(after, 0, got))
+        np.add.at(excess, y, got - back)
+        on = back > 0
+        x, load = y[on], back[on]
+    np.add.at(excess, x, load)
+
+
 def _excl_by_group(x, key):
     """Exclusive prefix sums of `x` within runs of equal `key` (keys sorted)."""
     cs = np.cumsum(x)

@@ -672,6 +672,127 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
     if (threadIdx.x == 0) { state[0] = r; state[1] = (long long)size; }
 }
 
+// gpumatch_pr_walk_rcsr: carry the excess of each listed vertex down ONE
+// path of admissible arcs, all the way in one launch (reverse CSR).  Right
+// after a relabel the heights are exact distances to the targets, and a
+// discharge step moves excess one arc per launch: a vertex hundreds of
+// levels from its target needs hundreds of steps (with relabels between
+// them), where a walk needs one launch whose latency is a few loads per arc.
+//   indptr .. in_to_out : as in gpumatch_pr_discharge_rcsr
+//   height     : V, labels (read only: a walk never relabels)
+//   excess     : V (atomic); the carrier of x takes x's excess, leaves at
+//                each vertex what the next arc cannot take, and on arrival
+//                at y takes back only what y's own deficit did not absorb
+//   work, n    : the vertices whose excess is carried (distinct, neither
+//                terminal, height < hlimit)
+//   target, other : terminals; a carrier that reaches one leaves its load
+//   max_steps  : arcs per carrier at most
+// Thread mapping: one warp per carrier, grid-stride over the list.  The
+// lanes scan the carrier's slots (out-arcs, then in-arcs) 32 at a time for
+// the admissible arc (residual > 0, lower neighbour) of largest residual,
+// the first slot on ties; lane 0 claims min(load, residual) on it with a
+// compare-and-swap loop on the arc's flow.  Each arc lowers the height by
+// one, so a walk ends within its start's height.  Races: heights do not
+// change; two carriers at one vertex may pick one arc and the CAS serves
+// them in turn (one that gets nothing leaves its load there); the two ends
+// of an arc never claim it together (each end would need the lower
+// height); excess changes only by atomics, and a carrier takes back at most
+// the positive part of what its own add made (over all adds at a vertex
+// these telescope, so a vertex never goes below its own deficit and keeps
+// its own excess).
+extern "C" __global__ void gpumatch_pr_walk_rcsr(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    const int* __restrict__ height, i64* excess,
+    const idx_t* __restrict__ work, long long n, long long target, long long other, int max_steps)
+{
+    const int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    const long long first = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / GPUMATCH_WARP;
+    const long long stride = ((long long)gridDim.x * blockDim.x) / GPUMATCH_WARP;
+    for (long long w = first; w < n; w += stride) {
+        idx_t x = work[w];
+        i64 load = 0;
+        if (lane == 0) load = (i64)atomicExch((u64*)(excess + x), 0ull);
+        load = __shfl_sync(GPUMATCH_FULL_MASK, load, 0);
+        if (load <= 0) {
+            if (lane == 0 && load < 0) atomic_add_i64(excess + x, load);
+            continue;
+        }
+        for (int step = 0; step < max_steps && load > 0; ++step) {
+            const int hx = height[x];
+            const idx_t ob = indptr[x], odeg = indptr[x + 1] - ob;
+            const idx_t ib = in_indptr[x], deg = odeg + (in_indptr[x + 1] - ib);
+            i64 best = 0;
+            long long slot = -1;
+            for (idx_t base = 0; base < deg; base += GPUMATCH_WARP) {
+                const idx_t j = base + lane;
+                if (j >= deg) break;
+                i64 r;
+                idx_t v;
+                if (j < odeg) {
+                    r = cap[ob + j] - __ldcg(flow + ob + j);
+                    v = indices[ob + j];
+                } else {
+                    r = __ldcg(flow + in_to_out[ib + j - odeg]);
+                    v = in_indices[ib + j - odeg];
+                }
+                if (r > best && height[v] < hx) { best = r; slot = j; }
+            }
+#pragma unroll
+            for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
+                const i64 b2 = __shfl_xor_sync(GPUMATCH_FULL_MASK, best, off);
+                const long long s2 = __shfl_xor_sync(GPUMATCH_FULL_MASK, slot, off);
+                if (b2 > best || (b2 == best && s2 >= 0 && (slot < 0 || s2 < slot))) { best = b2; slot = s2; }
+            }
+            if (slot < 0) break;                  // no admissible arc: the load stays at x
+            i64 next_load = 0;
+            idx_t y = 0;
+            if (lane == 0) {
+                i64 got = 0;
+                if (slot < odeg) {
+                    const idx_t p = ob + (idx_t)slot;
+                    const i64 c = cap[p];
+                    y = indices[p];
+                    i64 f = __ldcg(flow + p);
+                    for (;;) {
+                        const i64 want = c - f < load ? c - f : load;
+                        if (want <= 0) break;
+                        const i64 old = (i64)atomicCAS((u64*)(flow + p), (u64)f, (u64)(f + want));
+                        if (old == f) { got = want; break; }
+                        f = old;
+                    }
+                } else {
+                    const idx_t q = ib + (idx_t)slot - odeg;
+                    const idx_t k = in_to_out[q];
+                    y = in_indices[q];
+                    i64 f = __ldcg(flow + k);
+                    for (;;) {
+                        const i64 want = f < load ? f : load;
+                        if (want <= 0) break;
+                        const i64 old = (i64)atomicCAS((u64*)(flow + k), (u64)f, (u64)(f - want));
+                        if (old == f) { got = want; break; }
+                        f = old;
+                    }
+                }
+                if (load - got > 0) atomic_add_i64(excess + x, load - got);
+                if (got > 0) {
+                    const i64 old = atomic_add_i64(excess + y, got);
+                    if ((long long)y != target && (long long)y != other) {
+                        const i64 pos = old + got;           // what y holds now
+                        next_load = pos < got ? (pos > 0 ? pos : 0) : got;
+                        if (next_load > 0) atomic_add_i64(excess + y, -next_load);
+                    }
+                }
+            }
+            load = __shfl_sync(GPUMATCH_FULL_MASK, next_load, 0);
+            x = __shfl_sync(GPUMATCH_FULL_MASK, y, 0);
+        }
+        if (lane == 0 && load > 0) atomic_add_i64(excess + x, load);
+    }
+}
+
 // ---------------------------------------------------------------------------
 // Hub vertices (reverse CSR).  A vertex with more than `hub_deg` arcs (out +
 // in) would serialise a discharge or a BFS level on one lane group: the
