@@ -299,7 +299,6 @@ def return_excess(ctx, st, xs, src_arc, source):
                   st["excess"], np.int64(source)))
 
 
-#: Threads of the one block of ``gpumatch_pr_unwind_rcsr``.
 #: Threads per block of the walk kernel (a warp per carrier).
 WALK_BLOCK = 256
 
@@ -323,6 +322,7 @@ def walk(ctx, st, work, target, other, max_steps):
     return None
 
 
+#: Threads of the one block of ``gpumatch_pr_unwind_rcsr``.
 UNWIND_BLOCK = 1024
 
 
