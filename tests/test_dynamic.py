@@ -851,7 +851,9 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     phases = {p[0] for res in results for p in res.stats.get("phases", [])}
     assert passes
     if backend == "numpy":   # the GPU's claims race, so which excess is left to each step varies
-        assert passes == {"X", "D"} and {"X", "D"} <= phases
+        # (the relabel-ratio rule is timed, so phase D's pass across a
+        # crossed cut, "Dx", runs in some schedules too)
+        assert {"X", "D"} <= passes <= {"X", "D", "Dx"} and {"X", "D"} <= phases
         assert any(res.stats.get("cut") == "bfs" for res in results)
     _check_flow_result(results[-1], C2, 16, 17)
     # the warm-up's second round: the settings of small batches, split
