@@ -189,7 +189,8 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
 
 def _walk_setup(backend, arcs, V, flows=None):
     """The kernel twin of `backend` on a network of `arcs` ((tail, head, cap)
-    triples), with the given flows ({arc index: flow}); returns ``(K, ctx, L, xp)``."""
+    triples), with the given flows ({arc index: flow}); returns ``(K, ctx, L, xp, pos)``
+    (pos: the CSR position of each (tail, head))."""
     from gpumatch.flow import _maxflow
 
     xp = np if backend == "numpy" else __import__("cupy")

@@ -672,6 +672,22 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
     if (threadIdx.x == 0) { state[0] = r; state[1] = (long long)size; }
 }
 
+// The walk's claim on one arc: min(load, room) by a compare-and-swap loop
+// on its flow, where room is cap - flow going forward and flow going back
+// (cancelling); returns what was claimed (0 once nothing is left).
+__device__ __forceinline__ i64 walk_claim(i64* flow, i64 cap, bool forward, i64 load)
+{
+    i64 f = __ldcg(flow);
+    for (;;) {
+        const i64 room = forward ? cap - f : f;
+        const i64 want = room < load ? room : load;
+        if (want <= 0) return 0;
+        const i64 old = gm_cas(flow, f, forward ? f + want : f - want);
+        if (old == f) return want;
+        f = old;
+    }
+}
+
 // gpumatch_pr_walk_rcsr: carry the excess of each listed vertex down ONE
 // path of admissible arcs, all the way in one launch (reverse CSR).  Right
 // after a relabel the heights are exact distances to the targets, and a
@@ -750,31 +766,15 @@ extern "C" __global__ void gpumatch_pr_walk_rcsr(
             i64 next_load = 0;
             idx_t y = 0;
             if (lane == 0) {
-                i64 got = 0;
+                i64 got;
                 if (slot < odeg) {
                     const idx_t p = ob + (idx_t)slot;
-                    const i64 c = cap[p];
                     y = indices[p];
-                    i64 f = __ldcg(flow + p);
-                    for (;;) {
-                        const i64 want = c - f < load ? c - f : load;
-                        if (want <= 0) break;
-                        const i64 old = (i64)atomicCAS((u64*)(flow + p), (u64)f, (u64)(f + want));
-                        if (old == f) { got = want; break; }
-                        f = old;
-                    }
+                    got = walk_claim(flow + p, cap[p], true, load);
                 } else {
                     const idx_t q = ib + (idx_t)slot - odeg;
-                    const idx_t k = in_to_out[q];
                     y = in_indices[q];
-                    i64 f = __ldcg(flow + k);
-                    for (;;) {
-                        const i64 want = f < load ? f : load;
-                        if (want <= 0) break;
-                        const i64 old = (i64)atomicCAS((u64*)(flow + k), (u64)f, (u64)(f - want));
-                        if (old == f) { got = want; break; }
-                        f = old;
-                    }
+                    got = walk_claim(flow + in_to_out[q], 0, false, load);
                 }
                 if (load - got > 0) atomic_add_i64(excess + x, load - got);
                 if (got > 0) {
