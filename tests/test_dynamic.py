@@ -305,6 +305,34 @@ def test_flow_walks(backend, name, kind, monkeypatch):
     assert walks > 0
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+def test_flow_discharge_coop(name, kind, monkeypatch):
+    """Repairs whose discharge iterations run in the cooperative launch
+    (``REPAIR`` ``discharge_coop``, over lists of any length; path passes
+    off, so that push-relabel does the repairs) leave a maximum flow after
+    every batch, and the cooperative launch runs."""
+    pytest.importorskip("cupy")
+    from gpumatch.flow import _dynamic, _pr_cupy
+
+    for key, value in (("discharge_coop", 1 << 20), ("paths", False), ("small_batch", 0)):
+        monkeypatch.setitem(_dynamic.REPAIR, key, value)
+    contexts = {}
+    discharge = _pr_cupy.discharge
+
+    def seen(ctx, *a, **k):
+        contexts[id(ctx)] = ctx
+        return discharge(ctx, *a, **k)
+
+    monkeypatch.setattr(_pr_cupy, "discharge", seen)
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    for _ in _flow_batches("cupy", name, kind, sizes, seed=13):
+        pass
+    # (the first solve is one from scratch, with the module's own setting)
+    assert sum(c.coop_iterations for c in contexts.values() if c.k_discharge_coop is not None) > 0
+
+
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 def test_flow_small_batch_settings(backend, name, monkeypatch):
     """A batch of at most ``REPAIR["small_batch"]`` times the arcs is

@@ -412,6 +412,92 @@ def test_bfs_loop_modes(monkeypatch, loop_max, case):
     solve_checked(C, s, t, "cupy", expected=scipy_value(C, s, t))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("modes", [(0, 1 << 20), (2048, 64), (2048, 0)], ids=["coop", "coop_short", "loop"])
+@pytest.mark.parametrize("case", ["random", "genrmf", "broom"])
+def test_discharge_coop_modes(monkeypatch, hub_degree, modes, case):
+    """Solves whose discharge iterations run in the cooperative launch
+    (over every list, or over lists of at most 64 vertices with multi-block
+    launches past that) or in the one-block loop where it is off certify
+    the maximum flow scipy finds (with a hub that can hold excess, the
+    cooperative kernel stays off and the loop and launches serve)."""
+    pytest.importorskip("cupy")
+    from gpumatch import generators
+    from gpumatch.flow import _maxflow
+
+    loop_max, coop_max = modes
+    monkeypatch.setitem(_maxflow.TUNING, "discharge_loop", loop_max)
+    monkeypatch.setitem(_maxflow.TUNING, "discharge_coop", coop_max)
+    if case == "random":
+        C, s, t = random_graph(9, 3000, 4.0, 100)
+    elif case == "genrmf":
+        C, s, t = generators.genrmf(6, 20, 10, 1000, 5)
+    else:
+        C, s, t = broom_graph(4, 4000, 50)
+        hub_degree(64)
+    solve_checked(C, s, t, "cupy", expected=scipy_value(C, s, t))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("case", ["random", "genrmf", "broom"])
+@pytest.mark.parametrize("k", [1, 3, 40])
+def test_discharge_coop_kernel(hub_degree, monkeypatch, case, k):
+    """`k` iterations of the cooperative discharge from a preflow with
+    exact heights keep what every discharge keeps: flows within their
+    capacities, each vertex's excess its initial excess plus its net
+    inflow (never negative), heights that only rise, and every vertex
+    left active (excess, below `hlimit`, not a terminal) on the list
+    returned; on a network with a hub the kernel is not used."""
+    cp = pytest.importorskip("cupy")
+    from gpumatch import generators
+    from gpumatch.flow import _maxflow, _pr_cupy
+
+    monkeypatch.setitem(_maxflow.TUNING, "discharge_coop", 1 << 20)
+    rng = np.random.default_rng(k + 11)
+    if case == "random":
+        C, s, t = random_graph(13, 3000, 3.0, 100)
+    elif case == "genrmf":
+        C, s, t = generators.genrmf(5, 40, 10, 1000, 6)
+    else:
+        C, s, t = broom_graph(2, 5000, 50)
+        hub_degree(64)
+    C = sp.csr_matrix(C).astype(np.int64)
+    C.sum_duplicates()
+    C.eliminate_zeros()
+    V = C.shape[0]
+    rows = np.repeat(np.arange(V), np.diff(C.indptr))
+    flow = (C.data * rng.random(C.nnz) * (rng.random(C.nnz) < 0.5)).astype(np.int64)
+    dist = _residual_distances(C, flow, t)
+    hlimit = V
+    height = np.where(dist < 0, hlimit, dist).astype(np.int32)
+    excess0 = np.zeros(V, dtype=np.int64)
+    excess0[rng.choice(V, size=V // 10, replace=False)] = rng.integers(1, 500, V // 10)
+    excess0[[s, t]] = 0
+    L = _maxflow._build_rcsr(cp, cp.asarray(C.indptr.astype(np.int64)), cp.asarray(C.indices.astype(np.int64)),
+                             cp.asarray(C.data), V)
+    L["flow"][...] = cp.asarray(flow)
+    ctx = _maxflow._prepare_kernels("cupy", L, "rcsr", V, C.nnz, (s, t))
+    assert (ctx.k_discharge_coop is None) == (case == "broom")
+    st = {"height": cp.asarray(height), "excess": cp.asarray(excess0)}
+    active = lambda ex, h: (ex > 0) & (h < hlimit) & (np.arange(V) != s) & (np.arange(V) != t)  # noqa: E731
+    work = cp.asarray(np.flatnonzero(active(excess0, height)), dtype=ctx.idt)
+    out, ran = _pr_cupy.discharge(ctx, st, work, 0, t, s, hlimit, k)
+    assert 1 <= ran <= k and (ran == k or out.shape[0] == 0 or case == "broom")
+    f = cp.asnumpy(L["flow"])
+    ex = cp.asnumpy(st["excess"])
+    h = cp.asnumpy(st["height"])
+    assert ((f >= 0) & (f <= C.data)).all()
+    d = f - flow
+    net = np.bincount(C.indices, d, minlength=V) - np.bincount(rows, d, minlength=V)
+    inner = (np.arange(V) != s) & (np.arange(V) != t)
+    np.testing.assert_array_equal(ex[inner], excess0[inner] + net[inner].astype(np.int64))
+    assert (ex[inner] >= 0).all()
+    assert ((h >= height) & (h <= hlimit)).all()       # a relabel only lifts
+    left = np.flatnonzero(active(ex, h))
+    assert np.isin(left, cp.asnumpy(out)).all()
+    assert np.count_nonzero(d) > 0
+
+
 def _residual_distances(C, flow, target):
     """Residual BFS distances to `target` by scipy (-1: unreachable): v -> w is
     residual where an arc v -> w has spare capacity or an arc w -> v carries flow."""

@@ -83,10 +83,20 @@ __all__ = ["MaxFlowSolver"]
 #: ``V - 1``) when the BFS from the near ones labelled every vertex with
 #: excess, once the unlabelled ones sent what they could straight to the
 #: far terminal along paths of one or two arcs.
-#: ``discharge_loop``: discharge iterations over worklists of at most this
-#: many vertices run in one persistent block on the GPU (0: never); a
-#: repair moves a few units of excess along long paths, where one launch
-#: per hop would cost far more than the hop.
+#: ``discharge_coop``: discharge iterations over worklists of at most this
+#: many vertices run in one cooperative launch over the whole GPU, a
+#: grid-wide barrier between iterations (0: never; see ``discharge_coop``
+#: of ``_maxflow.TUNING``); a repair moves a few units of excess along long
+#: paths, where one launch per hop would cost far more than the hop.
+#: ``discharge_loop``: where that kernel cannot run (a device without
+#: cooperative launches, a hub that can hold excess), iterations over
+#: worklists of at most this many vertices run in one persistent block
+#: instead (0: never).  Measured on an H100 (round 21 of
+#: ``benchmarks/results/h100_dynamic.md``): the block loop served lists of
+#: 256-512 vertices in 27-57 us per iteration against 14 us for a launch
+#: over the whole GPU, and the cooperative kernel took forced repairs of
+#: RLG 0.1 % decreases from 134 ms to 88 (median of six), mixed batches
+#: from 97 to 70 and GENRMF 0.01 % decreases from 118 to 87.
 #: ``early_stop``: the BFS of a relabel in phases X and D stops once every
 #: vertex with excess has a height.
 #: ``paths``: phases X and D first route what they can along augmenting
@@ -170,7 +180,8 @@ __all__ = ["MaxFlowSolver"]
 #: excess is thousands of units behind arcs of a few hundred, so a walk
 #: leaves most of it on the way, and each costs about a millisecond (one
 #: carrier's path of a few hundred arcs) without saving relabels.
-REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 512,
+REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
+          "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
@@ -840,7 +851,8 @@ class MaxFlowSolver:
 
     def _prepare(self, L):
         return _mf._prepare_kernels(self.backend, L, "rcsr", self._V, self._E, (self.source, self.sink),
-                                    discharge_loop=int(REPAIR.get("discharge_loop") or 0))
+                                    discharge_loop=int(REPAIR.get("discharge_loop") or 0),
+                                    discharge_coop=int(REPAIR.get("discharge_coop") or 0))
 
     def _contexts(self):
         """Kernel contexts of the network and of its transposed (compiled on first use)."""

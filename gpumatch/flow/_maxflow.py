@@ -65,10 +65,19 @@ _I64_MAX = np.iinfo(np.int64).max
 #: cooperative launch, a grid-wide barrier between levels (reverse CSR,
 #: devices that launch cooperatively); off: a launch per level or the
 #: one-block loop, with a read-back every ``batch`` levels.
+#: ``discharge_coop``: discharge iterations over worklists of at most this
+#: many vertices run in one cooperative launch, a grid-wide barrier between
+#: iterations, before ``discharge_loop`` is considered (reverse CSR, devices
+#: that launch cooperatively, networks whose only hubs are the terminals;
+#: 0: never; the dynamic solver's repairs set their own value).  8192: on
+#: an H100 the benchmark's solves from scratch (``bench_dynamic.py``
+#: networks, medians of eight, interleaved) went from 628 to 505 ms on
+#: GENRMF, 182 to 167 on RLG and 96 to 83 on the unit network, whose
+#: last thousands of iterations run over short worklists.
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
                 "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
                 "hub_degree": 1024, "relabel_time_ratio": 5.0,
-                "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True}
+                "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192}
 
 
 @dataclass
@@ -249,13 +258,14 @@ def _build_bcsr(xp, indptr, indices, cap, V, idt):
 # ---------------------------------------------------------------------------
 
 
-def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None):
+def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None, discharge_coop=None):
     """The kernel twin's per-solve context.
 
     On CuPy the lane-group size follows the mean degree, and vertices of
     more than ``TUNING["hub_degree"]`` arcs get a block each (`terminals`,
-    the source and the sink, are never discharged); `discharge_loop`
-    overrides ``TUNING["discharge_loop"]``.
+    the source and the sink, are never discharged); `discharge_loop` and
+    `discharge_coop` override ``TUNING["discharge_loop"]`` and
+    ``TUNING["discharge_coop"]``.
     """
     K = _kernels(backend)
     if backend == "cupy":
@@ -265,10 +275,12 @@ def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None):
             tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
         if discharge_loop is None:
             discharge_loop = TUNING.get("discharge_loop", 0)
+        if discharge_coop is None:
+            discharge_coop = TUNING.get("discharge_coop", 0)
         return K.prepare(L, lay, tile=tile, cycles=TUNING.get("cycles", 8),
                          hub_degree=TUNING.get("hub_degree"), terminals=terminals,
                          bfs_loop=TUNING.get("bfs_loop", 0), discharge_loop=discharge_loop,
-                         bfs_coop=bool(TUNING.get("bfs_coop", False)))
+                         bfs_coop=bool(TUNING.get("bfs_coop", False)), discharge_coop=discharge_coop)
     return K.prepare(L, lay)
 
 

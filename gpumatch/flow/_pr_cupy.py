@@ -32,11 +32,16 @@ BFS_COOP_BLOCK = 512
 #: grid-wide barrier, which grows with the blocks, while the frontiers of
 #: the deep BFS it is for are short.
 BFS_COOP_PER_SM = 1
+#: Threads per block of the cooperative discharge (``COOP_DISCHARGE_BLOCK``
+#: of pr.cu) and blocks per multiprocessor: 132 blocks of 64 tiles of 8
+#: lanes on an H100 give every vertex of a list of 8 448 a tile at once.
+DISCHARGE_COOP_BLOCK = 512
+DISCHARGE_COOP_PER_SM = 1
 
 
 class _Ctx:
     def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0,
-                 bfs_coop=False):
+                 bfs_coop=False, discharge_coop=0):
         cp = _backend.cp
         self.L = L
         self.layout = layout
@@ -86,6 +91,16 @@ class _Ctx:
                 self.k_bfs_coop = k
                 self.coop_state = cp.zeros(3, dtype=np.int64)
                 self.i64_none = cp.zeros(1, dtype=np.int64)
+        self.k_discharge_coop = None
+        self.discharge_coop_max = int(discharge_coop or 0)
+        if layout == "rcsr" and self.discharge_coop_max > 0 and (self.hubs is None or self.hubs.shape[0] == 0):
+            # (a hub that can hold excess needs the block-per-hub kernel)
+            k = _cuda.get_kernel(_SRC, "gpumatch_pr_discharge_coop_rcsr", defines, cooperative=True)
+            self.dcoop_grid = _cuda.cooperative_grid(k, DISCHARGE_COOP_BLOCK, DISCHARGE_COOP_PER_SM)
+            if self.dcoop_grid > 0:
+                self.k_discharge_coop = k
+                self.dcoop_state = cp.zeros(2, dtype=np.int64)
+        self.coop_iterations = 0   # discharge iterations the cooperative kernel ran (a diagnostic)
 
     def _find_hubs(self, hub_degree, terminals, sms):
         """Vertices with more than `hub_degree` arcs, for the block-per-hub kernels (reverse CSR only)."""
@@ -157,7 +172,7 @@ class _Ctx:
 
 
 def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0,
-            bfs_coop=False):
+            bfs_coop=False, discharge_coop=0):
     """Compile (cached) and allocate the scratch arrays of one solve.
 
     Vertices with more than `hub_degree` arcs (reverse CSR; None: none) are
@@ -167,9 +182,12 @@ def prepare(L, layout, tile=32, cycles=8, hub_degree=None, terminals=(), bfs_loo
     (reverse CSR; 0: never), and so do discharge iterations over worklists
     of at most `discharge_loop` vertices.  With `bfs_coop` (reverse CSR, a
     device that launches cooperatively), :func:`bfs_run` runs all the
-    levels of a BFS in one cooperative launch.
+    levels of a BFS in one cooperative launch; with `discharge_coop`
+    (the same, and no hub but the terminals) :func:`discharge` runs the
+    iterations over lists of at most that many vertices in one, and the
+    one-block loop only serves where that kernel cannot be used.
     """
-    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop, discharge_loop, bfs_coop)
+    return _Ctx(L, layout, tile, cycles, hub_degree, terminals, bfs_loop, discharge_loop, bfs_coop, discharge_coop)
 
 
 def discharge(ctx, st, work, it, target, other, hlimit, k=1):
@@ -177,9 +195,13 @@ def discharge(ctx, st, work, it, target, other, hlimit, k=1):
 
     Returns ``(next worklist, launches counted)``; launches after the list
     ran empty do nothing.  Launch ``j`` uses the stamp ``it + j``.  A list
-    of at most ``ctx.discharge_loop_max`` vertices runs its iterations in
-    one persistent block instead (until it grows past that, meets a hub or
-    `k` iterations ran; the count returned is then the iterations run).
+    of at most ``ctx.discharge_coop_max`` vertices runs its iterations in
+    one cooperative launch over the whole GPU instead (until it grows past
+    that or `k` iterations ran; the count returned is then the iterations
+    run), and where that kernel is not in use (``ctx.k_discharge_coop``
+    None) a list of at most ``ctx.discharge_loop_max`` vertices runs them in
+    one persistent block (until it grows past that, meets a hub or `k`
+    iterations ran).
     """
     n = work.shape[0]
     if n == 0:
@@ -188,6 +210,13 @@ def discharge(ctx, st, work, it, target, other, hlimit, k=1):
     head = ctx.arrays()
     tail = (np.int64(target), np.int64(other), np.int32(hlimit))
     h, ex = st["height"], st["excess"]
+    if ctx.k_discharge_coop is not None and n <= ctx.discharge_coop_max:
+        ctx.k_discharge_coop((ctx.dcoop_grid,), (DISCHARGE_COOP_BLOCK,),
+                             head + (h, ex, ctx.bufs[0], ctx.bufs[1], ctx.cnt, ctx.stamp, np.int32(it)) + tail
+                             + (ctx.hub_deg, np.int64(ctx.discharge_coop_max), np.int64(k), ctx.dcoop_state))
+        j, size = (int(x) for x in ctx.dcoop_state.get())
+        ctx.coop_iterations += j
+        return ctx.bufs[j % 2][:size], j
     if ctx.k_discharge_loop is not None and n <= ctx.discharge_loop_max:
         ctx.k_discharge_loop((1,), (DISCHARGE_LOOP_BLOCK,),
                              head + (h, ex, ctx.bufs[0], ctx.bufs[1], ctx.cnt, ctx.stamp, np.int32(it)) + tail
