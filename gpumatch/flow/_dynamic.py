@@ -1119,6 +1119,10 @@ class MaxFlowSolver:
             self._rep = dict(REPAIR, **(REPAIR.get("small") or {})) if small else REPAIR
             stats["repair_settings"] = "small" if small else "default"
             self._deadline = None
+            if self._ctx is None:
+                # the NumPy solver's one-off set-up (the GPU's runs in the
+                # constructor): not part of the repair the budget is for
+                self._contexts()
             if self.time_budget is not None and self._t_scratch is not None:
                 self._deadline = t_start + self.time_budget * self._t_scratch
             try:
