@@ -57,8 +57,13 @@ def synthetic_image(h, w, noise, seed=0):
     return truth, np.clip(img, 0, 255)
 
 
-def segmentation_network(img, noise, smoothness, scale=10.0):
-    """Integer capacity matrix of the grid graph with terminal arcs; returns (C, s, t)."""
+def segmentation_network(img, noise, smoothness, scale=10.0, keep_terminal_zeros=False):
+    """Integer capacity matrix of the grid graph with terminal arcs; returns (C, s, t).
+
+    With `keep_terminal_zeros`, every pixel keeps both terminal arcs, those
+    of capacity 0 as explicit zeros (arcs whose capacity a
+    :class:`gpumatch.flow.MaxFlowSolver` can raise later).
+    """
     h, w = img.shape
     npx = h * w
     s, t = npx, npx + 1
@@ -75,6 +80,8 @@ def segmentation_network(img, noise, smoothness, scale=10.0):
     cols = np.concatenate([v, np.arange(npx), np.full(npx, t)])
     caps = np.concatenate([np.full(u.size, lam, dtype=np.int64), cost_bg, cost_fg])
     keep = caps > 0
+    if keep_terminal_zeros:
+        keep[u.size:] = True
     C = sp.csr_matrix((caps[keep], (rows[keep], cols[keep])), shape=(npx + 2, npx + 2), dtype=np.int64)
     return C, s, t
 

@@ -27,7 +27,7 @@ def _load(name):
     return mod
 
 
-@pytest.mark.parametrize("name", ["structural_rank", "assignment", "min_cut_segmentation"])
+@pytest.mark.parametrize("name", ["structural_rank", "assignment", "min_cut_segmentation", "interactive_segmentation"])
 def test_example_has_docstring_and_main(name):
     mod = _load(name)
     assert mod.__doc__ and len(mod.__doc__.strip().splitlines()) > 3
@@ -126,3 +126,41 @@ def test_min_cut_segmentation_pgm_fallback(tmp_path):
     assert out["scipy_value"] is None
     ref = int(maximum_flow(out["capacity"].astype(np.int32), out["source"], out["sink"]).flow_value)
     assert out["cut_value"] == ref
+
+
+def test_interactive_segmentation(backend, tmp_path, capsys):
+    out = _load("interactive_segmentation").main(["--size", "48", "--rounds", "5", "--backend", backend, "--scipy",
+                                                   "--time-budget", "none", "--out", str(tmp_path / "r.png")])
+    rounds = out["rounds"]
+    assert len(rounds) == 5
+    for r in rounds:
+        # every round a repair (no time budget), with the cut of a solve from scratch and of scipy
+        assert r["mode"] == "dynamic"
+        assert r["cut_value"] == r["scratch_value"] == r["scipy_value"]
+        assert r["arcs"] == 2 * r["pixels"].shape[0] > 0
+    C, s, t = out["capacity"], out["source"], out["sink"]
+    check_flow(C, s, t, out["flow"].flow, rounds[-1]["cut_value"])
+    # the returned mask is a minimum cut of the scribbled network
+    side = np.zeros(C.shape[0], dtype=bool)
+    side[: 48 * 48] = out["mask"].ravel()
+    side[s] = True
+    Ccoo = sp.coo_matrix(C)
+    assert int(Ccoo.data[side[Ccoo.row] & ~side[Ccoo.col]].sum()) == rounds[-1]["cut_value"]
+    # scribbled pixels end on their side, and the scribbles fixed pixels
+    tied, mask = out["tied"], out["mask"]
+    assert (tied != 0).sum() > 0
+    assert mask[tied == 1].all() and not mask[tied == -1].any()
+    assert rounds[-1]["wrong"] < out["first_wrong"]
+    assert pathlib.Path(out["output"]).is_file()
+    assert "re-solving against" in capsys.readouterr().out
+
+
+def test_interactive_segmentation_budget_and_bad_args(capsys):
+    mod = _load("interactive_segmentation")
+    out = mod.main(["--size", "24", "--rounds", "2", "--backend", "numpy"])
+    ref = int(maximum_flow(out["capacity"].astype(np.int32), out["source"], out["sink"]).flow_value)
+    assert out["rounds"][-1]["cut_value"] == ref
+    assert all(r["mode"] in ("dynamic", "dynamic->scratch", "scratch") for r in out["rounds"])
+    with pytest.raises(SystemExit):
+        mod.main(["--time-budget", "soon", "--backend", "numpy"])
+    assert "--time-budget must be a number" in capsys.readouterr().err
