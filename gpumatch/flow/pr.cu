@@ -1149,6 +1149,7 @@ extern "C" __global__ void __launch_bounds__(COOP_BFS_BLOCK) gpumatch_pr_bfs_coo
         state[2] = stopped;
     }
 }
+
 #ifndef COOP_DISCHARGE_BLOCK
 #define COOP_DISCHARGE_BLOCK 512
 #endif
