@@ -158,12 +158,43 @@ def new_capacities(rng, old, kind, maxcap):
     return rng.integers(0, 2 * maxcap + 1, size=k)
 
 
+def draw_batch(rng, C, kind, k, maxcap):
+    """One batch of `k` distinct arcs of `C` as the benchmark draws it:
+    ``(positions in C.data, new capacities)``."""
+    pos = rng.choice(C.nnz, size=k, replace=False)
+    return pos, new_capacities(rng, C.data[pos], kind, maxcap)
+
+
+def forced_repairs(solver, C, kinds, frac, before=None, batches=3, seed=7, maxcap=10000):
+    """The probes' batches on a CuPy `solver` of `C` (host CSR, updated in
+    place): `batches` of each kind in `kinds`, of `frac` of the arcs each.
+    Yields ``(kind, batch, seconds, result)`` of each update + solve, timed
+    between device syncs; ``before()`` runs just before the timed part."""
+    import cupy as cp
+
+    sync = cp.cuda.Device().synchronize
+    coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+    rng = np.random.default_rng(seed)
+    for kind in kinds:
+        for b in range(batches):
+            pos, new = draw_batch(rng, C, kind, max(1, int(round(frac * C.nnz))), maxcap)
+            C.data[pos] = new
+            if before is not None:
+                before()
+            sync()
+            t0 = time.perf_counter()
+            solver.update_capacities(cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)),
+                                     cp.asarray(new))
+            res = solver.solve()
+            sync()
+            yield kind, b, time.perf_counter() - t0, res
+
+
 def _flow_batch(solver, C, coo_r, s, t, maxcap, kind, frac, k, rng, backend, name):
     """One batch: update + solve, then the reference solve from scratch; returns (t_dyn, t_scr, ok)."""
     from gpumatch.flow import maximum_flow
 
-    pos = rng.choice(C.nnz, size=k, replace=False)
-    new = new_capacities(rng, C.data[pos], kind, maxcap)
+    pos, new = draw_batch(rng, C, kind, k, maxcap)
     r, c, new = arr(coo_r[pos], backend), arr(C.indices[pos].astype(np.int64), backend), arr(new, backend)
     C.data[pos] = _host(new)
     settle(backend)

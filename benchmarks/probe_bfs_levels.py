@@ -38,7 +38,6 @@ def main(argv=None):
     frac = float(argv[1]) if len(argv) > 1 else 1e-4
     cases = {n: (C, s, t) for n, C, s, t, _ in B.flow_cases(False)}
     C0, s, t = cases[name]
-    coo_r = np.repeat(np.arange(C0.shape[0]), np.diff(C0.indptr))
     sync = cp.cuda.Device().synchronize
     for coop in (True, False, True):
         _maxflow.TUNING["bfs_coop"] = coop
@@ -58,29 +57,15 @@ def main(argv=None):
             return out
 
         solver._bfs = timed
-        rng = np.random.default_rng(7)
-        for kind in ("dec", "mixed"):
-            for b in range(3):
-                k = max(1, int(round(frac * C.nnz)))
-                pos = rng.choice(C.nnz, size=k, replace=False)
-                new = B.new_capacities(rng, C.data[pos], kind, 10000)
-                C.data[pos] = new
-                del log[:]
-                sync()
-                t0 = time.perf_counter()
-                solver.update_capacities(cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)),
-                                         cp.asarray(new))
-                res = solver.solve()
-                sync()
-                T = time.perf_counter() - t0
-                lv = np.array([x[0] for x in log], dtype=np.int64)
-                tm = np.array([x[1] for x in log])
-                small = lv <= 8
-                print(f"coop={coop} {name} {kind} {frac} b{b}: repair {T * 1e3:.1f} ms, BFS {len(log)} "
-                      f"({tm.sum() * 1e3:.1f} ms, {lv.sum()} levels, "
-                      f"{tm[~small].sum() * 1e6 / max(1, lv[~small].sum()):.2f} us/level over BFS of >8 levels; "
-                      f"{small.sum()} BFS of <=8 levels {tm[small].sum() * 1e3:.1f} ms), "
-                      f"phases {res.stats.get('phases')}", flush=True)
+        for kind, b, T, res in B.forced_repairs(solver, C, ("dec", "mixed"), frac, before=log.clear):
+            lv = np.array([x[0] for x in log], dtype=np.int64)
+            tm = np.array([x[1] for x in log])
+            small = lv <= 8
+            print(f"coop={coop} {name} {kind} {frac} b{b}: repair {T * 1e3:.1f} ms, BFS {len(log)} "
+                  f"({tm.sum() * 1e3:.1f} ms, {lv.sum()} levels, "
+                  f"{tm[~small].sum() * 1e6 / max(1, lv[~small].sum()):.2f} us/level over BFS of >8 levels; "
+                  f"{small.sum()} BFS of <=8 levels {tm[small].sum() * 1e3:.1f} ms), "
+                  f"phases {res.stats.get('phases')}", flush=True)
 
 
 if __name__ == "__main__":

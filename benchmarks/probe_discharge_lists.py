@@ -45,7 +45,6 @@ def main(argv=None):
         B.apply_overrides(argv[3])
     cases = {n: (C, s, t) for n, C, s, t, _ in B.flow_cases(False)}
     C0, s, t = cases[name]
-    coo_r = np.repeat(np.arange(C0.shape[0]), np.diff(C0.indptr))
     sync = cp.cuda.Device().synchronize
     C = C0.copy()
     solver = MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", rebuild_fraction=1.0, time_budget=None)
@@ -65,7 +64,7 @@ def main(argv=None):
 
         def discharge(self, ctx, st, work, it, target, other, hlimit, k=1):
             n = int(work.shape[0])
-            loop = (getattr(ctx, "k_discharge_coop", None) is None and ctx.k_discharge_loop is not None
+            loop = (ctx.k_discharge_coop is None and ctx.k_discharge_loop is not None
                     and n <= ctx.discharge_loop_max)
             sync()
             t0 = time.perf_counter()
@@ -75,31 +74,17 @@ def main(argv=None):
             return out
 
     solver._K = Timed()
-    rng = np.random.default_rng(7)
-    for kind in kinds:
-        for b in range(3):
-            k = max(1, int(round(frac * C.nnz)))
-            pos = rng.choice(C.nnz, size=k, replace=False)
-            new = B.new_capacities(rng, C.data[pos], kind, 10000)
-            C.data[pos] = new
-            del log[:]
-            sync()
-            t0 = time.perf_counter()
-            solver.update_capacities(cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)),
-                                     cp.asarray(new))
-            res = solver.solve()
-            sync()
-            T = time.perf_counter() - t0
-            a = np.array(log, dtype=float).reshape(-1, 4)
-            print(f"{name} {kind} {frac} b{b}: repair {T * 1e3:.1f} ms, discharge calls {len(log)}, "
-                  f"iters {int(a[:, 1].sum())}, time {a[:, 2].sum() * 1e3:.1f} ms, "
-                  f"relabels {res.stats.get('global_relabels')}", flush=True)
-            for lo, hi in zip(EDGES[:-1], EDGES[1:]):
-                m = (a[:, 0] > lo) & (a[:, 0] <= hi)
-                if m.any():
-                    it, tm = a[m, 1].sum(), a[m, 2].sum()
-                    print(f"   n in ({lo},{hi}]: calls {int(m.sum())}, iters {int(it)}, {tm * 1e3:.1f} ms, "
-                          f"{tm * 1e6 / max(it, 1):.1f} us/iter, loop {int(a[m, 3].sum())}", flush=True)
+    for kind, b, T, res in B.forced_repairs(solver, C, kinds, frac, before=log.clear):
+        a = np.array(log, dtype=float).reshape(-1, 4)
+        print(f"{name} {kind} {frac} b{b}: repair {T * 1e3:.1f} ms, discharge calls {len(log)}, "
+              f"iters {int(a[:, 1].sum())}, time {a[:, 2].sum() * 1e3:.1f} ms, "
+              f"relabels {res.stats.get('global_relabels')}", flush=True)
+        for lo, hi in zip(EDGES[:-1], EDGES[1:]):
+            m = (a[:, 0] > lo) & (a[:, 0] <= hi)
+            if m.any():
+                it, tm = a[m, 1].sum(), a[m, 2].sum()
+                print(f"   n in ({lo},{hi}]: calls {int(m.sum())}, iters {int(it)}, {tm * 1e3:.1f} ms, "
+                      f"{tm * 1e6 / max(it, 1):.1f} us/iter, loop {int(a[m, 3].sum())}", flush=True)
 
 
 if __name__ == "__main__":
