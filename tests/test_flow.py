@@ -391,6 +391,37 @@ def test_low_hub_degree(backend, hub_degree, degree, case):
     solve_checked(C, s, t, backend, expected=scipy_value(C, s, t))
 
 
+def _launcher_network(case, seed):
+    """The random, genrmf or broom network (`case`) of the launcher-mode tests."""
+    from gpumatch import generators
+
+    if case == "random":
+        return random_graph(seed, 3000, 4.0, 100)
+    if case == "genrmf":
+        return generators.genrmf(6, 20, 10, 1000, 5)
+    return broom_graph(4, 4000, 50)
+
+
+def _kernel_network(case, seed, rng):
+    """The random, genrmf (a deep BFS: about 200 levels) or broom network
+    (`case`) of the kernel tests as an int64 CSR without duplicates or
+    zeros, with a random flow from `rng` (about half the arcs carry some)
+    and the residual distances to the sink: ``(C, s, t, flow, dist)``."""
+    from gpumatch import generators
+
+    if case == "random":
+        C, s, t = random_graph(seed, 3000, 3.0, 100)
+    elif case == "genrmf":
+        C, s, t = generators.genrmf(5, 40, 10, 1000, 6)
+    else:
+        C, s, t = broom_graph(2, 5000, 50)
+    C = sp.csr_matrix(C).astype(np.int64)
+    C.sum_duplicates()
+    C.eliminate_zeros()
+    flow = (C.data * rng.random(C.nnz) * (rng.random(C.nnz) < 0.5)).astype(np.int64)
+    return C, s, t, flow, _residual_distances(C, flow, t)
+
+
 @pytest.mark.gpu
 @pytest.mark.parametrize("loop_max", [0, 4, 2048])
 @pytest.mark.parametrize("case", ["random", "genrmf", "broom"])
@@ -398,17 +429,11 @@ def test_bfs_loop_modes(monkeypatch, loop_max, case):
     """The persistent one-block BFS, the multi-block levels, and their hand-overs give the same values
     (with the cooperative BFS off, which otherwise runs every level)."""
     pytest.importorskip("cupy")
-    from gpumatch import generators
     from gpumatch.flow import _maxflow
 
     monkeypatch.setitem(_maxflow.TUNING, "bfs_loop", loop_max)
     monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", False)
-    if case == "random":
-        C, s, t = random_graph(8, 3000, 4.0, 100)
-    elif case == "genrmf":
-        C, s, t = generators.genrmf(6, 20, 10, 1000, 5)
-    else:
-        C, s, t = broom_graph(4, 4000, 50)
+    C, s, t = _launcher_network(case, 8)
     solve_checked(C, s, t, "cupy", expected=scipy_value(C, s, t))
 
 
@@ -422,18 +447,13 @@ def test_discharge_coop_modes(monkeypatch, hub_degree, modes, case):
     the maximum flow scipy finds (with a hub that can hold excess, the
     cooperative kernel stays off and the loop and launches serve)."""
     pytest.importorskip("cupy")
-    from gpumatch import generators
     from gpumatch.flow import _maxflow
 
     loop_max, coop_max = modes
     monkeypatch.setitem(_maxflow.TUNING, "discharge_loop", loop_max)
     monkeypatch.setitem(_maxflow.TUNING, "discharge_coop", coop_max)
-    if case == "random":
-        C, s, t = random_graph(9, 3000, 4.0, 100)
-    elif case == "genrmf":
-        C, s, t = generators.genrmf(6, 20, 10, 1000, 5)
-    else:
-        C, s, t = broom_graph(4, 4000, 50)
+    C, s, t = _launcher_network(case, 9)
+    if case == "broom":
         hub_degree(64)
     solve_checked(C, s, t, "cupy", expected=scipy_value(C, s, t))
 
@@ -449,25 +469,15 @@ def test_discharge_coop_kernel(hub_degree, monkeypatch, case, k):
     left active (excess, below `hlimit`, not a terminal) on the list
     returned; on a network with a hub the kernel is not used."""
     cp = pytest.importorskip("cupy")
-    from gpumatch import generators
     from gpumatch.flow import _maxflow, _pr_cupy
 
     monkeypatch.setitem(_maxflow.TUNING, "discharge_coop", 1 << 20)
     rng = np.random.default_rng(k + 11)
-    if case == "random":
-        C, s, t = random_graph(13, 3000, 3.0, 100)
-    elif case == "genrmf":
-        C, s, t = generators.genrmf(5, 40, 10, 1000, 6)
-    else:
-        C, s, t = broom_graph(2, 5000, 50)
+    C, s, t, flow, dist = _kernel_network(case, 13, rng)
+    if case == "broom":
         hub_degree(64)
-    C = sp.csr_matrix(C).astype(np.int64)
-    C.sum_duplicates()
-    C.eliminate_zeros()
     V = C.shape[0]
     rows = np.repeat(np.arange(V), np.diff(C.indptr))
-    flow = (C.data * rng.random(C.nnz) * (rng.random(C.nnz) < 0.5)).astype(np.int64)
-    dist = _residual_distances(C, flow, t)
     hlimit = V
     height = np.where(dist < 0, hlimit, dist).astype(np.int32)
     excess0 = np.zeros(V, dtype=np.int64)
@@ -525,24 +535,14 @@ def test_bfs_run_heights(hub_degree, monkeypatch, coop, case, watched):
     stops once every watched vertex has a height, at most one level after
     the NumPy twin, with every vertex of that distance or less labelled."""
     cp = pytest.importorskip("cupy")
-    from gpumatch import csr, generators
     from gpumatch.flow import _maxflow, _pr_cupy, _pr_numpy
 
     monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", coop)
     rng = np.random.default_rng(watched + 7)
-    if case == "random":
-        C, s, t = random_graph(11, 3000, 3.0, 100)
-    elif case == "genrmf":
-        C, s, t = generators.genrmf(5, 40, 10, 1000, 6)   # a deep BFS: about 200 levels
-    else:
-        C, s, t = broom_graph(2, 5000, 50)
+    C, s, t, flow, dist = _kernel_network(case, 11, rng)
+    if case == "broom":
         hub_degree(64)                                     # the hub's arcs go by segments
-    C = sp.csr_matrix(C).astype(np.int64)
-    C.sum_duplicates()
-    C.eliminate_zeros()
     V = C.shape[0]
-    flow = (C.data * rng.random(C.nnz) * (rng.random(C.nnz) < 0.5)).astype(np.int64)
-    dist = _residual_distances(C, flow, t)
     ip, ix = C.indptr.astype(np.int64), C.indices.astype(np.int64)
     L = _maxflow._build_rcsr(cp, cp.asarray(ip), cp.asarray(ix), cp.asarray(C.data), V)
     L["flow"][...] = cp.asarray(flow)
