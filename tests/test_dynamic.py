@@ -334,6 +334,30 @@ def test_flow_discharge_coop(name, kind, monkeypatch):
 
 
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+@pytest.mark.parametrize("pair_min", [1, 2])
+def test_flow_pairs(backend, name, kind, pair_min, monkeypatch):
+    """Repairs that first re-route each cut arc's excess to its own deficit
+    (``REPAIR`` ``pair``, cuts of at least ``pair_min`` units) leave a
+    maximum flow after every batch (``_flow_batches`` checks it against
+    scipy and ``check_flow``), and the pass over pairs runs and moves flow
+    (on the unit network, whose cuts are of one unit, only with
+    ``pair_min`` 1)."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "pair", 16)
+    monkeypatch.setitem(_dynamic.REPAIR, "pair_min", pair_min)
+    monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], pair=16))
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    passes = [p for res, *_ in _flow_batches(backend, name, kind, sizes, seed=17)
+              for p in res.stats.get("path_passes", []) if p[0] == "P"]
+    if name == "unit_bipartite":
+        assert bool(passes) == (pair_min == 1)
+    else:
+        assert passes and sum(p[4] for p in passes) > 0
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 def test_flow_small_batch_settings(backend, name, monkeypatch):
     """A batch of at most ``REPAIR["small_batch"]`` times the arcs is
     repaired with the settings of ``REPAIR["small"]`` (here: relabels every
@@ -513,6 +537,25 @@ def _reaches(L, excess, mask, target, other, roots):
     return False
 
 
+def _max_flow_network(name):
+    """FLOW_GRAPHS[name] without self-loops, as ``(C, s, t, V, L, rows)``:
+    its reverse-CSR network `L` carrying the flow of a maximum flow, and
+    the tail of every arc."""
+    from gpumatch.flow import _maxflow
+
+    C, s, t, _ = FLOW_GRAPHS[name]
+    C = sp.csr_matrix(C, dtype=np.int64)
+    C.setdiag(0)
+    C.eliminate_zeros()
+    C.sort_indices()
+    V = C.shape[0]
+    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(np.int64), V)
+    F = sp.csr_matrix(maximum_flow(C, s, t, backend="numpy").flow)
+    rows = np.repeat(np.arange(V), np.diff(C.indptr))
+    L["flow"] = np.maximum(np.asarray(F[rows, C.indices]).ravel(), 0).astype(np.int64)
+    return C, s, t, V, L, rows
+
+
 def _inflow_minus_outflow(indptr, indices, flow):
     """Per vertex, what the arcs of the CSR (`indptr`, `indices`) carry in minus what they carry out."""
     indptr, indices, flow = (_np(a).astype(np.int64) for a in (indptr, indices, flow))
@@ -540,22 +583,12 @@ def test_path_pass_moves_flow_validly(backend, name, seed, kernels, back):
     (``level``)."""
     if backend == "numpy" and kernels in ("loop", "level"):
         pytest.skip("the NumPy twin has no kernels to choose (coop and coop_long cover it)")
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _paths
 
-    C, s, t, _ = FLOW_GRAPHS[name]
-    C = sp.csr_matrix(C, dtype=np.int64)
-    C.setdiag(0)
-    C.eliminate_zeros()
-    C.sort_indices()
-    V = C.shape[0]
+    C, s, t, V, L, rows = _max_flow_network(name)
     xp = np if backend == "numpy" else __import__("cupy")
     rng = np.random.default_rng(_seed(name, str(seed)))
     # a pseudo-flow: the flow of a max flow, then some arcs cut below it
-    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(np.int64), V)
-    ref = maximum_flow(C, s, t, backend="numpy")
-    F = sp.csr_matrix(ref.flow)
-    rows = np.repeat(np.arange(V), np.diff(C.indptr))
-    L["flow"] = np.maximum(np.asarray(F[rows, C.indices]).ravel(), 0).astype(np.int64)
     cut = rng.random(L["flow"].shape[0]) < 0.2
     L["flow"][cut] = rng.integers(0, L["flow"][cut] + 1)
     excess = _inflow_minus_outflow(C.indptr, C.indices, L["flow"])
@@ -592,6 +625,97 @@ def test_path_pass_moves_flow_validly(backend, name, seed, kernels, back):
     if seed != 1 and _reaches(L | {"flow": flow0}, before, mask, target, other,
                                    np.flatnonzero(inner & (before > 0))):
         assert stats["paths"] > 0
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("kernels", ["coop", "loop", "level"])
+def test_path_pass_pairs_stay_paired(backend, name, seed, kernels):
+    """The pass over pairs (``route(..., pairs=...)``) on the pseudo-flow
+    of a max flow whose arcs were cut below their flow, each cut arc a
+    pair (excess at its tail, the deficit at its head): capacities and
+    balances hold, no arc at a terminal moves, only the tails' excess and
+    the heads' deficits shrink (by the amount reported), every other
+    vertex keeps its balance, ``exhausted`` means that no pair is left,
+    and a pair left whose tail still reaches its head over residual arcs
+    (brute force) finds its path when it is alone.  Seed 1: one pass."""
+    if backend == "numpy" and kernels != "coop":
+        pytest.skip("the NumPy twin has no kernels to choose")
+    from gpumatch.flow import _paths
+
+    C, s, t, V, L, rows = _max_flow_network(name)
+    xp = np if backend == "numpy" else __import__("cupy")
+    rng = np.random.default_rng(_seed(name, "pairs", str(seed)))
+    # arcs cut below their flow (new capacity below it), none at a terminal
+    cand = np.flatnonzero((L["flow"] > 0) & (rows != s) & (rows != t) & (C.indices != s) & (C.indices != t))
+    cut = rng.choice(cand, size=min(cand.shape[0], 1 + cand.shape[0] // 6), replace=False)
+    cap = L["cap"].copy()
+    cap[cut] = rng.integers(0, L["flow"][cut])
+    L["cap"] = cap
+    L["flow"][cut] = cap[cut]
+    excess = _inflow_minus_outflow(C.indptr, C.indices, L["flow"])
+    excess[[s, t]] = 0
+    tails, heads = rows[cut], C.indices[cut].astype(np.int64)
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    ex = xp.asarray(excess)
+    before, flow0 = excess.copy(), L["flow"].copy()
+    limits = {"phases": 1 if seed == 1 else 64, "coop": kernels == "coop"}
+    if kernels == "level":
+        limits["short"] = 0
+    bufs = _paths.buffers(backend, V, np.int64)
+    stats = _paths.route(bufs, Ld, ex, xp.ones(V, dtype=bool), t, s, limits=limits,
+                         pairs=(xp.asarray(tails), xp.asarray(heads)))
+    assert (_np(bufs.partner) == -1).all()        # reset for the passes without pairs
+    flow1, ex1 = _np(Ld["flow"]), _np(ex)
+    assert ((flow1 >= 0) & (flow1 <= cap)).all()
+    d = flow1 - flow0
+    np.testing.assert_array_equal(ex1 - before, _inflow_minus_outflow(C.indptr, C.indices, d))
+    moved = np.flatnonzero(d)
+    assert not np.isin(rows[moved], [s, t]).any() and not np.isin(C.indices[moved], [s, t]).any()
+    change = ex1 - before
+    assert (change[np.setdiff1d(np.arange(V), np.concatenate([tails, heads]))] == 0).all()
+    assert (ex1[before > 0] >= 0).all() and (ex1[before < 0] <= 0).all()
+    assert before.clip(0).sum() - ex1.clip(0).sum() == stats["amount"]
+    assert stats["amount"] == -(change[change < 0].sum())
+    left = [(a, b) for a, b in zip(tails, heads) if ex1[a] > 0 and ex1[b] < 0]
+    assert stats["exhausted"] == (not left)
+    # a pair left whose tail reaches its head (brute force) was cut off by
+    # other pairs' trees or by the pass limit: alone, it finds its path
+    inner = np.ones(V, dtype=bool)
+    inner[[s, t]] = False
+    for a, b in left:
+        if _reaches(Ld, np.where(np.arange(V) == b, -1, 0), inner, -1, -1, [a]):
+            one = _paths.route(bufs, Ld, ex, xp.ones(V, dtype=bool), t, s, limits=limits | {"phases": 1},
+                               pairs=(xp.asarray([a]), xp.asarray([b])))
+            assert one["paths"] >= 1 and one["amount"] > 0
+            break
+
+
+@pytest.mark.parametrize("kernels", ["coop", "loop", "level"])
+def test_path_pass_pairs_pass_nearer_deficits(backend, kernels):
+    """A chain 1 -> 2 -> ... -> 9 (capacity 5) with 3 units of excess at 1
+    paired with the deficit at 9, a nearer unpaired deficit at 3, and an
+    unpaired excess at 5: the pair's path runs past 3 to 9 (taking the 3
+    units), and the unpaired excess stays where it is."""
+    if backend == "numpy" and kernels != "coop":
+        pytest.skip("the NumPy twin has no kernels to choose")
+    from gpumatch.flow import _maxflow, _paths
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    N = 11     # 0: source, 10: sink, 1..9 the chain
+    ip = np.array([0, 0] + list(range(1, 9)) + [8, 8])
+    ix = np.arange(2, 10)
+    L = _maxflow._build_rcsr(np, ip, ix, np.full(8, 5, dtype=np.int64), N)
+    L = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 3, 0, -2, 0, 1, 0, 0, 0, -3, 0], dtype=np.int64))
+    limits = {"coop": kernels == "coop"}
+    if kernels == "level":
+        limits["short"] = 0
+    stats = _paths.route(_paths.buffers(backend, N, np.int64), L, excess, xp.ones(N, dtype=bool), 10, 0,
+                         limits=limits, pairs=(xp.asarray([1]), xp.asarray([9])))
+    assert stats["paths"] == 1 and stats["amount"] == 3
+    assert _np(excess).tolist() == [0, 0, 0, -2, 0, 1, 0, 0, 0, 0, 0]
+    assert _np(L["flow"]).tolist() == [3] * 8
 
 
 @pytest.mark.parametrize("limit", ["levels", "all_levels"])

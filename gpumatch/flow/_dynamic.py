@@ -31,6 +31,10 @@ D. every deficit is filled from the source (height 0), else by cancelling
    flow towards the sink (height ``V - 1``): push-relabel on the transposed
    network, where a deficit is an excess.
 
+Before phase X, the excess of each arc whose capacity fell below its flow
+may first go round that arc to the arc's own deficit, along augmenting
+paths that pair the two (``REPAIR["pair"]``: small batches); where the
+flow's value does not change this leaves the phases little to do.
 Excess on the source side and deficits on the sink side first go straight
 to their terminal along paths of one or two arcs where they can (no BFS).
 Then each phase routes what it can along augmenting paths
@@ -180,12 +184,32 @@ __all__ = ["MaxFlowSolver"]
 #: excess is thousands of units behind arcs of a few hundred, so a walk
 #: leaves most of it on the way, and each costs about a millisecond (one
 #: carrier's path of a few hundred arcs) without saving relabels.
+#: ``pair``, ``pair_min``: phase X first re-routes the excess of every arc
+#: whose capacity fell at least ``pair_min`` units below its flow to that
+#: arc's own deficit (the tail's excess to the head, around the arc), in up
+#: to ``pair`` passes of :func:`gpumatch.flow._paths.route` over those
+#: pairs (0: never); a pair whose tree finds no path drops out, and what is
+#: left goes to the phases as before.  Where the flow's value does not
+#: change, nearly every cut arc has a detour close by; the phases, sending
+#: each excess to the nearest deficit or terminal, spread it instead: on
+#: the benchmark's GENRMF network an excess filled another arc's deficit
+#: upstream, whose own excess then went further, and the repair ran 40-80
+#: relabels of 100-450 levels each.  Forced repairs on an H100 (round 22 of
+#: ``benchmarks/results/h100_dynamic.md``, two runs, six batches a row):
+#: GENRMF decreases of 0.01 % from a median of 153 ms to 20 (16 passes),
+#: RLG ones 18 -> 15 ms, RLG mixed 10 -> 14 ms; the unit network's cuts
+#: are of one unit (a unit of excess takes one path either way: no pass).
+#: On batches of 0.1 % (8 / 16 passes) GENRMF mixed batches went from 192
+#: to 127 / 107 ms, but RLG decreases from 91 to 101 / 134 (there the
+#: flow's value falls, and most excess must go back to the source anyway)
+#: and GENRMF decreases stayed at 560-630; so only small batches pair.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
-          "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False}}
+          "pair": 0, "pair_min": 2,
+          "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16}}
 
 _WARMED = set()
 
@@ -228,11 +252,15 @@ def _warm_up(backend):
         # and with the settings of small batches (the early-stopping
         # relabels' reductions took 4-5 s each to compile on a fresh CuPy
         # cache), without the path passes, which would leave the phases
-        # little to do
+        # little to do; once without the passes over pairs, which would
+        # leave the phases' first steps nothing to do (a kernel of them then
+        # compiled during the first real repair: 3.5-4.5 s on a fresh cache),
+        # and once with them (their element-wise steps compile on first use)
         saved = dict(REPAIR)
-        REPAIR.update(small_batch=1.0, paths=False)
         try:
-            _warm_batches(solver, C, cp.asarray)
+            for pair in (0, max(1, int(REPAIR["small"].get("pair") or 0))):
+                REPAIR.update(small_batch=1.0, paths=False, pair_min=1, small=dict(saved["small"], pair=pair))
+                _warm_batches(solver, C, cp.asarray)
         finally:
             REPAIR.clear()
             REPAIR.update(saved)
@@ -279,6 +307,13 @@ def _warm_batches(solver, C, asarray, steps=6):
         solver.update_capacities(asarray(rows[k]), asarray(C.indices[k].astype(np.int64)), asarray(new))
         out.append(solver.solve())
     return out
+
+
+def _pairing():
+    """Whether a repair may re-route cut arcs' excess to their own deficits
+    (``REPAIR["pair"]``, for small batches or all), so that updates keep
+    their arcs and cuts."""
+    return bool(REPAIR.get("pair") or (REPAIR.get("small") or {}).get("pair"))
 
 
 class _OverBudget(Exception):
@@ -825,6 +860,7 @@ class MaxFlowSolver:
         self._cap_cut = 0                        # its capacity under the current capacities
         self._moved = False                      # an update moved flow since the last solve
         self._pending = 0                        # arcs changed since the last solve
+        self._reroute = []                       # (tails, heads, cuts) of the batches since then (_pairing)
         self._rep = REPAIR                       # the REPAIR settings of the repair under way
         self._solved = False
         self._result = None
@@ -1024,6 +1060,8 @@ class MaxFlowSolver:
                 self._flow_p[a] = f - d       # the dummy slot gets 0 - 0
                 _scatter_add(xp, self._excess, u, d)
                 _scatter_add(xp, self._excess, v, -d)
+                if _pairing():
+                    self._reroute.append((u, v, d))
 
         return h, apply
 
@@ -1059,6 +1097,8 @@ class MaxFlowSolver:
             k2 = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_apply")
             k2(grid, (256,), (caps, np.int64(n), at, slot, d, self._data, self._cap_p, self._flow_p, self._capT_p,
                               self._oti_p, self._tail_p, self._head_p, self._excess, np.int64(E)))
+            if moved and _pairing():
+                self._reroute.append((self._tail_p[slot], self._head_p[slot], d))
 
         return h, apply
 
@@ -1084,7 +1124,11 @@ class MaxFlowSolver:
             the most discharge iterations it allowed between two global
             relabels (``REPAIR["max_period"]``, or more with
             ``REPAIR["period_depth"]``); with ``REPAIR["walk"]``,
-            ``stats["walks"]``: the walks run after relabels.
+            ``stats["walks"]``: the walks run after relabels; and where
+            augmenting-path passes ran, ``stats["path_passes"]``: per call
+            ``(phase, passes, levels, paths, amount, seconds)``, phase
+            ``"P"`` for the passes over pairs (``REPAIR["pair"]``), which
+            re-route each cut arc's excess to its own deficit.
             A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
@@ -1165,6 +1209,7 @@ class MaxFlowSolver:
         times["total"] = time.perf_counter() - t_start
         stats["time"] = times
         self._pending = 0
+        self._reroute = []
         self._solved = True
         self._result = _mf.MaximumFlowResult(np.int64(value), flow, side_out, stats)
         return self._result
@@ -1401,6 +1446,21 @@ class MaxFlowSolver:
         xp, idt, s, t = self._xp, self._idt, self.source, self.sink
         st = {"height": self._height, "excess": self._excess}
         back = lambda xs: self._K.return_excess(self._ctx, st, xs, self._src_arc, s)  # noqa: E731
+        npair = int(self._rep.get("pair") or 0)
+        if npair and self._reroute:
+            # each cut arc's excess re-routed to its own deficit first (cuts
+            # of at least ``pair_min`` units; an arc not cut has 0 or less)
+            tails, heads, amounts = (xp.concatenate([p[i] for p in self._reroute]) for i in range(3))
+            # (boolean indexing, not ``any()``: a reduction of a few hundred
+            # flags took CuPy's CUB path and compiled for 6 s in the first
+            # real repair, past the warm-up's small arrays)
+            big = amounts >= max(1, int(self._rep.get("pair_min") or 1))
+            tails, heads = tails[big], heads[big]
+            if tails.shape[0]:
+                self._path_pass("P", self._L, self._excess, None, t, s,
+                                pairs=(tails.astype(np.int64), heads.astype(np.int64)), limits={"phases": npair})
+                if not self._imbalance()[0]:
+                    return False
         xs = xp.nonzero(self._inner((self._excess > 0) & self._side))[0]
         if xs.shape[0]:
             back(xs.astype(idt))
@@ -1561,7 +1621,7 @@ class MaxFlowSolver:
             xs = xs[st["excess"][xs] > 0]
             self._unwind(ctx, st, None, target, other, xs=xs)
 
-    def _path_pass(self, name, L, excess, mask, target, other, moved=False):
+    def _path_pass(self, name, L, excess, mask, target, other, moved=False, pairs=None, limits=None):
         """The augmenting-path pass of :mod:`gpumatch.flow._paths` on one side
         (`mask` None: everywhere), with its statistics; returns whether it
         placed all it could (``exhausted``), or with `moved` whether it moved
@@ -1576,7 +1636,7 @@ class MaxFlowSolver:
             if self._deadline is not None and time.perf_counter() > self._deadline:
                 raise _OverBudget()
 
-        ps = _paths.route(self._pbufs, L, excess, mask, target, other, check=check)
+        ps = _paths.route(self._pbufs, L, excess, mask, target, other, check=check, limits=limits, pairs=pairs)
         if ps["phases"]:
             self._stats.setdefault("path_passes", []).append(
                 (name, ps["phases"], ps["levels"], ps["paths"], ps["amount"], time.perf_counter() - t0))

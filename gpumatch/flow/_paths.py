@@ -124,6 +124,7 @@ def _tree_arrays(bufs, xp, V):
     for name, fill in (("owner", -1), ("pv", -1), ("pa", 0), ("bclaim", -1), ("tstep", NO_STEP), ("fin_u", -1),
                        ("fin_a", 0), ("fin_w", -1)):
         setattr(bufs, name, xp.full(V, fill, dtype=np.int64))
+    bufs.partner = xp.full(V, -1, dtype=np.int64)
 
 
 def _firsts(keys, idx):
@@ -169,6 +170,8 @@ class _Numpy:
         dd = np.where(inside & (o <= -2), -2 - o, -1)
         meet = dd >= 0
         meet[meet] = bclaim[dd[meet]] == -1
+        want = self.partner[rr]
+        meet &= (want < 0) | (want == dd)        # a paired root meets its partner's tree alone
         # ends: the first candidate of each tree (the terminal, or an open
         # backward tree), then the first tree of each backward tree
         ending = _firsts(rr, np.flatnonzero(at_target | meet))
@@ -208,6 +211,8 @@ class _Numpy:
         o = owner[x]
         meet = o >= 0
         meet[meet] = fin_u[o[meet]] == -1
+        want = self.partner[np.maximum(o, 0)]
+        meet &= (want < 0) | (want == dd)
         # meetings with open forward trees: the first of each backward tree,
         # then the first of each forward tree
         m = _firsts(o, _firsts(dd, np.flatnonzero(meet)))
@@ -222,6 +227,21 @@ class _Numpy:
 
     def target_steps(self, L, target, inner):
         return _target_steps(L, target, inner)
+
+    def pair_up(self, excess, tails, heads, first, on, dropped, roots):
+        """The roots' side and partners of a pass over pairs (the twin of
+        ``gpumatch_fp_pair_clear`` and ``gpumatch_fp_pair_set``); updates
+        `on`, `dropped` and `roots` in place."""
+        V = roots.shape[0]
+        if not first:
+            dropped |= on & (self.fin_u[tails] < 0)
+        on[...] = (excess[tails] > 0) & (excess[heads] < 0) & ~dropped
+        roots[tails] = False
+        roots[heads] = False
+        self.partner[tails] = V
+        roots[tails[on]] = True
+        roots[heads[on]] = True
+        self.partner[tails[on]] = heads[on]
 
     def setup(self, L, excess, inner, near, steps):
         roots = np.flatnonzero(inner & (excess > 0))
@@ -305,6 +325,8 @@ class _Cuda:
         self.k_target = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_target_steps", defines)
         self.k_setup = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_setup", defines)
         self.k_setup_near = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_setup_near", defines)
+        self.k_pair_clear = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_pair_clear", defines)
+        self.k_pair_set = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_pair_set", defines)
         self.counts = cp.zeros(4, dtype=np.uint64)
         self.state = cp.zeros(4, dtype=np.int64)
         self.V = V
@@ -355,6 +377,18 @@ class _Cuda:
         n = int(count.get()[0])
         return self.near[:n], self.steps[:n]
 
+    def pair_up(self, excess, tails, heads, first, on, dropped, roots):
+        """As :meth:`_Numpy.pair_up`, in two launches without a read-back."""
+        from .. import _cuda
+
+        n = int(tails.shape[0])
+        if n == 0:
+            return
+        grid = _cuda.grid_for(n)
+        self.k_pair_clear(grid, (_cuda.BLOCK,), (tails, heads, np.int64(n), roots, self.partner, np.int64(self.V)))
+        self.k_pair_set(grid, (_cuda.BLOCK,), (tails, heads, np.int64(n), excess, self.fin_u, np.int32(first), on,
+                                               dropped, roots, self.partner))
+
     def setup(self, L, excess, inner, near, steps):
         """Reset the trees and list the roots and backward roots of a pass:
         two or three launches and one read-back; returns ``(roots, backward
@@ -402,7 +436,7 @@ class _Cuda:
 
         n, nb = int(frontier.shape[0]), int(bfront.shape[0])
         net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], mask)
-        trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w)
+        trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w, self.partner)
         ends = (np.int64(target), np.int64(other))
         out0, out1, bout0, bout1 = self._lists(frontier, bfront)
         if coop and self._coop() is not None:
@@ -478,7 +512,7 @@ def _target_steps(L, target, ok):
     return x[keep], code[keep]
 
 
-def route(bufs, L, excess, mask, target, other, check=None, limits=None):
+def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=None):
     """Route excess of the vertices in `mask` to `target` or to deficits in
     `mask` along augmenting paths (see the module docstring); in place on
     ``L["flow"]`` and `excess`.
@@ -499,6 +533,20 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
         Called before every level (the solver's time budget).
     limits : dict, optional
         Overrides of :data:`LIMITS`.
+    pairs : (tails, heads) of index arrays, optional
+        Pair each excess with a deficit of its own: only the vertices
+        ``tails[i]`` with excess root forward trees, only the vertices
+        ``heads[i]`` with a deficit root backward trees, and the forward
+        tree of ``tails[i]`` ends only in the backward tree of
+        ``heads[i]`` (a vertex listed twice in `tails` keeps one of its
+        partners); neither terminal is entered or ends a path.  A pair
+        whose tree found no path in a pass drops out (its head is out of
+        reach, or other pairs' trees cut it off); the passes go on while
+        any pair finds one, up to ``phases``, and ``exhausted`` means
+        that no pair is left.  A decrease of an arc's capacity below its
+        flow leaves such a pair (excess at the tail, the deficit at the
+        head), and a path from one to the other re-routes the flow around
+        the arc without moving any other imbalance.
 
     Returns
     -------
@@ -522,18 +570,58 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
     ([0, 2, 2], [0, 0, 0, 2], 1)
     """
     lim = dict(LIMITS, **(limits or {}))
-    stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False}
-    back, floor = float(lim["back"]), int(lim["back_floor"])
     inner = mask.copy()
     inner[target] = False
     inner[other] = False
     near = steps = None
-    looked = not (back > 0 and lim["terminal"])
+    looked = not (float(lim["back"]) > 0 and lim["terminal"])
+    if pairs is None:
+        return _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps, looked)
+    tails, heads = pairs
+    live = inner[tails] & inner[heads]           # (inner holds no terminal)
+    tails, heads = tails[live], heads[live]
+    xp = _backend.cp if _backend.is_cupy_array(inner) else np
+    V = inner.shape[0]
+    # per pass, the pairs whose tail still has excess and head a deficit
+    # root the trees (the tail's tree ends only at its head); a pair whose
+    # tree found no path in a pass is left to the phases (its head is out
+    # of reach, or other pairs' trees cut it off)
+    roots = xp.zeros(V, dtype=bool)
+    on = xp.zeros(tails.shape[0], dtype=bool)
+    dropped = xp.zeros(tails.shape[0], dtype=bool)
+    first = [True]
+    partner = bufs.partner
+    partner.fill(V)                              # matches no backward root
+
+    def pair_up():
+        bufs.pair_up(excess, tails, heads, first[0], on, dropped, roots)
+        first[0] = False
+        return roots
+
+    try:
+        stats = _passes(bufs, L, excess, inner, None, -1, -1, check, lim, None, None, True, pair_up)
+    finally:
+        partner.fill(-1)
+    # exhausted: no pair is left (one left may still have a path); the
+    # flags are read back (a device any() of them takes CuPy's CUB path,
+    # compiled on first use for seconds)
+    left = _backend.to_numpy((excess[tails] > 0) & (excess[heads] < 0))
+    stats["exhausted"] = not left.any()
+    return stats
+
+
+def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps, looked, pair_up=None):
+    """The passes of :func:`route`; with `pair_up` (pairs), ``inner =
+    pair_up()`` before each pass."""
+    stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False}
+    back, floor = float(lim["back"]), int(lim["back_floor"])
     t_trace = [time.perf_counter()]
     while int(lim["phases"]) > 0:
         # the roots (excess), and the backward roots: every deficit, and
         # every target's neighbour with neither excess nor a deficit whose
         # arc into the target still has a residual
+        if pair_up is not None:
+            inner = pair_up()
         roots, sinks, supply = bufs.setup(L, excess, inner, near, steps)
         if roots.shape[0] == 0:
             stats["exhausted"] = True
@@ -592,10 +680,12 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None):
         # push-relabel would need a global relabel to learn
         left = int(roots.shape[0]) - paths
         few = frontier.shape[0] == 0 and paths <= left and left <= int(lim["few"] or 0)
-        if frontier.shape[0] or (amount < float(lim["progress"]) * supply and not narrow and not few):
+        if pair_up is None and (frontier.shape[0] or
+                                (amount < float(lim["progress"]) * supply and not narrow and not few)):
             # trees still growing at the level limit, or little of the excess
             # placed by few paths: the rest needs longer or wider paths, where
             # push-relabel's global relabel costs less than a BFS per pass
+            # (pairs go on while any finds a path: those without one drop out)
             break
         if stats["phases"] >= int(lim["narrow_phases"] if narrow else lim["phases"]):
             break

@@ -32,8 +32,10 @@
 // neighbour of the terminal `target` and this is its step to it), fin_u /
 // fin_a / fin_w (per root: the last forward vertex of its path, the step
 // out of it, and the vertex it enters: the target, or a backward vertex;
-// fin_u = -1 while the tree is open), excess (int64), mask (uint8: the
-// side the pass stays in).
+// fin_u = -1 while the tree is open), partner (per root: -1 for any
+// backward tree, else the one backward root whose tree it may meet: a pass
+// over pairs, _paths.route(pairs=...), where the terminals end no path),
+// excess (int64), mask (uint8: the side the pass stays in).
 
 #define GM_FP_TILE 8
 #define GM_FP_NO_STEP (-(1ll << 62))
@@ -48,8 +50,10 @@ __device__ __forceinline__ i64 fp_resid(const i64* __restrict__ cap, const i64* 
 // tree ends once.
 __device__ __forceinline__ void fp_meet(
     long long r, long long d, long long u, long long w, long long code, long long* bclaim, long long* fin_u,
-    long long* fin_a, long long* fin_w)
+    long long* fin_a, long long* fin_w, const long long* __restrict__ partner)
 {
+    const long long want = partner[r];
+    if (want >= 0 && want != d) return;   // a paired root meets its partner's tree alone
     if (((volatile long long*)bclaim)[d] != -1) return;
     if (atomicCAS((u64*)(bclaim + d), (u64)-1ll, (u64)r) != (u64)-1ll) return;
     if (atomicCAS((u64*)(fin_u + r), (u64)-1ll, (u64)u) == (u64)-1ll) { fin_a[r] = code; fin_w[r] = w; }
@@ -60,7 +64,8 @@ __device__ __forceinline__ void fp_meet(
 __device__ __forceinline__ void fp_step(
     long long u, long long r, long long w, long long code, long long target, long long other,
     const unsigned char* __restrict__ mask, long long* owner, long long* pv, long long* pa, long long* bclaim,
-    long long* fin_u, long long* fin_a, long long* fin_w, long long* next, u64* next_count)
+    long long* fin_u, long long* fin_a, long long* fin_w, const long long* __restrict__ partner, long long* next,
+    u64* next_count)
 {
     if (w == other) return;
     if (w == target) {
@@ -80,14 +85,15 @@ __device__ __forceinline__ void fp_step(
         }
     }
     // a backward tree's vertex (also one it took during this level): meet it
-    if (o <= -2) fp_meet(r, -2 - o, u, w, code, bclaim, fin_u, fin_a, fin_w);
+    if (o <= -2) fp_meet(r, -2 - o, u, w, code, bclaim, fin_u, fin_a, fin_w, partner);
 }
 
 // One candidate step x -> w into backward vertex w of root d.
 __device__ __forceinline__ void fp_back_step(
     long long x, long long w, long long d, long long code, long long target, long long other,
     const unsigned char* __restrict__ mask, long long* owner, long long* pv, long long* pa, long long* bclaim,
-    long long* fin_u, long long* fin_a, long long* fin_w, long long* next, u64* next_count)
+    long long* fin_u, long long* fin_a, long long* fin_w, const long long* __restrict__ partner, long long* next,
+    u64* next_count)
 {
     if (x == target || x == other || !mask[x]) return;
     long long o = ((volatile long long*)owner)[x];
@@ -101,7 +107,8 @@ __device__ __forceinline__ void fp_back_step(
         }
     }
     // a forward tree's vertex: end that tree here if it is still open
-    if (o >= 0 && ((volatile long long*)fin_u)[o] == -1) fp_meet(o, d, x, w, code, bclaim, fin_u, fin_a, fin_w);
+    if (o >= 0 && ((volatile long long*)fin_u)[o] == -1)
+        fp_meet(o, d, x, w, code, bclaim, fin_u, fin_a, fin_w, partner);
 }
 
 #define FP_NET const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap, \
@@ -109,8 +116,8 @@ __device__ __forceinline__ void fp_back_step(
     const idx_t* __restrict__ in_to_out, const unsigned char* __restrict__ mask
 #define FP_NET_ARGS indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, mask
 #define FP_TREES long long* owner, long long* pv, long long* pa, long long* bclaim, long long* fin_u, \
-    long long* fin_a, long long* fin_w
-#define FP_TREES_ARGS owner, pv, pa, bclaim, fin_u, fin_a, fin_w
+    long long* fin_a, long long* fin_w, const long long* __restrict__ partner
+#define FP_TREES_ARGS owner, pv, pa, bclaim, fin_u, fin_a, fin_w, partner
 
 // The level step of forward frontier vertex u (tile lane `lane`), shared
 // by the multi-block kernel and the one-block loop: the residual arcs out
@@ -327,6 +334,50 @@ extern "C" __global__ void gpumatch_fp_setup(
             }
         }
         owner[v] = o;
+    }
+}
+
+// gpumatch_fp_pair_clear / gpumatch_fp_pair_set: before each pass over
+// pairs (_paths.route(pairs=...)), the roots' side `roots` (uint8, what
+// gpumatch_fp_setup reads as its mask) and `partner` for pair i, tail
+// tails[i] (excess) and head heads[i] (deficit).  clear: both ends leave
+// `roots`, the tail's partner becomes V (no backward root).  set: a pair
+// that was on in the last pass (on[i]) and whose tree found no path
+// (fin_u of its tail still -1) drops out for good (dropped[i]); a pair on
+// for this pass (not dropped, excess at the tail, a deficit at the head)
+// puts both ends in `roots` and its head as the tail's partner.
+//   tails, heads, n : the pairs (int64)
+//   excess, fin_u   : the pass's arrays
+//   first           : 1 before the first pass (no last pass to read)
+//   on, dropped     : per pair, uint8
+// Thread mapping: one thread per pair, in two launches (all clears before
+// any set).  Races: a tail of two pairs on keeps one partner (either).
+extern "C" __global__ void gpumatch_fp_pair_clear(
+    const long long* __restrict__ tails, const long long* __restrict__ heads, long long n, unsigned char* roots,
+    long long* partner, long long V)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    roots[tails[i]] = 0;
+    roots[heads[i]] = 0;
+    partner[tails[i]] = V;
+}
+
+extern "C" __global__ void gpumatch_fp_pair_set(
+    const long long* __restrict__ tails, const long long* __restrict__ heads, long long n,
+    const i64* __restrict__ excess, const long long* __restrict__ fin_u, int first, unsigned char* on,
+    unsigned char* dropped, unsigned char* roots, long long* partner)
+{
+    const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const long long t = tails[i], h = heads[i];
+    if (!first && on[i] && fin_u[t] < 0) dropped[i] = 1;
+    const bool o = !dropped[i] && excess[t] > 0 && excess[h] < 0;
+    on[i] = o;
+    if (o) {
+        roots[t] = 1;
+        roots[h] = 1;
+        partner[t] = h;
     }
 }
 
