@@ -116,7 +116,9 @@ __all__ = ["MaxFlowSolver"]
 #: and more than half of those with flow lay on 2-cycles), so the walks
 #: ran into the round limit there, and in an H100 A/B of RLG and GENRMF
 #: decreases and mixed batches it did not pay (round 11 of
-#: ``benchmarks/results/h100_dynamic.md``).  Being off, its kernel is not
+#: ``benchmarks/results/h100_dynamic.md``; measured again in round 22 on
+#: RLG alone, whose flow does not circulate: 1.2-6x slower in every row
+#: of 0.01 % and 0.1 %).  Being off, its kernel is not
 #: compiled by the warm-up but by its first use.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
