@@ -862,7 +862,7 @@ class MaxFlowSolver:
         self._cap_cut = 0                        # its capacity under the current capacities
         self._moved = False                      # an update moved flow since the last solve
         self._pending = 0                        # arcs changed since the last solve
-        self._reroute = []                       # (tails, heads, cuts) of the batches since then (_pairing)
+        self._reroute = []                       # (arc slots, cuts) of the batches since then (_pairing)
         self._rep = REPAIR                       # the REPAIR settings of the repair under way
         self._solved = False
         self._result = None
@@ -1063,7 +1063,7 @@ class MaxFlowSolver:
                 _scatter_add(xp, self._excess, u, d)
                 _scatter_add(xp, self._excess, v, -d)
                 if _pairing():
-                    self._reroute.append((u, v, d))
+                    self._reroute.append((a, d))
 
         return h, apply
 
@@ -1100,7 +1100,7 @@ class MaxFlowSolver:
             k2(grid, (256,), (caps, np.int64(n), at, slot, d, self._data, self._cap_p, self._flow_p, self._capT_p,
                               self._oti_p, self._tail_p, self._head_p, self._excess, np.int64(E)))
             if moved and _pairing():
-                self._reroute.append((self._tail_p[slot], self._head_p[slot], d))
+                self._reroute.append((slot, d))
 
         return h, apply
 
@@ -1452,13 +1452,13 @@ class MaxFlowSolver:
         if npair and self._reroute:
             # each cut arc's excess re-routed to its own deficit first (cuts
             # of at least ``pair_min`` units; an arc not cut has 0 or less)
-            tails, heads, amounts = (xp.concatenate([p[i] for p in self._reroute]) for i in range(3))
+            arcs, amounts = (xp.concatenate([p[i] for p in self._reroute]) for i in range(2))
             # (boolean indexing, not ``any()``: a reduction of a few hundred
             # flags took CuPy's CUB path and compiled for 6 s in the first
             # real repair, past the warm-up's small arrays)
-            big = amounts >= max(1, int(self._rep.get("pair_min") or 1))
-            tails, heads = tails[big], heads[big]
-            if tails.shape[0]:
+            arcs = arcs[amounts >= max(1, int(self._rep.get("pair_min") or 1))]
+            if arcs.shape[0]:
+                tails, heads = self._tail_p[arcs], self._head_p[arcs]
                 self._path_pass("P", self._L, self._excess, None, t, s,
                                 pairs=(tails.astype(np.int64), heads.astype(np.int64)), limits={"phases": npair})
                 if not self._imbalance()[0]:

@@ -580,7 +580,7 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
     tails, heads = pairs
     live = inner[tails] & inner[heads]           # (inner holds no terminal)
     tails, heads = tails[live], heads[live]
-    xp = _backend.cp if _backend.is_cupy_array(inner) else np
+    xp = csr.array_module(inner)
     V = inner.shape[0]
     # per pass, the pairs whose tail still has excess and head a deficit
     # root the trees (the tail's tree ends only at its head); a pair whose

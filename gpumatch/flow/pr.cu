@@ -281,6 +281,17 @@ __device__ __forceinline__ bool block_list_has_hub(
     return __syncthreads_or(hub);
 }
 
+// The parameters of the two persistent discharge kernels, which take the
+// same arguments from the same launcher (_pr_cupy.discharge).
+#define PR_DISCHARGE_ITERS_PARAMS \
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, \
+    const i64* __restrict__ cap, i64* flow, \
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
+    const idx_t* __restrict__ in_to_out, \
+    int* height, i64* excess, idx_t* buf0, idx_t* buf1, unsigned long long* counts, int* stamp, int iter0, \
+    long long target, long long other, int hlimit, long long hub_deg, long long limit, long long max_iters, \
+    long long* state
+
 // gpumatch_pr_discharge_loop_rcsr: persistent mode of gpumatch_pr_discharge_rcsr
 // for short worklists.  ONE block runs discharge iterations iter0, iter0 + 1,
 // ... with __syncthreads() between them, until a worklist is empty, longer
@@ -300,14 +311,7 @@ __device__ __forceinline__ bool block_list_has_hub(
 // Each iteration makes the same pushes and relabels as one
 // gpumatch_pr_discharge_rcsr launch over the same list (the NumPy twin of
 // both is _pr_numpy.discharge).
-extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
-    const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
-    int* height, i64* excess, idx_t* buf0, idx_t* buf1, unsigned long long* counts, int* stamp, int iter0,
-    long long target, long long other, int hlimit, long long hub_deg, long long limit, long long max_iters,
-    long long* state)
+extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcsr(PR_DISCHARGE_ITERS_PARAMS)
 {
     const int lane = threadIdx.x & (TILE - 1);
     const unsigned mask = tile_mask();
@@ -1179,13 +1183,7 @@ extern "C" __global__ void __launch_bounds__(COOP_BFS_BLOCK) gpumatch_pr_bfs_coo
 // in the cooperative BFS; one thread per block copies the list length
 // into shared memory after each barrier.
 extern "C" __global__ void __launch_bounds__(COOP_DISCHARGE_BLOCK) gpumatch_pr_discharge_coop_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
-    const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
-    int* height, i64* excess, idx_t* buf0, idx_t* buf1, unsigned long long* counts, int* stamp, int iter0,
-    long long target, long long other, int hlimit, long long hub_deg, long long limit, long long max_iters,
-    long long* state)
+    PR_DISCHARGE_ITERS_PARAMS)
 {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
