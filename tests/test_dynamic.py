@@ -187,6 +187,50 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
         assert max(longest) > 2     # (0 where no push-relabel phase ran)
 
 
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_period_depth_pushed(backend, name, monkeypatch):
+    """With ``period_depth_pushed`` the longer periods of ``period_depth``
+    apply only to batches that pushed new flow across the kept cut
+    (``stats["cut_pushes"]`` > 0): decreases keep ``max_period`` (2 here),
+    increases get longer periods; every result is a maximum flow."""
+    from gpumatch.flow import _dynamic
+
+    for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
+                       ("paths", False), ("small_batch", 0), ("period_depth", 1), ("period_depth_closer", False),
+                       ("period_depth_pushed", True)):
+        monkeypatch.setitem(_dynamic.REPAIR, key, value)
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    for res, *_ in _flow_batches(backend, name, "dec", sizes, seed=5):
+        assert res.stats["cut_pushes"] == 0
+        assert res.stats.get("longest_period", 0) <= 2
+    longest = []
+    for res, *_ in _flow_batches(backend, name, "inc", sizes, seed=5):
+        if res.stats["cut_pushes"] == 0:
+            assert res.stats.get("longest_period", 0) <= 2
+        longest.append(res.stats.get("longest_period", 0))
+    assert max(longest) > 2
+
+
+def test_flow_cut_pushes(backend):
+    """``stats["cut_pushes"]`` counts the arcs of the kept cut whose
+    increase pushed new flow across it, and nothing else: not an increase
+    elsewhere, not a decrease, and nothing after the solve that used it."""
+    # 0 -> 1 (1) -> 3 and 0 -> 2 (4) -> 3 (2): the cut is {0 -> 1, 2 -> 3}
+    C = sp.csr_matrix((np.array([1, 4, 5, 2], dtype=np.int64), ([0, 0, 1, 2], [1, 2, 3, 3])), shape=(4, 4))
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, 0, 3, backend=backend, time_budget=None)
+    assert int(solver.solve().flow_value) == 3
+    steps = [([0, 2], [1, 3], [3, 3], 2, 6),     # both cut arcs rise: both push
+             ([0], [2], [9], 0, 6),              # 0 -> 2 was not saturated
+             ([1], [3], [1], 0, 4),              # a decrease
+             ([2], [3], [5], 1, 6)]              # 2 -> 3 is on the new cut again
+    for rows, cols, caps, pushes, value in steps:
+        solver.update_capacities(*(_to_backend(np.array(x, dtype=np.int64), backend) for x in (rows, cols, caps)))
+        res = solver.solve()
+        assert res.stats["cut_pushes"] == pushes
+        assert int(res.flow_value) == value
+
+
 def _walk_setup(backend, arcs, V, flows=None):
     """The kernel twin of `backend` on a network of `arcs` ((tail, head, cap)
     triples), with the given flows ({arc index: flow}); returns ``(K, ctx, L, xp, pos)``
@@ -2130,6 +2174,15 @@ def test_flow_scratch_time_is_the_fastest_seen():
     assert solver._t_scratch < first * 1000
 
 
+def _t_side_cuts(C, res, s, t, n):
+    """`n` arcs with flow inside the sink side, cut to 0: an excess there
+    that phase X moves (``(rows, cols, new capacities)``)."""
+    r, c, cap, f, side, cross = _arc_lists(C, res)
+    k = np.flatnonzero((f > 0) & ~side[r] & ~side[c] & (r != s) & (c != t))[:n]
+    assert k.shape[0] == n
+    return r[k], c[k], np.zeros(n, dtype=np.int64)
+
+
 def test_flow_abandoned_repair_sends_larger_batches_to_scratch():
     # with no time at all, a repair that needs push-relabel is abandoned;
     # a larger batch then starts from scratch at once, one as small is
@@ -2137,19 +2190,30 @@ def test_flow_abandoned_repair_sends_larger_batches_to_scratch():
     C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
     solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=0.0)
     res = solver.solve()
-
-    def t_side_arcs(C, res, n):
-        # arcs with flow inside the sink side: their cut leaves an excess there, which phase X moves
-        r, c, cap, f, side, cross = _arc_lists(C, res)
-        k = np.flatnonzero((f > 0) & ~side[r] & ~side[c] & (r != s) & (c != t))[:n]
-        assert k.shape[0] == n
-        return r[k], c[k], np.zeros(n, dtype=np.int64)
-
     for n, mode, reason in [(2, "dynamic->scratch", "time_budget"), (3, "scratch", "abandoned before"),
                             (2, "dynamic->scratch", "time_budget")]:
-        r, c, new = t_side_arcs(C, res, n)
+        r, c, new = _t_side_cuts(C, res, s, t, n)
         solver.update_capacities(r, c, new)
         C = _apply(C, r, c, new)
         res = solver.solve()
         assert res.stats["mode"] == mode and res.stats["scratch_reason"] == reason
+        _check_flow_result(res, C, s, t)
+
+
+def test_flow_repair_in_time_lifts_the_abandoned_bound():
+    # after an abandoned repair of 2 arcs, a smaller batch repaired in time
+    # leaves the bound (3 arcs still start from scratch, and double it to
+    # 4); a batch of 4 repaired in time lifts it, so 8 arcs are repaired too
+    C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=0.0)
+    res = solver.solve()
+    for n, budget, mode, reason in [(2, 0.0, "dynamic->scratch", "time_budget"), (1, 1e9, "dynamic", None),
+                                    (3, 1e9, "scratch", "abandoned before"), (4, 1e9, "dynamic", None),
+                                    (8, 1e9, "dynamic", None)]:
+        solver.time_budget = budget
+        r, c, new = _t_side_cuts(C, res, s, t, n)
+        solver.update_capacities(r, c, new)
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == mode and res.stats.get("scratch_reason") == reason
         _check_flow_result(res, C, s, t)

@@ -167,13 +167,27 @@ __all__ = ["MaxFlowSolver"]
 #: closer to its targets.  The excess needs at least ``d`` iterations to
 #: arrive, and in a NumPy probe of the benchmark's GENRMF decreases the
 #: small batches' relabels ran BFS of 170-335 levels every 32 iterations.
-#: Off: forced repairs on an H100 (round 19 of
+#: Off for every batch until round 23 (small batches now use it, see
+#: ``period_depth_pushed``): forced repairs on an H100 (round 19 of
 #: ``benchmarks/results/h100_dynamic.md``, two runs of two rounds, six
 #: batches a row) took GENRMF mixed 0.01 % from 180 / 138 ms to 56 / 94
 #: (factor 1) and 74 (factor 1, closer), RLG mixed 0.01 % from 11 / 17 to
 #: 8 / 9 ms (6.5 closer), but GENRMF dec 0.01 % from 127 / 90 to 257 / 279
 #: (183 closer): the decreases' excess wandered for 4-5 times as many
 #: iterations between the longer-spaced relabels.
+#: ``period_depth_pushed``: ``period_depth`` applies only to batches that
+#: raised the capacity of an arc of the kept cut, whose new flow has to
+#: cross the network from the source to the sink (stats ``cut_pushes``);
+#: a batch of decreases keeps ``max_period``.  Since round 22 small
+#: decreases first re-route each cut arc's excess round that arc (``pair``
+#: below), so the two kinds of small batch no longer need the same period.
+#: Forced repairs of the benchmark's 0.01 % batches on an H100 (round 23
+#: of ``benchmarks/results/h100_dynamic.md``, two interleaved runs, six
+#: batches a row), ``period_depth`` 1 for every small batch against none:
+#: GENRMF mixed 170 -> 64 ms (closer) / 68 (not closer), RLG mixed
+#: 10.0 -> 9.2 / 8.3, but GENRMF decreases 9.6 -> 15.6 / 18.9 (one of
+#: 272 ms) and unit decreases 4.7 -> 5.6 / 5.9; hence small batches use
+#: it, not closer, only where the batch pushed flow across the cut.
 #: ``walk``, ``walk_stall``: after each relabel of a phase, up to ``walk``
 #: walks (``gpumatch_pr_walk_rcsr`` and its NumPy twin; 0: never) carry
 #: the excess of every listed vertex down one path of admissible arcs to
@@ -211,7 +225,9 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
-          "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16}}
+          "period_depth_pushed": False,
+          "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
+                    "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True}}
 
 _WARMED = set()
 
@@ -568,6 +584,8 @@ class _Phase:
         ratio = s._rep.get("relabel_ratio")
         period = s._rep.get("max_period")
         depth = float(s._rep.get("period_depth") or 0)
+        if s._rep.get("period_depth_pushed") and not s._pushed:
+            depth = 0.0      # no new flow to carry across the network
         closer = s._rep.get("period_depth_closer", True)
         prev = [None]
 
@@ -687,7 +705,8 @@ class MaxFlowSolver:
         ``1 + time_budget`` from-scratch solves.  After that, batches
         larger than the abandoned one start from scratch at once
         (``stats["scratch_reason"] == "abandoned before"``; the bound
-        doubles at each use, so that such repairs are tried again later).
+        doubles at each use, so that such repairs are tried again later,
+        and goes away once a batch at least as large is repaired in time).
         Default 0.25: an abandoned repair then cost at most about 1.5
         solves from scratch as ``maximum_flow`` times them on an H100
         (whose times vary by up to a quarter from run to run); None
@@ -862,6 +881,7 @@ class MaxFlowSolver:
         self._cap_cut = 0                        # its capacity under the current capacities
         self._moved = False                      # an update moved flow since the last solve
         self._pending = 0                        # arcs changed since the last solve
+        self._pushed = 0                         # of those, arcs of the kept cut that pushed new flow across it
         self._reroute = []                       # (arc slots, cuts) of the batches since then (_pairing)
         self._rep = REPAIR                       # the REPAIR settings of the repair under way
         self._solved = False
@@ -1000,6 +1020,7 @@ class MaxFlowSolver:
         self._src_total = src_total
         self._cap_cut += (h["cut_hi"] << 32) + h["cut_lo"]
         self._pending += n
+        self._pushed += h["pushed"]
         self._result = None
 
     def _classify_xp(self, rows, cols, caps):
@@ -1007,8 +1028,9 @@ class MaxFlowSolver:
 
         Returns the host summary (the checks' values, the exact capacity
         changes of the source's arcs and of the cut's arcs as sums of 32-bit
-        halves, the number of arcs whose flow moves) and the function that
-        applies the batch.
+        halves, the number of arcs whose flow moves and how many of those
+        push new flow across the cut) and the function that applies the
+        batch.
         """
         xp, V, nnz, E = self._xp, self._V, self._nnz, self._E
         n = int(rows.shape[0])
@@ -1047,12 +1069,12 @@ class MaxFlowSolver:
 
         ps, pe = self._s_out
         vals = (caps.min(), rows.min(), rows.max(), cols.min(), cols.max(), dup_any, dup_key, ~found[miss],
-                rows[miss], cols[miss], *halves((a >= ps) & (a < pe)), *halves(cross), (d != 0).sum())
+                rows[miss], cols[miss], *halves((a >= ps) & (a < pe)), *halves(cross), (d != 0).sum(), (d < 0).sum())
         r = _backend.to_numpy(xp.stack([xp.asarray(x, dtype=np.int64) for x in vals])).tolist()
         h = dict(zip(("min_cap", "min_row", "max_row", "min_col", "max_col"), r[:5]))
         h["dup"] = (r[6] // int(Vl), r[6] % int(Vl)) if r[5] else None
         h["miss"] = (r[8], r[9]) if r[7] else None
-        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved"), r[10:]))
+        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[10:]))
 
         def apply(moved):
             self._data[at] = caps
@@ -1079,7 +1101,7 @@ class MaxFlowSolver:
             self._batch_id = 0
         self._batch_id += 1
         big, small = _mf._I64_MAX, -_mf._I64_MAX - 1
-        acc = cp.asarray(np.array([big, big, small, big, small, big, big, 0, 0, 0, 0, 0], dtype=np.int64))
+        acc = cp.asarray(np.array([big, big, small, big, small, big, big, 0, 0, 0, 0, 0, 0], dtype=np.int64))
         at = cp.empty(n, dtype=np.int64)
         slot = cp.empty(n, dtype=np.int64)
         d = cp.empty(n, dtype=np.int64)
@@ -1093,7 +1115,7 @@ class MaxFlowSolver:
         h = dict(zip(("min_cap", "min_row", "max_row", "min_col", "max_col"), r[:5]))
         h["dup"] = (int(rows[r[5]]), int(cols[r[5]])) if r[5] != big else None
         h["miss"] = (int(rows[r[6]]), int(cols[r[6]])) if r[6] != big else None
-        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved"), r[7:]))
+        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[7:]))
 
         def apply(moved):
             k2 = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_apply")
@@ -1131,6 +1153,10 @@ class MaxFlowSolver:
             ``(phase, passes, levels, paths, amount, seconds)``, phase
             ``"P"`` for the passes over pairs (``REPAIR["pair"]``), which
             re-route each cut arc's excess to its own deficit.
+            ``stats["batch"]`` counts the arcs changed since the last solve,
+            and ``stats["cut_pushes"]`` those among them whose increase
+            pushed new flow across the kept minimum cut (see
+            ``REPAIR["period_depth_pushed"]``).
             A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
@@ -1144,7 +1170,7 @@ class MaxFlowSolver:
         t_start = time.perf_counter()
         self._stats = stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0,
                                "backend": self.backend, "layout": "reverse_csr", "method": "push_relabel",
-                               "batch": self._pending}
+                               "batch": self._pending, "cut_pushes": self._pushed}
         times = {}
         pending = self._pending
         if not self._solved:
@@ -1178,6 +1204,11 @@ class MaxFlowSolver:
                 stats["time_abandoned"] = time.perf_counter() - t_start
                 scratch, reason = True, "time_budget"
                 self._abandon_at = pending if self._abandon_at is None else min(self._abandon_at, pending)
+            else:
+                if self._abandon_at is not None and pending >= self._abandon_at:
+                    # a batch as large as the abandoned one was repaired in
+                    # time: that one was an outlier, not the batch size
+                    self._abandon_at = None
             finally:
                 self._deadline = None
                 self._rep = REPAIR
@@ -1211,6 +1242,7 @@ class MaxFlowSolver:
         times["total"] = time.perf_counter() - t_start
         stats["time"] = times
         self._pending = 0
+        self._pushed = 0
         self._reroute = []
         self._solved = True
         self._result = _mf.MaximumFlowResult(np.int64(value), flow, side_out, stats)

@@ -28,11 +28,12 @@ __device__ __forceinline__ void add_i64(long long* p, long long v)
 //   claim, batch : nnz stamps; an entry claimed twice in one batch is a duplicate
 //   at, slot, d : n, out: stored position, arc (E if none) and the flow
 //                moved (tail gains d, head loses d)
-//   acc        : 12, in/out: min cap, min/max row, min/max col (atomic
+//   acc        : 13, in/out: min cap, min/max row, min/max col (atomic
 //                min/max), first duplicate and first missing index (atomic
 //                min), the capacity change of the source's arcs and of the
-//                cut's arcs as sums of high and low 32-bit halves, and the
-//                number of arcs whose flow moves
+//                cut's arcs as sums of high and low 32-bit halves, the
+//                number of arcs whose flow moves, and the number of those
+//                that push new flow across the cut (d < 0)
 // Thread mapping: one thread per change (grid-stride).  A decrease below
 // the flow cuts it to the new capacity; an increase of a saturated arc of
 // the cut (tail on the source side, head not) pushes the new residual.
@@ -84,6 +85,7 @@ extern "C" __global__ void gpumatch_dyn_classify(
                 add_i64(acc + 10, (nc & LOW32) - (old & LOW32));
             }
             if (dd != 0) add_i64(acc + 11, 1);
+            if (dd < 0) add_i64(acc + 12, 1);
         }
         at[i] = pos;
         slot[i] = a;
