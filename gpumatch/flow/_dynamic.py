@@ -182,12 +182,14 @@ __all__ = ["MaxFlowSolver"]
 #: decreases first re-route each cut arc's excess round that arc (``pair``
 #: below), so the two kinds of small batch no longer need the same period.
 #: Forced repairs of the benchmark's 0.01 % batches on an H100 (round 23
-#: of ``benchmarks/results/h100_dynamic.md``, two interleaved runs, six
-#: batches a row), ``period_depth`` 1 for every small batch against none:
-#: GENRMF mixed 170 -> 64 ms (closer) / 68 (not closer), RLG mixed
-#: 10.0 -> 9.2 / 8.3, but GENRMF decreases 9.6 -> 15.6 / 18.9 (one of
-#: 272 ms) and unit decreases 4.7 -> 5.6 / 5.9; hence small batches use
-#: it, not closer, only where the batch pushed flow across the cut.
+#: of ``benchmarks/results/h100_dynamic.md``, medians of the batches of
+#: interleaved runs): ``period_depth`` 1 for every small batch took GENRMF
+#: mixed batches from 170 to 64 ms (closer) / 68 (not closer), RLG mixed
+#: 10.0 -> 9.2 / 8.3, but GENRMF decreases 9.6 -> 15.6 (one of 272 ms) /
+#: 18.9; so small batches use it, not closer, only where the batch pushed
+#: flow across the cut: GENRMF mixed 160 -> 50 ms (nine batches), RLG
+#: mixed 8.8 -> 12.1 (its slow first batch 115-214 -> 55-63), the
+#: decreases as before (their differences are run-to-run noise).
 #: ``walk``, ``walk_stall``: after each relabel of a phase, up to ``walk``
 #: walks (``gpumatch_pr_walk_rcsr`` and its NumPy twin; 0: never) carry
 #: the excess of every listed vertex down one path of admissible arcs to
