@@ -223,12 +223,15 @@ def test_flow_cut_pushes(backend):
     steps = [([0, 2], [1, 3], [3, 3], 2, 6),     # both cut arcs rise: both push
              ([0], [2], [9], 0, 6),              # 0 -> 2 was not saturated
              ([1], [3], [1], 0, 4),              # a decrease
-             ([2], [3], [5], 1, 6)]              # 2 -> 3 is on the new cut again
+             ([2], [3], [5], 1, 6)]              # 2 -> 3 is on the new cut {1 -> 3, 2 -> 3} too
     for rows, cols, caps, pushes, value in steps:
-        solver.update_capacities(*(_to_backend(np.array(x, dtype=np.int64), backend) for x in (rows, cols, caps)))
+        r, c, new = (np.array(x, dtype=np.int64) for x in (rows, cols, caps))
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        C = _apply(C, r, c, new)
         res = solver.solve()
         assert res.stats["cut_pushes"] == pushes
         assert int(res.flow_value) == value
+        _check_flow_result(res, C, 0, 3)
 
 
 def _walk_setup(backend, arcs, V, flows=None):
