@@ -1492,9 +1492,9 @@ class MaxFlowSolver:
             # real repair, past the warm-up's small arrays)
             arcs = arcs[amounts >= max(1, int(self._rep.get("pair_min") or 1))]
             if arcs.shape[0]:
-                tails, heads = self._tail_p[arcs], self._head_p[arcs]
+                # (the solver's tail and head arrays are int64, as the pair kernels take them)
                 self._path_pass("P", self._L, self._excess, None, t, s,
-                                pairs=(tails.astype(np.int64), heads.astype(np.int64)), limits={"phases": npair})
+                                pairs=(self._tail_p[arcs], self._head_p[arcs]), limits={"phases": npair})
                 if not self._imbalance()[0]:
                     return False
         xs = xp.nonzero(self._inner((self._excess > 0) & self._side))[0]
