@@ -374,15 +374,17 @@ def parse_overrides(text):
 
 def apply_overrides(text):
     """Set the overrides of `text` (see :func:`parse_overrides`): a key ``paths.NAME`` sets
-    ``gpumatch.flow._paths.LIMITS[NAME]``, ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
+    ``gpumatch.flow._paths.LIMITS[NAME]``, ``detour.NAME`` ``gpumatch.flow._detour.LIMITS[NAME]``, ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
     ``small.NAME`` the settings of small batches (``REPAIR["small"][NAME]``), any other
     ``gpumatch.flow._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
-    from gpumatch.flow import _dynamic, _maxflow, _paths
+    from gpumatch.flow import _detour, _dynamic, _maxflow, _paths
 
     tuned = False
     for key, v in parse_overrides(text).items():
         if key.startswith("paths."):
             _paths.LIMITS[key[len("paths."):]] = v
+        elif key.startswith("detour."):
+            _detour.LIMITS[key[len("detour."):]] = v
         elif key.startswith("tuning."):
             _maxflow.TUNING[key[len("tuning."):]] = v
             tuned = True

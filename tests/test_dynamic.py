@@ -385,7 +385,8 @@ def test_flow_discharge_coop(name, kind, monkeypatch):
 @pytest.mark.parametrize("pair_min", [1, 2])
 def test_flow_pairs(backend, name, kind, pair_min, monkeypatch):
     """Repairs that first re-route each cut arc's excess to its own deficit
-    (``REPAIR`` ``pair``, cuts of at least ``pair_min`` units) leave a
+    (``REPAIR`` ``pair``, the detour pass off, cuts of at least
+    ``pair_min`` units) leave a
     maximum flow after every batch (``_flow_batches`` checks it against
     scipy and ``check_flow``), and the pass over pairs runs and moves flow
     (on the unit network, whose cuts are of one unit, only with
@@ -394,7 +395,8 @@ def test_flow_pairs(backend, name, kind, pair_min, monkeypatch):
 
     monkeypatch.setitem(_dynamic.REPAIR, "pair", 16)
     monkeypatch.setitem(_dynamic.REPAIR, "pair_min", pair_min)
-    monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], pair=16))
+    monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)     # (which would go instead)
+    monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], pair=16, detour=0))
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     passes = [p for res, *_ in _flow_batches(backend, name, kind, sizes, seed=17)
               for p in res.stats.get("path_passes", []) if p[0] == "P"]
@@ -765,6 +767,200 @@ def test_path_pass_pairs_pass_nearer_deficits(backend, kernels):
     assert _np(L["flow"]).tolist() == [3] * 8
 
 
+def _residual_reach(L, mask, root, thr=1):
+    """Brute force: the vertices of `mask` that `root` reaches over residual
+    arcs of at least `thr` that stay in `mask`."""
+    indptr, indices = _np(L["indptr"]), _np(L["indices"])
+    cap, flow = _np(L["cap"]), _np(L["flow"])
+    in_indptr, in_indices, in_to_out = _np(L["in_indptr"]), _np(L["in_indices"]), _np(L["in_to_out"])
+    seen, stack = {int(root)}, [int(root)]
+    while stack:
+        u = stack.pop()
+        steps = [(int(indices[p]), cap[p] - flow[p]) for p in range(indptr[u], indptr[u + 1])]
+        steps += [(int(in_indices[j]), flow[in_to_out[j]]) for j in range(in_indptr[u], in_indptr[u + 1])]
+        for w, res in steps:
+            if res >= thr and mask[w] and w not in seen:
+                seen.add(w)
+                stack.append(w)
+    return seen
+
+
+def _cut_pairs(name, seed, part=6):
+    """The max flow of `name` with about 1 / `part` of its flow-carrying
+    arcs (none at a terminal) cut below their flow: ``(C, s, t, V, L,
+    rows, side, excess, tails, heads)``, `side` the source side of the
+    flow's minimum cut (before the cuts)."""
+    C, s, t, V, L, rows = _max_flow_network(name)
+    side = np.zeros(V, dtype=bool)
+    side[list(_residual_reach(L, np.ones(V, dtype=bool), s))] = True
+    rng = np.random.default_rng(_seed(name, "detour", str(seed)))
+    cand = np.flatnonzero((L["flow"] > 0) & (rows != s) & (rows != t) & (C.indices != s) & (C.indices != t))
+    cut = rng.choice(cand, size=min(cand.shape[0], 1 + cand.shape[0] // part), replace=False)
+    cap = L["cap"].copy()
+    cap[cut] = rng.integers(0, L["flow"][cut])
+    L["cap"] = cap
+    L["flow"][cut] = cap[cut]
+    excess = _inflow_minus_outflow(C.indptr, C.indices, L["flow"])
+    excess[[s, t]] = 0
+    return C, s, t, V, L, rows, side, excess, rows[cut], C.indices[cut].astype(np.int64)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("seed", range(3))
+@pytest.mark.parametrize("scale", [4, 1])
+def test_detour_pass_moves_flow_validly(backend, name, seed, scale):
+    """The detour pass alone, on a max flow whose arcs were cut below their
+    flow (each cut arc a pair: excess at its tail, the deficit at its
+    head): capacities hold, no arc at a terminal and none across the cut
+    moves, only the tails' excess and the heads' deficits shrink (by the
+    amount reported), every other vertex keeps its balance, and every pair
+    left with excess and deficit is one whose tail no longer reaches its
+    head inside its side (brute force).  ``scale`` 1: every search takes
+    any residual; 4: wide paths first."""
+    from gpumatch.flow import _detour
+
+    C, s, t, V, L, rows, side, excess, tails, heads = _cut_pairs(name, seed)
+    xp = np if backend == "numpy" else __import__("cupy")
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    ex = xp.asarray(excess)
+    before, flow0 = excess.copy(), L["flow"].copy()
+    limits = {"rounds": 500, "levels": 10 ** 6, "scale": scale}
+    stats = _detour.reroute(_detour.buffers(backend, V, np.int64), Ld, ex, xp.asarray(side), xp.asarray(tails),
+                            xp.asarray(heads), s, t, limits=limits)
+    flow1, ex1 = _np(Ld["flow"]), _np(ex)
+    assert ((flow1 >= 0) & (flow1 <= L["cap"])).all()
+    d = flow1 - flow0
+    np.testing.assert_array_equal(ex1 - before, _inflow_minus_outflow(C.indptr, C.indices, d))
+    moved = np.flatnonzero(d)
+    assert not np.isin(rows[moved], [s, t]).any() and not np.isin(C.indices[moved], [s, t]).any()
+    assert (side[rows[moved]] == side[C.indices[moved]]).all()
+    change = ex1 - before
+    assert (change[np.setdiff1d(np.arange(V), np.concatenate([tails, heads]))] == 0).all()
+    assert (ex1[before > 0] >= 0).all() and (ex1[before < 0] <= 0).all()
+    assert before.clip(0).sum() - ex1.clip(0).sum() == stats["amount"]
+    assert stats["amount"] == -(change[change < 0].sum())
+    assert stats["open"] == 0 and stats["rounds"] < 500
+    paired = [(a, b) for a, b in zip(tails, heads) if side[a] == side[b]]
+    if name != "unit_bipartite":    # (unit cuts: the pairs' ends may be terminals' neighbours only)
+        assert stats["pairs"] > 0 and stats["amount"] > 0
+    for a, b in paired:
+        if ex1[a] > 0 and ex1[b] < 0:
+            inside = side.copy() if side[a] else ~side
+            inside[[s, t]] = False
+            assert b not in _residual_reach(Ld, inside, a)
+
+
+@pytest.mark.parametrize("case", ["round", "levels", "thin"])
+def test_detour_pass_small(backend, case):
+    """A chain 0 -> 1 -> 2 -> 3 -> 4 (source 0, sink 4) with the detour
+    1 -> 5 -> 6 -> 2 round arc 1 -> 2, which carried 5 and now has 2:
+    the 3 units go round it (``round``); with searches of one level a
+    side they cannot, and the pair drops out with its excess in place
+    (``levels``); with a detour of capacity 2 (``thin``) its wide search
+    finds nothing, the next, narrower one moves 2 units, the third finds
+    nothing again and the pair drops out with 1 unit left."""
+    from gpumatch.flow import _detour, _maxflow
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    arcs = [(0, 1, 5), (1, 2, 2), (1, 5, 5 if case != "thin" else 2), (2, 3, 5), (3, 4, 5), (5, 6, 5), (6, 2, 5)]
+    N = 7
+    C = sp.csr_matrix((np.array([a[2] for a in arcs], dtype=np.int64), ([a[0] for a in arcs], [a[1] for a in arcs])),
+                      shape=(N, N))
+    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, N)
+    pos = {(int(r), int(c)): k for k, (r, c) in enumerate(zip(np.repeat(np.arange(N), np.diff(C.indptr)), C.indices))}
+    flow = np.zeros(C.nnz, dtype=np.int64)
+    for key in ((0, 1), (2, 3), (3, 4)):
+        flow[pos[key]] = 5
+    flow[pos[1, 2]] = 2
+    L["flow"] = flow
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 3, -3, 0, 0, 0, 0], dtype=np.int64))
+    side = xp.asarray(np.array([True, True, True, True, False, True, True]))
+    limits = {"levels": 1} if case == "levels" else {}
+    st = _detour.reroute(_detour.buffers(backend, N, np.int64), Ld, excess, side, xp.asarray([1]), xp.asarray([2]),
+                         0, 4, limits=limits)
+    f = _np(Ld["flow"])
+    moved = {"round": 3, "levels": 0, "thin": 2}[case]
+    assert st["amount"] == moved and st["pairs"] == 1
+    assert _np(excess).tolist() == [0, 3 - moved, moved - 3, 0, 0, 0, 0]
+    assert [int(f[pos[k]]) for k in ((1, 5), (5, 6), (6, 2))] == [moved] * 3
+    assert st["dropped"] == (0 if case == "round" else 1)
+    if case == "thin":
+        assert st["rounds"] == 3 and st["searches"] == 3
+
+
+def test_detour_pass_skips_pairs_across_the_cut(backend):
+    """A pair whose ends lie on two sides of the kept cut, or at a terminal,
+    takes no part: nothing moves."""
+    from gpumatch.flow import _detour, _maxflow
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    L = _maxflow._build_rcsr(np, np.array([0, 1, 3, 4, 4, 5]), np.array([1, 2, 4, 3, 2]),
+                             np.array([5, 2, 5, 5, 5]), 5)
+    L["flow"] = np.array([5, 2, 0, 5, 0])
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 3, -3, 0, 0]))
+    side = xp.asarray(np.array([True, True, False, False, True]))
+    st = _detour.reroute(_detour.buffers(backend, 5, np.int64), Ld, excess, side, xp.asarray([1, 0]),
+                         xp.asarray([2, 1]), 0, 3)
+    assert st["pairs"] == 0 and st["amount"] == 0
+    assert _np(Ld["flow"]).tolist() == [5, 2, 0, 5, 0]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("what", ["stamps", "path_buffer"])
+def test_detour_pass_gpu_limits(what, monkeypatch):
+    """On the GPU: blocks whose stamps would wrap start their tables afresh,
+    and paths that do not fit in the path buffer are dropped for the round
+    (their steps are skipped by the claims); either way the flow stays
+    valid and the pass still moves flow."""
+    pytest.importorskip("cupy")
+    from gpumatch import _backend
+    from gpumatch.flow import _detour
+
+    if _backend.resolve_backend("auto") != "cupy":
+        pytest.skip("no usable GPU")
+    import cupy as cp
+
+    if what == "path_buffer":
+        monkeypatch.setattr(_detour, "STEPS_PER_PATH", 1)
+    C, s, t, V, L, rows, side, excess, tails, heads = _cut_pairs("genrmf", 0, part=3)
+    Ld = {k: cp.asarray(v) for k, v in L.items()}
+    ex = cp.asarray(excess)
+    bufs = _detour.buffers("cupy", V, np.int64)
+    if what == "stamps":
+        bufs._tables(_detour._ball(_detour.LIMITS, V))
+        bufs.stamps.fill(np.uint32((1 << 32) - 3))
+        bufs.stamp_used = (1 << 32) - 3
+    flow0 = L["flow"].copy()
+    st = _detour.reroute(bufs, Ld, ex, cp.asarray(side), cp.asarray(tails), cp.asarray(heads), s, t,
+                         limits={"rounds": 500})
+    flow1, ex1 = Ld["flow"].get(), ex.get()
+    assert ((flow1 >= 0) & (flow1 <= L["cap"])).all()
+    np.testing.assert_array_equal(ex1 - excess, _inflow_minus_outflow(C.indptr, C.indices, flow1 - flow0))
+    assert st["amount"] > 0
+    if what == "stamps":
+        assert int(bufs.stamps.max()) < (1 << 20)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+def test_flow_detours(backend, name, kind, monkeypatch):
+    """Repairs that first re-route each cut arc's excess round the arc with
+    the detour pass (``REPAIR["detour"]``, batches large and small) leave a
+    maximum flow after every batch (``_flow_batches`` checks it against
+    scipy and ``check_flow``), and the pass runs and moves flow where cuts
+    are of more than one unit."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "detour", 32)
+    monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], detour=32))
+    sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    runs = [d for res, *_ in _flow_batches(backend, name, kind, sizes, seed=23) for d in res.stats.get("detours", [])]
+    if name != "unit_bipartite":
+        assert runs and sum(r[4] for r in runs) > 0
+
+
 @pytest.mark.parametrize("limit", ["levels", "all_levels"])
 def test_path_pass_limits(backend, limit):
     """A pass stopped by a level limit (long levels, or all levels) is not
@@ -1039,13 +1235,18 @@ def _cupyx(C):
 def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     """The batches the CuPy warm-up runs (to compile every kernel a repair
     uses before a timed solve) reach the path passes and both push-relabel
-    phases, and give maximum flows."""
+    phases, and the detour pass in a round of its own, and give maximum
+    flows."""
     from gpumatch.flow import _dynamic
 
     C = _dynamic._warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend=backend, rebuild_fraction=1.0, time_budget=None)
     solver.solve()
     C2 = C.copy()
+    # (the warm-up turns the detour pass off for its first rounds, and runs it alone last)
+    detour = int(_dynamic.REPAIR["small"].get("detour") or _dynamic.REPAIR.get("detour") or 0)
+    monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)
+    monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], detour=0))
     results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
     passes = {p[0] for res in results for p in res.stats.get("path_passes", [])}
     phases = {p[0] for res in results for p in res.stats.get("phases", [])}
@@ -1066,6 +1267,13 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     if small and _dynamic.REPAIR["small"].get("split_relabel"):
         assert sum(res.stats.get("split_relabels", 0) for res in results) > 0
     _check_flow_result(results[-1], C2, 16, 17)
+    # the last round: the detour pass runs and moves flow
+    if detour:
+        monkeypatch.setitem(_dynamic.REPAIR, "pair_min", 1)
+        monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], detour=detour))
+        results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
+        assert sum(d[4] for res in results for d in res.stats.get("detours", [])) > 0
+        _check_flow_result(results[-1], C2, 16, 17)
 
 
 def test_flow_rebuild_switch():

@@ -68,7 +68,7 @@ import numpy as np
 from .. import _backend, csr
 from .._validation import as_index_array, index_dtype_for
 from . import _maxflow as _mf
-from . import _labels, _paths
+from . import _detour, _labels, _paths
 
 __all__ = ["MaxFlowSolver"]
 
@@ -227,9 +227,9 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
-          "period_depth_pushed": False,
+          "period_depth_pushed": False, "detour": 32,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
-                    "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True}}
+                    "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
 _WARMED = set()
 
@@ -267,23 +267,33 @@ def _warm_up(backend):
     C = _warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
     solver.solve()
-    _warm_batches(solver, C, cp.asarray)     # (C follows the solver's capacities)
-    if REPAIR.get("small_batch") and REPAIR.get("small"):
-        # and with the settings of small batches (the early-stopping
-        # relabels' reductions took 4-5 s each to compile on a fresh CuPy
-        # cache), without the path passes, which would leave the phases
-        # little to do; once without the passes over pairs, which would
-        # leave the phases' first steps nothing to do (a kernel of them then
-        # compiled during the first real repair: 3.5-4.5 s on a fresh cache),
-        # and once with them (their element-wise steps compile on first use)
-        saved = dict(REPAIR)
-        try:
-            for pair in (0, max(1, int(REPAIR["small"].get("pair") or 0))):
-                REPAIR.update(small_batch=1.0, paths=False, pair_min=1, small=dict(saved["small"], pair=pair))
+    # (C follows the solver's capacities).  The detour pass goes off for
+    # these runs, which would leave the later steps little to do, and runs
+    # alone last, where either settings use it (its kernels and
+    # element-wise steps compile on first use)
+    saved = dict(REPAIR)
+    detour = int((REPAIR.get("small") or {}).get("detour") or REPAIR.get("detour") or 0)
+    try:
+        REPAIR.update(detour=0, small=dict(saved.get("small") or {}, detour=0))
+        _warm_batches(solver, C, cp.asarray)
+        if saved.get("small_batch") and saved.get("small"):
+            # and with the settings of small batches (the early-stopping
+            # relabels' reductions took 4-5 s each to compile on a fresh CuPy
+            # cache), without the path passes, which would leave the phases
+            # little to do; once without the passes over pairs, which would
+            # leave the phases' first steps nothing to do (a kernel of them then
+            # compiled during the first real repair: 3.5-4.5 s on a fresh cache),
+            # and once with them (their element-wise steps compile on first use)
+            for pair in (0, max(1, int(saved["small"].get("pair") or 0))):
+                REPAIR.update(small_batch=1.0, paths=False, pair_min=1,
+                              small=dict(saved["small"], pair=pair, detour=0))
                 _warm_batches(solver, C, cp.asarray)
-        finally:
-            REPAIR.clear()
-            REPAIR.update(saved)
+        if detour:
+            REPAIR.update(small_batch=1.0, paths=False, pair_min=1, small=dict(saved.get("small") or {}, detour=detour))
+            _warm_batches(solver, C, cp.asarray)
+    finally:
+        REPAIR.clear()
+        REPAIR.update(saved)
     # the fallback F's saturation of the source arcs, which the batches
     # above need not reach: its element-wise kernels compiled mid-repair
     # took 0.2-0.3 s on an H100 (the solver is thrown away after this)
@@ -331,9 +341,10 @@ def _warm_batches(solver, C, asarray, steps=6):
 
 def _pairing():
     """Whether a repair may re-route cut arcs' excess to their own deficits
-    (``REPAIR["pair"]``, for small batches or all), so that updates keep
-    their arcs and cuts."""
-    return bool(REPAIR.get("pair") or (REPAIR.get("small") or {}).get("pair"))
+    (``REPAIR["pair"]`` or ``REPAIR["detour"]``, for small batches or all),
+    so that updates keep their arcs and cuts."""
+    small = REPAIR.get("small") or {}
+    return bool(REPAIR.get("pair") or small.get("pair") or REPAIR.get("detour") or small.get("detour"))
 
 
 class _OverBudget(Exception):
@@ -893,6 +904,7 @@ class MaxFlowSolver:
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
+        self._dbufs = None                       # work arrays of the detour pass (_detour_pass)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
         self._lsteps = None                      # steps of the phases' relabels (_labels)
         self._flags = None                       # read-back of _signs (GPU)
@@ -1483,7 +1495,8 @@ class MaxFlowSolver:
         st = {"height": self._height, "excess": self._excess}
         back = lambda xs: self._K.return_excess(self._ctx, st, xs, self._src_arc, s)  # noqa: E731
         npair = int(self._rep.get("pair") or 0)
-        if npair and self._reroute:
+        ndetour = int(self._rep.get("detour") or 0)
+        if (npair or ndetour) and self._reroute:
             # each cut arc's excess re-routed to its own deficit first (cuts
             # of at least ``pair_min`` units; an arc not cut has 0 or less)
             arcs, amounts = (xp.concatenate([p[i] for p in self._reroute]) for i in range(2))
@@ -1493,8 +1506,11 @@ class MaxFlowSolver:
             arcs = arcs[amounts >= max(1, int(self._rep.get("pair_min") or 1))]
             if arcs.shape[0]:
                 # (the solver's tail and head arrays are int64, as the pair kernels take them)
-                self._path_pass("P", self._L, self._excess, None, t, s,
-                                pairs=(self._tail_p[arcs], self._head_p[arcs]), limits={"phases": npair})
+                if ndetour:
+                    self._detour_pass(self._tail_p[arcs], self._head_p[arcs], ndetour)
+                else:
+                    self._path_pass("P", self._L, self._excess, None, t, s,
+                                    pairs=(self._tail_p[arcs], self._head_p[arcs]), limits={"phases": npair})
                 if not self._imbalance()[0]:
                     return False
         xs = xp.nonzero(self._inner((self._excess > 0) & self._side))[0]
@@ -1677,6 +1693,24 @@ class MaxFlowSolver:
             self._stats.setdefault("path_passes", []).append(
                 (name, ps["phases"], ps["levels"], ps["paths"], ps["amount"], time.perf_counter() - t0))
         return ps["amount"] > 0 if moved else ps["exhausted"]
+
+    def _detour_pass(self, tails, heads, rounds):
+        """The detour pass of :mod:`gpumatch.flow._detour` over the pairs
+        ``tails[i] -> heads[i]``, at most `rounds` rounds, with its
+        statistics (``stats["detours"]``)."""
+        if self._dbufs is None:
+            self._dbufs = _detour.buffers(self.backend, self._V, self._idt)
+        t0 = time.perf_counter()
+
+        def check():
+            if self._deadline is not None and time.perf_counter() > self._deadline:
+                raise _OverBudget()
+
+        ds = _detour.reroute(self._dbufs, self._L, self._excess, self._side, tails, heads, self.source, self.sink,
+                             check=check, limits={"rounds": rounds})
+        self._stats.setdefault("detours", []).append(
+            (ds["pairs"], ds["rounds"], ds["searches"], ds["paths"], ds["amount"], ds["dropped"],
+             time.perf_counter() - t0))
 
     def _saturate_source(self):
         """Saturate the residual arcs out of the source whose head has a height below V."""

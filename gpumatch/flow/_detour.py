@@ -1,0 +1,441 @@
+"""Detour pass of a dynamic max-flow repair (NumPy and CUDA twins).
+
+A decrease of an arc ``u -> v`` below its flow leaves a *pair*: an excess
+at the tail ``u`` and the same deficit at the head ``v``.  Where the flow's
+value does not change, nearly every such arc has a detour close by, and
+re-routing the flow round it (a path from ``u`` to ``v`` in the residual
+network) repairs the pair without moving any other imbalance.  The pair
+passes of :func:`gpumatch.flow._paths.route` do that with vertex-disjoint
+trees, one per pair, which cut each other off where pairs share a
+neighbourhood; what they leave drifts to the nearest deficit under
+push-relabel and costs as much as a solve from scratch.  This pass gives
+every pair its own search instead:
+
+* in rounds; in a round every open pair runs a bidirectional BFS over the
+  residual network of the round's flow (forward from ``u``, backward into
+  ``v``), inside the pair's side of the kept minimum cut and through
+  neither terminal; the shorter frontier grows a level at a time, and the
+  first level in which the two sides meet gives up to ``paths`` paths
+  (one per meeting vertex);
+* the pairs' paths may share arcs: each arc goes to the lowest pair of the
+  round that uses it, and a pair that holds all the arcs of its paths
+  pushes along them one after the other (the bottleneck, capped by what is
+  left of its tail's excess and its head's deficit, which it reserves
+  atomically on the GPU: pairs may share a tail or a head); the others
+  search again in the next round;
+* a search uses only the arcs whose residual is at least the pair's
+  *threshold*: at first the pair's whole excess (one path would do; a BFS
+  takes its arcs as they come, and a path of the narrowest of them moved
+  a tenth of what a wide one did in the replays below), and ``scale``
+  times less after each round in which the search found no path;
+* a pair whose search found no path at threshold 1 (a side ran out of
+  vertices, or the search outgrew ``ball`` vertices or ``levels`` levels a
+  side) drops out; the rounds end when no pair is left, or after
+  ``rounds``.
+
+On the GPU a round is three launches and one read-back: a block per pair
+for the searches (its visited sets are hash tables in global memory, so
+pairs search independently), a thread per path step for the claims and a
+warp per pair for the pushes (``flow/detour.cu``).  The NumPy twin runs the
+same rounds, one search after the other.
+
+The flow moves only inside one side of the kept cut, so the cut stays
+saturated; what the pass leaves is still a pseudo-flow that the repair's
+later phases finish, so the pass never has to succeed.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .. import _backend, csr
+
+#: ``rounds``: rounds at most; ``paths``: paths per search at most (from its
+#: meeting level; 32 at most on the GPU); ``ball``: vertices a side of a
+#: search may visit (a power of two; on the GPU every block keeps, per
+#: side, that many entries and a table of twice as many slots, 40 bytes a
+#: vertex: 5 MiB a block at 65 536); ``levels``: BFS levels a side at most;
+#: ``scale``: the factor by which a pair's threshold falls after a round
+#: without a path (1: no thresholds, every search takes any residual).
+#: Replays of the H100 benchmark's first 0.1 % decrease on the NumPy solver
+#: (round 24 of ``benchmarks/results/h100_dynamic.md``): on GENRMF the
+#: rounds placed 962 130 of the 972 233 cut units in 9 rounds (332
+#: searches), and with ``ball`` 65 536 970 874 (all but the one arc cut
+#: across the kept cut); without thresholds 39 rounds and 1 913 searches.
+#: On RLG 99.3 % in 11 rounds.  The push-relabel iterations of the repair
+#: fell from 13 481 to 411 on GENRMF and from 6 636 to 1 030 on RLG.
+LIMITS = {"rounds": 32, "paths": 8, "ball": 65536, "levels": 64, "scale": 4}
+
+#: Path steps the GPU's path buffer holds per path (paths that do not fit
+#: are dropped for the round).
+STEPS_PER_PATH = 48
+
+#: Blocks per multiprocessor of ``gpumatch_dt_search`` (1024 threads each).
+BLOCKS_PER_SM = 1
+_BLOCK = 1024
+
+# the order of the statistics of a round (``DT_*`` of flow/detour.cu)
+_STATS = ("steps", "searched", "found", "won", "dropped", "paths", "amount", "open")
+
+
+def _first_threshold(need, scale):
+    """The residual a pair's first search asks of its arcs: its excess
+    (one path would do), if `scale` is more than 1."""
+    return int(need) if scale > 1 else 1
+
+
+def _resid(cap, flow, code):
+    out = code >= 0
+    k = np.where(out, code, -code - 1)
+    return np.where(out, cap[k] - flow[k], flow[k])
+
+
+def _take(excess, x, want, sign):
+    """Reserve up to `want` of ``sign * excess[x]`` (the twin of ``dt_take``)."""
+    got = min(int(want), int(sign * excess[x]))
+    if got <= 0:
+        return 0
+    excess[x] -= sign * got
+    return got
+
+
+class _Numpy:
+    """NumPy twin of ``flow/detour.cu`` (one legal schedule: the searches
+    of a round one after the other, the pushes in pair order)."""
+
+    def __init__(self, V, idt):
+        self.V = V
+        # per side: the search that last visited a vertex, and its entry there
+        self.seen = [np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)]
+        self.entry = [np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)]
+        self.stamp = 0
+        self.owner = None
+
+    def start(self, n, side, source, sink):
+        self.state = np.zeros(n, dtype=np.int8)
+        self.thr = np.zeros(n, dtype=np.int64)
+        self.side = side
+        # per side of the cut, the vertices a path may enter
+        self.inside = (~side, side.copy())
+        for m in self.inside:
+            m[source] = m[sink] = False
+
+    def _expand(self, L, d, F, thr):
+        """Candidate steps of side `d` from the vertices `F` with a residual
+        of at least `thr`: ``(index into F, next vertex, step code)``."""
+        flow, cap = L["flow"], L["cap"]
+        oo, ps = csr.expand_segments(L["indptr"], F)
+        ps = ps.astype(np.int64)
+        oi, js = csr.expand_segments(L["in_indptr"], F)
+        ks = L["in_to_out"][js].astype(np.int64)
+        if d == 0:    # x -> w along out-arc p, or cancelling in-arc k
+            keep, keep_i = cap[ps] - flow[ps] >= thr, flow[ks] >= thr
+            code = np.concatenate([ps[keep], -ks[keep_i] - 1])
+        else:         # w -> x along in-arc k of x, or cancelling out-arc p of x
+            keep, keep_i = flow[ps] >= thr, cap[ks] - flow[ks] >= thr
+            code = np.concatenate([-ps[keep] - 1, ks[keep_i]])
+        w = np.concatenate([L["indices"][ps][keep], L["in_indices"][js][keep_i]]).astype(np.int64)
+        return np.concatenate([oo[keep], oi[keep_i]]), w, code
+
+    def search(self, L, inside, u, v, thr, H, max_levels, meets):
+        """The paths (arrays of step codes, from `u` to `v`) of one search
+        over the arcs with a residual of at least `thr`, or []."""
+        self.stamp += 1
+        st = self.stamp
+        ev = [[np.array([u], dtype=np.int64)], [np.array([v], dtype=np.int64)]]
+        ep = [[np.array([-1], dtype=np.int64)], [np.array([-1], dtype=np.int64)]]
+        ec = [[np.zeros(1, dtype=np.int64)], [np.zeros(1, dtype=np.int64)]]
+        front = [ev[0][0], ev[1][0]]
+        cnt, lev = [1, 1], [0, 0]
+        for d, r in ((0, u), (1, v)):
+            self.seen[d][r] = st
+            self.entry[d][r] = 0
+        found = None
+        while True:
+            if front[0].shape[0] == 0 or front[1].shape[0] == 0:
+                return []
+            d = 0 if front[0].shape[0] <= front[1].shape[0] else 1
+            if lev[d] >= max_levels:
+                return []
+            o = 1 - d
+            first = cnt[d] - front[d].shape[0]          # entry of front[d][0]
+            src, w, code = self._expand(L, d, front[d], thr)
+            ok = inside[w] & (self.seen[d][w] != st)
+            src, w, code = src[ok], w[ok], code[ok]
+            _, firsts = np.unique(w, return_index=True)
+            firsts = np.sort(firsts)
+            over = firsts.shape[0] > H - cnt[d]
+            firsts = firsts[:max(H - cnt[d], 0)]
+            src, w, code = src[firsts], w[firsts], code[firsts]
+            idx = cnt[d] + np.arange(w.shape[0], dtype=np.int64)
+            self.seen[d][w] = st
+            self.entry[d][w] = idx
+            ev[d].append(w)
+            ep[d].append(first + src)
+            ec[d].append(code)
+            cnt[d] += w.shape[0]
+            lev[d] += 1
+            front[d] = w
+            m = np.flatnonzero(self.seen[o][w] == st)[:meets]
+            if m.shape[0]:
+                found = (d, idx[m], self.entry[o][w[m]])
+                break
+            if over:
+                return []
+        d, mine, theirs = found
+        P = [np.concatenate(ep[0]), np.concatenate(ep[1])]
+        C = [np.concatenate(ec[0]), np.concatenate(ec[1])]
+        paths = []
+        for a, b in zip(mine, theirs):
+            fe, be = (a, b) if d == 0 else (b, a)
+            half = []
+            e = int(fe)
+            while P[0][e] >= 0:
+                half.append(C[0][e])
+                e = int(P[0][e])
+            half.reverse()
+            e = int(be)
+            while P[1][e] >= 0:
+                half.append(C[1][e])
+                e = int(P[1][e])
+            paths.append(np.array(half, dtype=np.int64))
+        return paths
+
+    def round(self, L, excess, tails, heads, lim):
+        """One round; returns its statistics (see ``_STATS``)."""
+        stats = dict.fromkeys(_STATS, 0)
+        H, levels, meets = int(lim["ball"]), int(lim["levels"]), int(lim["paths"])
+        found = {}
+        scale = int(lim["scale"])
+        for i in range(tails.shape[0]):
+            u, v = int(tails[i]), int(heads[i])
+            need = min(excess[u], -excess[v])
+            if self.state[i] != 0 or need <= 0:
+                self.state[i] = 1
+                continue
+            if self.thr[i] == 0:
+                self.thr[i] = _first_threshold(need, scale)
+            stats["searched"] += 1
+            paths = self.search(L, self.inside[int(self.side[u])], u, v, max(int(self.thr[i]), 1), H, levels,
+                                meets)
+            if paths:
+                found[i] = paths
+                stats["found"] += 1
+                stats["steps"] += sum(p.shape[0] for p in paths)
+            elif self.thr[i] > 1:
+                self.thr[i] = max(self.thr[i] // scale, 1)   # narrower paths next round
+                stats["open"] += 1
+            else:
+                self.state[i] = 1
+                stats["dropped"] += 1
+        if found:
+            E = L["cap"].shape[0]
+            if self.owner is None or self.owner.shape[0] != E:
+                self.owner = np.full(E, np.iinfo(np.int64).max, dtype=np.int64)
+            owner = self.owner
+            arcs = {i: np.concatenate([np.where(p >= 0, p, -p - 1) for p in ps]) for i, ps in found.items()}
+            for i, a in arcs.items():
+                np.minimum.at(owner, a, i)
+            cap, flow = L["cap"], L["flow"]
+            for i, ps in found.items():
+                if not (owner[arcs[i]] == i).all():
+                    continue
+                u, v = int(tails[i]), int(heads[i])
+                stats["won"] += 1
+                for p in ps:
+                    dm = int(_resid(cap, flow, p).min())
+                    got = _take(excess, u, dm, 1) if dm > 0 else 0
+                    dd = _take(excess, v, got, -1)
+                    excess[u] += got - dd
+                    if dd <= 0:
+                        break
+                    out = p >= 0
+                    flow[p[out]] += dd
+                    flow[-p[~out] - 1] -= dd
+                    stats["paths"] += 1
+                    stats["amount"] += dd
+            for a in arcs.values():
+                owner[a] = np.iinfo(np.int64).max
+        for i in found:
+            u, v = int(tails[i]), int(heads[i])
+            if min(excess[u], -excess[v]) > 0:
+                stats["open"] += 1
+        return stats
+
+
+class _Cuda:
+    """Launchers of the ``flow/detour.cu`` kernels (one read-back per round)."""
+
+    def __init__(self, V, idt):
+        from .. import _cuda
+
+        cp = _backend.cp
+        defines = (("IDX", "int" if np.dtype(idt) == np.int32 else "long long"),)
+        self.k_search = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_search", defines)
+        self.k_claim = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_claim", defines)
+        self.k_augment = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_augment", defines)
+        self.V = V
+        self.grid = int(cp.cuda.Device().attributes["MultiProcessorCount"]) * BLOCKS_PER_SM
+        self.H = None                     # the tables, allocated on first use
+        self.owner = None
+        self.stats = cp.zeros(len(_STATS), dtype=np.int64)
+        self.round_no = 0
+        self.stamp_used = 0
+        self.npaths = None
+
+    def _tables(self, H):
+        cp = _backend.cp
+        if self.H != H:
+            g = self.grid
+            self.keys = cp.zeros(g * 2 * 2 * H, dtype=np.uint64)
+            self.hidx = cp.empty(g * 2 * 2 * H, dtype=np.int32)
+            self.ev = cp.empty(g * 2 * H, dtype=np.int32)
+            self.ep = cp.empty(g * 2 * H, dtype=np.int32)
+            self.ec = cp.empty(g * 2 * H, dtype=np.int64)
+            self.stamps = cp.zeros(g, dtype=np.uint32)
+            self.H, self.stamp_used = H, 0
+
+    def start(self, n, side, source, sink):
+        cp = _backend.cp
+        self.state = cp.zeros(max(n, 1), dtype=np.int32)
+        self.thr = cp.zeros(max(n, 1), dtype=np.int64)
+        self.side = side.view(np.uint8) if side.dtype == np.bool_ else side.astype(np.uint8)
+        self.ends = (np.int64(source), np.int64(sink))
+
+    def round(self, L, excess, tails, heads, lim):
+        from .. import _cuda
+
+        cp = _backend.cp
+        n = int(tails.shape[0])
+        meets, levels, scale = min(int(lim["paths"]), 32), int(lim["levels"]), max(int(lim["scale"]), 1)
+        H = _ball(lim, self.V)
+        self._tables(H)
+        per_block = -(-n // self.grid)
+        if self.stamp_used + per_block >= (1 << 32) - 1:
+            # the blocks' stamps would wrap: start the tables afresh
+            self.keys.fill(0)
+            self.stamps.fill(0)
+            self.stamp_used = 0
+        self.stamp_used += per_block
+        E = int(L["cap"].shape[0])
+        if self.owner is None or self.owner.shape[0] != E:
+            self.owner = cp.zeros(E, dtype=np.uint64)
+            self.round_no = 0
+        self.round_no += 1
+        if self.npaths is None or self.npaths.shape[0] < n:
+            m = max(n, 64)
+            self.npaths = cp.empty(m, dtype=np.int32)
+            self.poff = cp.empty(m * 32, dtype=np.int64)
+            self.plen = cp.empty(m * 32, dtype=np.int32)
+            self.pcap = m * 32 * STEPS_PER_PATH
+            self.pbuf = cp.empty(self.pcap, dtype=np.int64)
+            self.ppair = cp.empty(self.pcap, dtype=np.int32)
+        self.stats.fill(0)
+        net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"])
+        self.k_search((min(self.grid, n),), (_BLOCK,),
+                      net + (self.side,) + self.ends + (tails, heads, np.int64(n), excess, self.state, self.thr,
+                             np.int32(scale), self.npaths, self.poff, self.plen, self.pbuf, self.ppair, np.int64(self.pcap),
+                             self.keys, self.hidx, self.ev, self.ep, self.ec, self.stamps, np.int32(H),
+                             np.int32(levels), np.int32(meets), self.stats))
+        self.k_claim((256,), (256,), (self.pbuf, self.ppair, np.int64(self.pcap), self.stats, self.owner,
+                                      np.int64(self.round_no)))
+        self.k_augment(_cuda.grid_for(n * 32), (_cuda.BLOCK,),
+                       (L["cap"], L["flow"], excess, tails, heads, np.int64(n), self.state, self.thr, np.int32(scale),
+                        self.npaths, self.poff,
+                        self.plen, self.pbuf, self.owner, np.int64(self.round_no), np.int32(meets), self.stats))
+        return dict(zip(_STATS, (int(x) for x in self.stats.get())))
+
+
+def _ball(lim, V):
+    """Vertices a side of a search may visit: ``lim["ball"]`` rounded up to
+    a power of two, at most the network's (rounded up)."""
+    want = max(int(lim["ball"]), 2)
+    cap = 1 << max(int(V) - 1, 1).bit_length()
+    return min(1 << (want - 1).bit_length(), cap)
+
+
+def buffers(backend, V, idt):
+    """Work arrays of the pass for a network of `V` vertices (kept by the solver)."""
+    return _Cuda(V, idt) if backend == "cupy" else _Numpy(V, idt)
+
+
+def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limits=None):
+    """Re-route the excess of each pair's tail to its head along residual
+    paths inside the pair's side of the kept cut (see the module
+    docstring); in place on ``L["flow"]`` and `excess`.
+
+    Parameters
+    ----------
+    bufs : from :func:`buffers`
+    L : dict
+        Reverse-CSR residual network (``indptr``, ``indices``, ``cap``,
+        ``flow``, ``in_indptr``, ``in_indices``, ``in_to_out``).
+    excess : int64 array
+        Per vertex; positive: excess, negative: a deficit.
+    side : bool array
+        The source side of the kept minimum cut; a pair's paths stay on
+        its tail's side (a pair whose ends lie on two sides is skipped).
+    tails, heads : int64 arrays
+        The pairs (the tail and head of each arc cut below its flow); a
+        tail may appear in several pairs, as may a head.
+    source, sink : int
+        The terminals, which no path enters (pairs at them are skipped).
+    check : callable, optional
+        Called before every round (the solver's time budget).
+    limits : dict, optional
+        Overrides of :data:`LIMITS`.
+
+    Returns
+    -------
+    dict
+        ``rounds``, ``searches``, ``paths`` (pushed), ``amount`` (flow
+        moved), ``dropped`` (pairs whose search found no path), ``pairs``
+        (taken part) and ``open`` (pairs still with excess and deficit
+        after the last round, at most).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.flow import _maxflow, _detour
+    >>> # 0 -> 1 -> 2 -> 3 and the detour 1 -> 4 -> 2, capacity 5 each; the
+    >>> # arc 1 -> 2 carried 5 and now has capacity 2: 3 units go round it
+    >>> L = _maxflow._build_rcsr(np, np.array([0, 1, 3, 4, 4, 5]), np.array([1, 2, 4, 3, 2]),
+    ...                          np.array([5, 2, 5, 5, 5]), 5)
+    >>> L["flow"] = np.array([5, 2, 0, 5, 0])
+    >>> excess = np.array([0, 3, -3, 0, 0])
+    >>> side = np.array([True, True, True, False, True])
+    >>> st = _detour.reroute(_detour.buffers("numpy", 5, np.int64), L, excess, side,
+    ...                      np.array([1]), np.array([2]), 0, 3)
+    >>> L["flow"].tolist(), excess.tolist(), st["amount"]
+    ([5, 2, 3, 5, 3], [0, 0, 0, 0, 0], 3)
+    """
+    lim = dict(LIMITS, **(limits or {}))
+    xp = csr.array_module(excess)
+    V = excess.shape[0]
+    stats = {"rounds": 0, "searches": 0, "paths": 0, "amount": 0, "dropped": 0, "pairs": 0, "open": 0}
+    if V >= (1 << 31) - 1 or int(lim["rounds"]) <= 0:
+        return stats      # (the GPU tables hold 32-bit vertices)
+    tails = xp.asarray(tails, dtype=np.int64)
+    heads = xp.asarray(heads, dtype=np.int64)
+    ok = (tails != heads) & (side[tails] == side[heads])
+    for x in (source, sink):
+        ok &= (tails != x) & (heads != x)
+    tails, heads = tails[ok], heads[ok]
+    n = int(tails.shape[0])
+    stats["pairs"] = n
+    if n == 0:
+        return stats
+    bufs.start(n, side, source, sink)
+    for _ in range(int(lim["rounds"])):
+        if check is not None:
+            check()
+        st = bufs.round(L, excess, tails, heads, lim)
+        stats["rounds"] += 1
+        stats["searches"] += st["searched"]
+        stats["paths"] += st["paths"]
+        stats["amount"] += st["amount"]
+        stats["dropped"] += st["dropped"]
+        stats["open"] = st["open"]
+        if st["open"] == 0:
+            break
+    return stats
