@@ -374,7 +374,8 @@ def parse_overrides(text):
 
 def apply_overrides(text):
     """Set the overrides of `text` (see :func:`parse_overrides`): a key ``paths.NAME`` sets
-    ``gpumatch.flow._paths.LIMITS[NAME]``, ``detour.NAME`` ``gpumatch.flow._detour.LIMITS[NAME]``, ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
+    ``gpumatch.flow._paths.LIMITS[NAME]``, ``detour.NAME`` ``gpumatch.flow._detour.LIMITS[NAME]``,
+    ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
     ``small.NAME`` the settings of small batches (``REPAIR["small"][NAME]``), any other
     ``gpumatch.flow._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
     from gpumatch.flow import _detour, _dynamic, _maxflow, _paths

@@ -156,7 +156,8 @@ def main(argv=None):
                           f" fallback {st.get('fallback')} relabels {st.get('global_relabels')}"
                           f" (split {st.get('split_relabels', 0)}) phases {st.get('phases')}"
                           f" paths {[p[:5] for p in st.get('path_passes', [])]}"
-                          f" detours {[d[:6] + (round(d[6] * 1e3, 1),) for d in st.get('detours', [])]}", flush=True)
+                          f" detours {[d[:6] + (round(d[6] * 1e3, 1),) for d in st.get('detours', [])]}",
+                          flush=True)
                     if args.no_tree:
                         continue
                     top = [f"{'  ' * d}{tag} {t_ms:.2f}" for d, tag, t_ms in tree if d <= 2 and t_ms > 0.3]

@@ -161,7 +161,7 @@ def test_flow_split_relabel(backend, name, kind, coop, monkeypatch):
     monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", coop)
 
     for key, value in (("max_period", 4), ("early_stop", True), ("split_relabel", True), ("paths", False),
-                       ("small_batch", 0)):
+                       ("detour", 0), ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     split = sum(res.stats.get("split_relabels", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=7))
@@ -179,7 +179,8 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
     from gpumatch.flow import _dynamic
 
     for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
-                       ("paths", False), ("small_batch", 0), ("period_depth", 1), ("period_depth_closer", closer)):
+                       ("paths", False), ("detour", 0), ("small_batch", 0),
+                       ("period_depth", 1), ("period_depth_closer", closer)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     longest = [res.stats.get("longest_period", 0) for res, *_ in _flow_batches(backend, name, "dec", sizes, seed=5)]
@@ -196,7 +197,8 @@ def test_flow_period_depth_pushed(backend, name, monkeypatch):
     from gpumatch.flow import _dynamic
 
     for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
-                       ("paths", False), ("small_batch", 0), ("period_depth", 1), ("period_depth_closer", False),
+                       ("paths", False), ("detour", 0), ("small_batch", 0),
+                       ("period_depth", 1), ("period_depth_closer", False),
                        ("period_depth_pushed", True)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
@@ -345,7 +347,7 @@ def test_flow_walks(backend, name, kind, monkeypatch):
     maximum flow after every batch, and the walks run."""
     from gpumatch.flow import _dynamic
 
-    for key, value in (("walk", 2), ("paths", False), ("max_period", 8), ("small_batch", 0)):
+    for key, value in (("walk", 2), ("paths", False), ("detour", 0), ("max_period", 8), ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     walks = sum(res.stats.get("walks", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=11))
@@ -363,7 +365,7 @@ def test_flow_discharge_coop(name, kind, monkeypatch):
     pytest.importorskip("cupy")
     from gpumatch.flow import _dynamic, _pr_cupy
 
-    for key, value in (("discharge_coop", 1 << 20), ("paths", False), ("small_batch", 0)):
+    for key, value in (("discharge_coop", 1 << 20), ("paths", False), ("detour", 0), ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     contexts = {}
     discharge = _pr_cupy.discharge
@@ -415,6 +417,7 @@ def test_flow_small_batch_settings(backend, name, monkeypatch):
     from gpumatch.flow import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "paths", False)
+    monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)   # (which would leave the relabels little to do)
     monkeypatch.setitem(_dynamic.REPAIR, "small", {"max_period": 4, "early_stop": True, "split_relabel": True})
     nnz = FLOW_GRAPHS[name][0].nnz
     monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 5.5 / nnz)    # batches of 5 arcs or fewer

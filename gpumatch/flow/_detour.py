@@ -334,9 +334,9 @@ class _Cuda:
         net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"])
         self.k_search((min(self.grid, n),), (_BLOCK,),
                       net + (self.side,) + self.ends + (tails, heads, np.int64(n), excess, self.state, self.thr,
-                             np.int32(scale), self.npaths, self.poff, self.plen, self.pbuf, self.ppair, np.int64(self.pcap),
-                             self.keys, self.hidx, self.ev, self.ep, self.ec, self.stamps, np.int32(H),
-                             np.int32(levels), np.int32(meets), self.stats))
+                             np.int32(scale), self.npaths, self.poff, self.plen, self.pbuf, self.ppair,
+                             np.int64(self.pcap), self.keys, self.hidx, self.ev, self.ep, self.ec, self.stamps,
+                             np.int32(H), np.int32(levels), np.int32(meets), self.stats))
         self.k_claim((256,), (256,), (self.pbuf, self.ppair, np.int64(self.pcap), self.stats, self.owner,
                                       np.int64(self.round_no)))
         self.k_augment(_cuda.grid_for(n * 32), (_cuda.BLOCK,),

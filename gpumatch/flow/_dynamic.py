@@ -221,6 +221,15 @@ __all__ = ["MaxFlowSolver"]
 #: to 127 / 107 ms, but RLG decreases from 91 to 101 / 134 (there the
 #: flow's value falls, and most excess must go back to the source anyway)
 #: and GENRMF decreases stayed at 560-630; so only small batches pair.
+#: ``detour``: the same re-routing by the detour pass of
+#: :mod:`gpumatch.flow._detour` instead, in up to this many rounds (0: the
+#: pair passes above, where ``pair`` is set): every pair searches on its
+#: own, so pairs no longer cut each other off, and wide paths go first.
+#: Forced repairs on an H100 (round 24 of
+#: ``benchmarks/results/h100_dynamic.md``, two runs, six batches a row):
+#: GENRMF dec 0.1 % 594 -> 28 ms, GENRMF mixed 0.1 % 206 -> 50, GENRMF dec
+#: 0.01 % 20.6 -> 6.4, RLG dec 0.1 % 84 -> 53, RLG dec 0.01 % 12.6 -> 6.8;
+#: increases do not cut arcs and are unchanged.  So every batch uses it.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
