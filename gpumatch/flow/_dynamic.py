@@ -1175,7 +1175,10 @@ class MaxFlowSolver:
             augmenting-path passes ran, ``stats["path_passes"]``: per call
             ``(phase, passes, levels, paths, amount, seconds)``, phase
             ``"P"`` for the passes over pairs (``REPAIR["pair"]``), which
-            re-route each cut arc's excess to its own deficit.
+            re-route each cut arc's excess to its own deficit; where the
+            detour pass ran instead (``REPAIR["detour"]``),
+            ``stats["detours"]``: per call ``(pairs, rounds, searches,
+            paths, amount, dropped, seconds)``.
             ``stats["batch"]`` counts the arcs changed since the last solve,
             and ``stats["cut_pushes"]`` those among them whose increase
             pushed new flow across the kept minimum cut (see
