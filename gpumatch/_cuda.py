@@ -16,9 +16,11 @@ from __future__ import annotations
 import functools
 from importlib import resources
 
+import numpy as np
+
 from . import _backend
 
-__all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "BLOCK"]
+__all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "index_defines", "BLOCK"]
 
 #: Default threads per block for 1-D launches.
 BLOCK = 256
@@ -31,6 +33,11 @@ def read_source(relpath: str) -> str:
     header = root.joinpath("_common.cuh").read_text()
     body = root.joinpath(relpath).read_text()
     return f"{header}\n#line 1 \"{relpath}\"\n{body}"
+
+
+def index_defines(idt) -> tuple:
+    """The ``-D`` definition of the kernels' index type ``IDX`` for index dtype `idt` (int32 or int64)."""
+    return (("IDX", "int" if np.dtype(idt) == np.int32 else "long long"),)
 
 
 _modules: dict = {}

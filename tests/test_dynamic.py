@@ -608,6 +608,22 @@ def _max_flow_network(name):
     return C, s, t, V, L, rows
 
 
+def _cut_below_flow(C, s, t, L, rows, rng, part=6):
+    """Cut about 1 / `part` of the flow-carrying arcs of `L` (none at a
+    terminal) below their flow, in place (new ``L["cap"]``, flows lowered
+    to it); returns ``(excess, tails, heads)``: the balances (terminals 0)
+    and the cut arcs' ends."""
+    cand = np.flatnonzero((L["flow"] > 0) & (rows != s) & (rows != t) & (C.indices != s) & (C.indices != t))
+    cut = rng.choice(cand, size=min(cand.shape[0], 1 + cand.shape[0] // part), replace=False)
+    cap = L["cap"].copy()
+    cap[cut] = rng.integers(0, L["flow"][cut])
+    L["cap"] = cap
+    L["flow"][cut] = cap[cut]
+    excess = _inflow_minus_outflow(C.indptr, C.indices, L["flow"])
+    excess[[s, t]] = 0
+    return excess, rows[cut], C.indices[cut].astype(np.int64)
+
+
 def _inflow_minus_outflow(indptr, indices, flow):
     """Per vertex, what the arcs of the CSR (`indptr`, `indices`) carry in minus what they carry out."""
     indptr, indices, flow = (_np(a).astype(np.int64) for a in (indptr, indices, flow))
@@ -697,17 +713,8 @@ def test_path_pass_pairs_stay_paired(backend, name, seed, kernels):
 
     C, s, t, V, L, rows = _max_flow_network(name)
     xp = np if backend == "numpy" else __import__("cupy")
-    rng = np.random.default_rng(_seed(name, "pairs", str(seed)))
-    # arcs cut below their flow (new capacity below it), none at a terminal
-    cand = np.flatnonzero((L["flow"] > 0) & (rows != s) & (rows != t) & (C.indices != s) & (C.indices != t))
-    cut = rng.choice(cand, size=min(cand.shape[0], 1 + cand.shape[0] // 6), replace=False)
-    cap = L["cap"].copy()
-    cap[cut] = rng.integers(0, L["flow"][cut])
-    L["cap"] = cap
-    L["flow"][cut] = cap[cut]
-    excess = _inflow_minus_outflow(C.indptr, C.indices, L["flow"])
-    excess[[s, t]] = 0
-    tails, heads = rows[cut], C.indices[cut].astype(np.int64)
+    excess, tails, heads = _cut_below_flow(C, s, t, L, rows, np.random.default_rng(_seed(name, "pairs", str(seed))))
+    cap = L["cap"]
     Ld = {k: xp.asarray(v) for k, v in L.items()}
     ex = xp.asarray(excess)
     before, flow0 = excess.copy(), L["flow"].copy()
@@ -796,16 +803,9 @@ def _cut_pairs(name, seed, part=6):
     C, s, t, V, L, rows = _max_flow_network(name)
     side = np.zeros(V, dtype=bool)
     side[list(_residual_reach(L, np.ones(V, dtype=bool), s))] = True
-    rng = np.random.default_rng(_seed(name, "detour", str(seed)))
-    cand = np.flatnonzero((L["flow"] > 0) & (rows != s) & (rows != t) & (C.indices != s) & (C.indices != t))
-    cut = rng.choice(cand, size=min(cand.shape[0], 1 + cand.shape[0] // part), replace=False)
-    cap = L["cap"].copy()
-    cap[cut] = rng.integers(0, L["flow"][cut])
-    L["cap"] = cap
-    L["flow"][cut] = cap[cut]
-    excess = _inflow_minus_outflow(C.indptr, C.indices, L["flow"])
-    excess[[s, t]] = 0
-    return C, s, t, V, L, rows, side, excess, rows[cut], C.indices[cut].astype(np.int64)
+    excess, tails, heads = _cut_below_flow(C, s, t, L, rows, np.random.default_rng(_seed(name, "detour", str(seed))),
+                                           part)
+    return C, s, t, V, L, rows, side, excess, tails, heads
 
 
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))

@@ -49,6 +49,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _backend, csr
+from ._paths import _push, _resid
 
 #: ``rounds``: rounds at most; ``paths``: paths per search at most (from its
 #: meeting level; 32 at most on the GPU); ``ball``: vertices a side of a
@@ -82,12 +83,6 @@ def _first_threshold(need, scale):
     """The residual a pair's first search asks of its arcs: its excess
     (one path would do), if `scale` is more than 1."""
     return int(need) if scale > 1 else 1
-
-
-def _resid(cap, flow, code):
-    out = code >= 0
-    k = np.where(out, code, -code - 1)
-    return np.where(out, cap[k] - flow[k], flow[k])
 
 
 def _take(excess, x, want, sign):
@@ -249,9 +244,7 @@ class _Numpy:
                     excess[u] += got - dd
                     if dd <= 0:
                         break
-                    out = p >= 0
-                    flow[p[out]] += dd
-                    flow[-p[~out] - 1] -= dd
+                    _push(flow, p, np.full(p.shape[0], dd, dtype=np.int64))
                     stats["paths"] += 1
                     stats["amount"] += dd
             for a in arcs.values():
@@ -270,7 +263,7 @@ class _Cuda:
         from .. import _cuda
 
         cp = _backend.cp
-        defines = (("IDX", "int" if np.dtype(idt) == np.int32 else "long long"),)
+        defines = _cuda.index_defines(idt)
         self.k_search = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_search", defines)
         self.k_claim = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_claim", defines)
         self.k_augment = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_augment", defines)

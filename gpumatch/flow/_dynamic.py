@@ -1352,6 +1352,11 @@ class MaxFlowSolver:
             total = total - flow[a:b].sum()
         return int(total)
 
+    def _check_budget(self):
+        """Raise :class:`_OverBudget` once the repair's deadline has passed."""
+        if self._deadline is not None and time.perf_counter() > self._deadline:
+            raise _OverBudget()
+
     def _bfs(self, ctx, st, frontier, level, watch=None):
         """BFS levels from `frontier` (height `level`) until none is left (the deadline checked first).
 
@@ -1360,8 +1365,7 @@ class MaxFlowSolver:
         after an early stop every unlabelled vertex is at least one level
         further, so that height plus one is a valid label for all of them.
         """
-        if self._deadline is not None and time.perf_counter() > self._deadline:
-            raise _OverBudget()
+        self._check_budget()
         _, ran, stopped = self._K.bfs_run(ctx, st, frontier, level, watch, self._batch)
         self._bfs_depth = max(self._bfs_depth, int(ran))
         return level + ran, stopped
@@ -1696,11 +1700,8 @@ class MaxFlowSolver:
             mask = self._xp.ones(self._V, dtype=bool)
         t0 = time.perf_counter()
 
-        def check():
-            if self._deadline is not None and time.perf_counter() > self._deadline:
-                raise _OverBudget()
-
-        ps = _paths.route(self._pbufs, L, excess, mask, target, other, check=check, limits=limits, pairs=pairs)
+        ps = _paths.route(self._pbufs, L, excess, mask, target, other, check=self._check_budget, limits=limits,
+                          pairs=pairs)
         if ps["phases"]:
             self._stats.setdefault("path_passes", []).append(
                 (name, ps["phases"], ps["levels"], ps["paths"], ps["amount"], time.perf_counter() - t0))
@@ -1714,12 +1715,8 @@ class MaxFlowSolver:
             self._dbufs = _detour.buffers(self.backend, self._V, self._idt)
         t0 = time.perf_counter()
 
-        def check():
-            if self._deadline is not None and time.perf_counter() > self._deadline:
-                raise _OverBudget()
-
         ds = _detour.reroute(self._dbufs, self._L, self._excess, self._side, tails, heads, self.source, self.sink,
-                             check=check, limits={"rounds": rounds})
+                             check=self._check_budget, limits={"rounds": rounds})
         self._stats.setdefault("detours", []).append(
             (ds["pairs"], ds["rounds"], ds["searches"], ds["paths"], ds["amount"], ds["dropped"],
              time.perf_counter() - t0))

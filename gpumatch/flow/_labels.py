@@ -94,7 +94,7 @@ class _Cuda:
 
         cp = _backend.cp
         self.V, self.idt = V, idt
-        defines = (("IDX", "int" if np.dtype(idt) == np.int32 else "long long"),)
+        defines = _cuda.index_defines(idt)
         self.k = {name: _cuda.get_kernel("flow/labels.cu", f"gpumatch_lb_{name}", defines)
                   for name in ("start", "middle", "far", "finish")}
         n = max(V, 1)

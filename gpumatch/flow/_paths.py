@@ -318,7 +318,7 @@ class _Cuda:
         cp = _backend.cp
         from .. import _cuda
 
-        defines = (("IDX", "int" if np.dtype(idt) == np.int32 else "long long"),)
+        defines = _cuda.index_defines(idt)
         self.k_level = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level", defines)
         self.k_augment = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_augment", defines)
         self.k_loop = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level_loop", defines)

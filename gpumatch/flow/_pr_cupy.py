@@ -48,8 +48,8 @@ class _Ctx:
         self.tile = int(tile)
         idx = L["indptr"].dtype if layout == "rcsr" else L["bptr"].dtype
         self.idt = np.dtype(idx)
-        defines = (("IDX", "int" if self.idt == np.int32 else "long long"),
-                   ("TILE", self.tile), ("CYCLES", int(cycles)), ("HUB_BLOCK", HUB_BLOCK))
+        defines = _cuda.index_defines(self.idt) + (("TILE", self.tile), ("CYCLES", int(cycles)),
+                                                   ("HUB_BLOCK", HUB_BLOCK))
         self.defines = defines
         self.k_discharge = _cuda.get_kernel(_SRC, f"gpumatch_pr_discharge_{layout}", defines)
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)
