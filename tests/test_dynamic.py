@@ -145,6 +145,26 @@ def test_flow_batches(backend, name, kind, repair_paths):
         assert unwinds > 0   # (the GPU's claims race: what is left to it varies)
 
 
+@pytest.mark.parametrize("name", ["rlg", "genrmf"])
+def test_flow_unwind_off_once_a_walk_runs_out(backend, name, monkeypatch):
+    """Walks of one round (``REPAIR["unwind"]`` 1) run out on the first
+    excess that is more than an arc from the source: the solver then takes
+    its flow for one that circulates and unwinds no more, and every repair
+    still ends with a maximum flow (``_flow_batches`` checks each)."""
+    from gpumatch.flow import _dynamic, _paths
+
+    monkeypatch.setitem(_dynamic.REPAIR, "unwind", 1)
+    monkeypatch.setitem(_paths.LIMITS, "all_levels", 0)     # (passes that reach nothing leave it to the walks)
+    seen, after = [], []
+    sizes = lambda nnz: [max(1, nnz // 20)] * 6  # noqa: E731
+    solver_runs = _flow_batches(backend, name, "dec", sizes)
+    for res, C, s, t in solver_runs:
+        walks = res.stats.get("unwinds", [])
+        (after if any(r >= 1 and left for _, r, left, _ in seen) else seen).extend(walks)
+    assert any(r == 1 and left > 0 for _, r, left, _ in seen)
+    assert after == []
+
+
 @pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
 @pytest.mark.parametrize("kind", ["dec", "mixed"])
 @pytest.mark.parametrize("coop", [True, False], ids=["coop", "levels"])
@@ -161,7 +181,7 @@ def test_flow_split_relabel(backend, name, kind, coop, monkeypatch):
     monkeypatch.setitem(_maxflow.TUNING, "bfs_coop", coop)
 
     for key, value in (("max_period", 4), ("early_stop", True), ("split_relabel", True), ("paths", False),
-                       ("detour", 0), ("small_batch", 0)):
+                       ("detour", 0), ("unwind", 0), ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     split = sum(res.stats.get("split_relabels", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=7))
@@ -179,7 +199,7 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
     from gpumatch.flow import _dynamic
 
     for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
-                       ("paths", False), ("detour", 0), ("small_batch", 0),
+                       ("paths", False), ("detour", 0), ("unwind", 0), ("small_batch", 0),
                        ("period_depth", 1), ("period_depth_closer", closer)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
@@ -197,7 +217,7 @@ def test_flow_period_depth_pushed(backend, name, monkeypatch):
     from gpumatch.flow import _dynamic
 
     for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
-                       ("paths", False), ("detour", 0), ("small_batch", 0),
+                       ("paths", False), ("detour", 0), ("unwind", 0), ("small_batch", 0),
                        ("period_depth", 1), ("period_depth_closer", False),
                        ("period_depth_pushed", True)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
@@ -347,7 +367,8 @@ def test_flow_walks(backend, name, kind, monkeypatch):
     maximum flow after every batch, and the walks run."""
     from gpumatch.flow import _dynamic
 
-    for key, value in (("walk", 2), ("paths", False), ("detour", 0), ("max_period", 8), ("small_batch", 0)):
+    for key, value in (("walk", 2), ("paths", False), ("detour", 0), ("unwind", 0), ("max_period", 8),
+                       ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
     walks = sum(res.stats.get("walks", 0) for res, *_ in _flow_batches(backend, name, kind, sizes, seed=11))
@@ -365,7 +386,8 @@ def test_flow_discharge_coop(name, kind, monkeypatch):
     pytest.importorskip("cupy")
     from gpumatch.flow import _dynamic, _pr_cupy
 
-    for key, value in (("discharge_coop", 1 << 20), ("paths", False), ("detour", 0), ("small_batch", 0)):
+    for key, value in (("discharge_coop", 1 << 20), ("paths", False), ("detour", 0), ("unwind", 0),
+                       ("small_batch", 0)):
         monkeypatch.setitem(_dynamic.REPAIR, key, value)
     contexts = {}
     discharge = _pr_cupy.discharge
@@ -417,7 +439,8 @@ def test_flow_small_batch_settings(backend, name, monkeypatch):
     from gpumatch.flow import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "paths", False)
-    monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)   # (which would leave the relabels little to do)
+    monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)   # (which would leave the relabels little to do,
+    monkeypatch.setitem(_dynamic.REPAIR, "unwind", 0)   # as would the walks back to the source)
     monkeypatch.setitem(_dynamic.REPAIR, "small", {"max_period": 4, "early_stop": True, "split_relabel": True})
     nnz = FLOW_GRAPHS[name][0].nnz
     monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 5.5 / nnz)    # batches of 5 arcs or fewer
@@ -814,12 +837,13 @@ def _cut_pairs(name, seed, part=6):
 def test_detour_pass_moves_flow_validly(backend, name, seed, scale):
     """The detour pass alone, on a max flow whose arcs were cut below their
     flow (each cut arc a pair: excess at its tail, the deficit at its
-    head): capacities hold, no arc at a terminal and none across the cut
-    moves, only the tails' excess and the heads' deficits shrink (by the
-    amount reported), every other vertex keeps its balance, and every pair
-    left with excess and deficit is one whose tail no longer reaches its
-    head inside its side (brute force).  ``scale`` 1: every search takes
-    any residual; 4: wide paths first."""
+    head): capacities hold, no arc across the cut moves, only the tails'
+    excess and the heads' deficits shrink (by the amount reported), every
+    other vertex keeps its balance (the terminals too: a path through one
+    takes out as much as it brings), and every pair left with excess and
+    deficit is one whose tail no longer reaches its head inside its side,
+    the side's terminal included (brute force).  ``scale`` 1: every search
+    takes any residual; 4: wide paths first."""
     from gpumatch.flow import _detour
 
     C, s, t, V, L, rows, side, excess, tails, heads = _cut_pairs(name, seed)
@@ -835,10 +859,10 @@ def test_detour_pass_moves_flow_validly(backend, name, seed, scale):
     d = flow1 - flow0
     np.testing.assert_array_equal(ex1 - before, _inflow_minus_outflow(C.indptr, C.indices, d))
     moved = np.flatnonzero(d)
-    assert not np.isin(rows[moved], [s, t]).any() and not np.isin(C.indices[moved], [s, t]).any()
     assert (side[rows[moved]] == side[C.indices[moved]]).all()
     change = ex1 - before
     assert (change[np.setdiff1d(np.arange(V), np.concatenate([tails, heads]))] == 0).all()
+    assert change[s] == 0 and change[t] == 0
     assert (ex1[before > 0] >= 0).all() and (ex1[before < 0] <= 0).all()
     assert before.clip(0).sum() - ex1.clip(0).sum() == stats["amount"]
     assert stats["amount"] == -(change[change < 0].sum())
@@ -848,9 +872,7 @@ def test_detour_pass_moves_flow_validly(backend, name, seed, scale):
         assert stats["pairs"] > 0 and stats["amount"] > 0
     for a, b in paired:
         if ex1[a] > 0 and ex1[b] < 0:
-            inside = side.copy() if side[a] else ~side
-            inside[[s, t]] = False
-            assert b not in _residual_reach(Ld, inside, a)
+            assert b not in _residual_reach(Ld, side if side[a] else ~side, a)
 
 
 @pytest.mark.parametrize("case", ["round", "levels", "thin"])
@@ -890,6 +912,87 @@ def test_detour_pass_small(backend, case):
     assert st["dropped"] == (0 if case == "round" else 1)
     if case == "thin":
         assert st["rounds"] == 3 and st["searches"] == 3
+
+
+def _small_network(arcs, flows, N):
+    """A network of `N` vertices with arcs ``(tail, head, capacity)`` and the
+    flows ``{(tail, head): flow}``: ``(C, L, pos, flow)``, `L` its reverse
+    CSR with that flow, `pos` the slot of each arc."""
+    from gpumatch.flow import _maxflow
+
+    C = sp.csr_matrix((np.array([a[2] for a in arcs], dtype=np.int64), ([a[0] for a in arcs], [a[1] for a in arcs])),
+                      shape=(N, N))
+    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, N)
+    rows = np.repeat(np.arange(N), np.diff(C.indptr))
+    pos = {(int(r), int(c)): k for k, (r, c) in enumerate(zip(rows, C.indices))}
+    flow = np.zeros(C.nnz, dtype=np.int64)
+    for key, f in flows.items():
+        flow[pos[key]] = f
+    L["flow"] = flow
+    return C, L, pos, flow
+
+
+@pytest.mark.parametrize("end", ["source", "sink"])
+def test_detour_pass_through_a_terminal(backend, end):
+    """Pairs whose only detour runs through a terminal.  ``source``: the
+    source 0 feeds 1 (9 of 9) and 2 (1 of 9); 1 -> 3, 2 -> 4, 3 -> 5 and
+    4 -> 5 lead on to the sink 5, and 1 -> 4 is cut from 4 units to 1 on the
+    source side {0, 1, 2, 4}: its 3 units go back into the source and out
+    along 0 -> 2 -> 4.  ``sink``: the source side is {0}, 2 -> 3 is cut from
+    4 to 1, and the 3 units go 2 -> 4 -> 5 into the sink and back out by
+    cancelling 3 -> 5.  The terminal's balance does not change."""
+    from gpumatch.flow import _detour
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    if end == "source":
+        arcs = [(0, 1, 9), (0, 2, 9), (1, 3, 5), (1, 4, 1), (2, 4, 5), (3, 5, 5), (4, 5, 5)]
+        flows = {(0, 1): 9, (0, 2): 1, (1, 3): 5, (1, 4): 1, (2, 4): 1, (3, 5): 5, (4, 5): 5}
+        excess = [0, 3, 0, 0, -3, 0]
+        side = [True, True, True, False, True, False]
+        pair = (1, 4)
+        through = [(0, 1), (0, 2), (2, 4)]
+        want = {(0, 1): 6, (0, 2): 4, (2, 4): 4}
+    else:
+        arcs = [(0, 1, 5), (0, 2, 5), (1, 3, 9), (2, 3, 1), (2, 4, 9), (3, 5, 9), (4, 5, 9)]
+        flows = {(0, 1): 5, (0, 2): 5, (1, 3): 5, (2, 3): 1, (2, 4): 1, (3, 5): 9, (4, 5): 1}
+        excess = [0, 0, 3, -3, 0, 0]
+        pair = (2, 3)
+        side = [True, False, False, False, False, False]
+        through = [(2, 4), (4, 5), (3, 5)]
+        want = {(2, 4): 4, (4, 5): 4, (3, 5): 6}
+    N = 6
+    C, L, pos, flow = _small_network(arcs, flows, N)
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    ex = xp.asarray(np.array(excess, dtype=np.int64))
+    st = _detour.reroute(_detour.buffers(backend, N, np.int64), Ld, ex, xp.asarray(np.array(side)),
+                         xp.asarray([pair[0]]), xp.asarray([pair[1]]), 0, 5)
+    f = _np(Ld["flow"])
+    assert st["amount"] == 3 and _np(ex).tolist() == [0] * N
+    assert {k: int(f[pos[k]]) for k in through} == want
+    np.testing.assert_array_equal(_inflow_minus_outflow(C.indptr, C.indices, f)[[0, 5]],
+                                  _inflow_minus_outflow(C.indptr, C.indices, flow)[[0, 5]])
+
+
+def test_detour_pass_chains(backend):
+    """Two cut arcs in a row, 1 -> 2 -> 3, each cut by 3 below its flow: the
+    middle vertex 2 is left balanced (nothing for the pair 1 -> 2 to fill,
+    nothing for 2 -> 3 to send), and only the pair the chain adds, 1 -> 3,
+    can move the excess of 1 round both arcs (along 1 -> 4 -> 3)."""
+    from gpumatch.flow import _detour
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    arcs = [(0, 1, 9), (1, 2, 2), (2, 3, 2), (1, 4, 9), (4, 3, 9), (3, 5, 9)]
+    flows = {(0, 1): 5, (1, 2): 2, (2, 3): 2, (3, 5): 5}
+    N = 6
+    C, L, pos, flow = _small_network(arcs, flows, N)
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    ex = xp.asarray(np.array([0, 3, 0, -3, 0, 0], dtype=np.int64))
+    side = xp.asarray(np.array([True] * 5 + [False]))
+    st = _detour.reroute(_detour.buffers(backend, N, np.int64), Ld, ex, side, xp.asarray([1, 2]),
+                         xp.asarray([2, 3]), 0, 5)
+    f = _np(Ld["flow"])
+    assert st["pairs"] == 3 and st["amount"] == 3 and _np(ex).tolist() == [0] * N
+    assert int(f[pos[1, 4]]) == 3 and int(f[pos[4, 3]]) == 3
 
 
 def test_detour_pass_skips_pairs_across_the_cut(backend):

@@ -11,12 +11,18 @@ neighbourhood; what they leave drifts to the nearest deficit under
 push-relabel and costs as much as a solve from scratch.  This pass gives
 every pair its own search instead:
 
+* the pairs along chains of cut arcs ``u -> v -> w`` (``u -> w``, ...)
+  join them (:func:`_chain`), for where the middle vertex is left with
+  nothing to fill;
 * in rounds; in a round every open pair runs a bidirectional BFS over the
   residual network of the round's flow (forward from ``u``, backward into
-  ``v``), inside the pair's side of the kept minimum cut and through
-  neither terminal; the shorter frontier grows a level at a time, and the
-  first level in which the two sides meet gives up to ``paths`` paths
-  (one per meeting vertex);
+  ``v``), inside the pair's side of the kept minimum cut; the shorter
+  frontier grows a level at a time, and the first level in which the two
+  sides meet gives up to ``paths`` paths (one per meeting vertex).  The
+  side's terminal may be a meeting vertex (the excess goes into the source
+  and as much comes out of it again, or through the sink: the value stays)
+  but the searches never grow from it (its arcs would flood them), so the
+  pairs next to a terminal, whose detours run through it, find them too;
 * the pairs' paths may share arcs: each arc goes to the lowest pair of the
   round that uses it, and a pair that holds all the arcs of its paths
   pushes along them one after the other (the bottleneck, capped by what is
@@ -30,8 +36,10 @@ every pair its own search instead:
   times less after each round in which the search found no path;
 * a pair whose search found no path at threshold 1 (a side ran out of
   vertices, or the search outgrew ``ball`` vertices or ``levels`` levels a
-  side) drops out; the rounds end when no pair is left, or after
-  ``rounds``.
+  side) drops out; when no pair is left open, those that dropped out
+  search once more if flow moved since the first of them did (a push may
+  have opened a path for them); the rounds end when no pair is left, or
+  after ``rounds``.
 
 On the GPU a round is three launches and one read-back: a block per pair
 for the searches (its visited sets are hash tables in global memory, so
@@ -70,6 +78,9 @@ LIMITS = {"rounds": 32, "paths": 8, "ball": 65536, "levels": 64, "scale": 4}
 #: Path steps the GPU's path buffer holds per path (paths that do not fit
 #: are dropped for the round).
 STEPS_PER_PATH = 48
+
+#: Chains of up to ``CHAIN_STEPS + 1`` cut arcs make pairs of their own (:func:`_chain`).
+CHAIN_STEPS = 2
 
 #: Blocks per multiprocessor of ``gpumatch_dt_search`` (1024 threads each).
 BLOCKS_PER_SM = 1
@@ -110,10 +121,17 @@ class _Numpy:
         self.state = np.zeros(n, dtype=np.int8)
         self.thr = np.zeros(n, dtype=np.int64)
         self.side = side
-        # per side of the cut, the vertices a path may enter
-        self.inside = (~side, side.copy())
-        for m in self.inside:
-            m[source] = m[sink] = False
+        # per side of the cut, the vertices a path may enter (the side's
+        # terminal too, which a search reaches but never leaves by a step of
+        # its own: a meeting there routes the pair's flow through it)
+        self.inside = (~side, side)
+        self.ends = (source, sink)
+
+    def reopen(self):
+        """Every closed pair searches again, at threshold 1 (those with
+        nothing left to move close again at once)."""
+        self.thr[self.state != 0] = 1
+        self.state[...] = 0
 
     def _expand(self, L, d, F, thr):
         """Candidate steps of side `d` from the vertices `F` with a residual
@@ -141,36 +159,42 @@ class _Numpy:
         ep = [[np.array([-1], dtype=np.int64)], [np.array([-1], dtype=np.int64)]]
         ec = [[np.zeros(1, dtype=np.int64)], [np.zeros(1, dtype=np.int64)]]
         front = [ev[0][0], ev[1][0]]
+        fent = [np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)]   # their entries
         cnt, lev = [1, 1], [0, 0]
         for d, r in ((0, u), (1, v)):
             self.seen[d][r] = st
             self.entry[d][r] = 0
         found = None
+        term = [False, False]      # has the side reached its terminal?
         while True:
-            if front[0].shape[0] == 0 or front[1].shape[0] == 0:
-                return []
-            d = 0 if front[0].shape[0] <= front[1].shape[0] else 1
+            n0, n1 = front[0].shape[0], front[1].shape[0]
+            if (n0 == 0 and (n1 == 0 or not term[0])) or (n1 == 0 and not term[1]):
+                return []          # a side ran out (one that reached the terminal may wait there)
+            d = 1 if n0 == 0 else 0 if n1 == 0 else 0 if n0 <= n1 else 1
             if lev[d] >= max_levels:
                 return []
             o = 1 - d
-            first = cnt[d] - front[d].shape[0]          # entry of front[d][0]
             src, w, code = self._expand(L, d, front[d], thr)
             ok = inside[w] & (self.seen[d][w] != st)
             src, w, code = src[ok], w[ok], code[ok]
             _, firsts = np.unique(w, return_index=True)
             firsts = np.sort(firsts)
-            over = firsts.shape[0] > H - cnt[d]
-            firsts = firsts[:max(H - cnt[d], 0)]
+            # (H - 1 entries at most, as on the GPU, where the last is the terminal's)
+            over = firsts.shape[0] > H - 1 - cnt[d]
+            firsts = firsts[:max(H - 1 - cnt[d], 0)]
             src, w, code = src[firsts], w[firsts], code[firsts]
             idx = cnt[d] + np.arange(w.shape[0], dtype=np.int64)
             self.seen[d][w] = st
             self.entry[d][w] = idx
             ev[d].append(w)
-            ep[d].append(first + src)
+            ep[d].append(fent[d][src])
             ec[d].append(code)
             cnt[d] += w.shape[0]
             lev[d] += 1
-            front[d] = w
+            # a terminal is a meeting point, never a vertex to grow from
+            go = (w != self.ends[0]) & (w != self.ends[1])
+            term[d] = term[d] or not go.all()
+            front[d], fent[d] = w[go], idx[go]
             m = np.flatnonzero(self.seen[o][w] == st)[:meets]
             if m.shape[0]:
                 found = (d, idx[m], self.entry[o][w[m]])
@@ -271,7 +295,7 @@ class _Cuda:
         self.grid = int(cp.cuda.Device().attributes["MultiProcessorCount"]) * BLOCKS_PER_SM
         self.H = None                     # the tables, allocated on first use
         self.owner = None
-        self.stats = cp.zeros(len(_STATS), dtype=np.int64)
+        self.stats = cp.zeros(len(_STATS) + 1, dtype=np.int64)   # + the search's work counter
         self.round_no = 0
         self.stamp_used = 0
         self.npaths = None
@@ -295,6 +319,12 @@ class _Cuda:
         self.side = side.view(np.uint8) if side.dtype == np.bool_ else side.astype(np.uint8)
         self.ends = (np.int64(source), np.int64(sink))
 
+    def reopen(self):
+        """Every closed pair searches again, at threshold 1."""
+        cp = _backend.cp
+        self.thr[...] = cp.where(self.state != 0, 1, self.thr)
+        self.state.fill(0)
+
     def round(self, L, excess, tails, heads, lim):
         from .. import _cuda
 
@@ -303,7 +333,7 @@ class _Cuda:
         meets, levels, scale = min(int(lim["paths"]), 32), int(lim["levels"]), max(int(lim["scale"]), 1)
         H = _ball(lim, self.V)
         self._tables(H)
-        per_block = -(-n // self.grid)
+        per_block = n                     # (a block may take every pair of the round)
         if self.stamp_used + per_block >= (1 << 32) - 1:
             # the blocks' stamps would wrap: start the tables afresh
             self.keys.fill(0)
@@ -339,6 +369,38 @@ class _Cuda:
         return dict(zip(_STATS, (int(x) for x in self.stats.get())))
 
 
+def _chain(xp, tails, heads, steps=CHAIN_STEPS):
+    """The pairs with those along chains of cut arcs added: where the head
+    ``v`` of a pair ``u -> v`` is the tail of another, ``v -> w``, the pair
+    ``u -> w`` joins them, and so on for chains of up to ``steps + 1`` arcs.
+    Where the cut of ``v -> w`` took at least as much out of ``v`` as that
+    of ``u -> v`` brought short, ``v`` is left with no deficit of its own
+    and ``u -> v`` has nothing to fill; the excess of ``u`` then goes round
+    both arcs to the deficit of ``w``.
+
+    >>> import numpy as np
+    >>> t, h = _chain(np, np.array([0, 1, 5]), np.array([1, 2, 6]))
+    >>> t.tolist(), h.tolist()
+    ([0, 1, 5, 0], [1, 2, 6, 2])
+    """
+    n = int(tails.shape[0])
+    if n < 2:
+        return tails, heads
+    order = xp.argsort(tails)
+    by_tail = tails[order]
+    ts, hs = [tails], [heads]
+    t, h = tails, heads
+    for _ in range(steps):
+        at = xp.minimum(xp.searchsorted(by_tail, h), n - 1)
+        on = by_tail[at] == h
+        t, h = t[on], heads[order[at]][on]
+        if t.shape[0] == 0:
+            break
+        ts.append(t)
+        hs.append(h)
+    return (xp.concatenate(ts), xp.concatenate(hs)) if len(ts) > 1 else (tails, heads)
+
+
 def _ball(lim, V):
     """Vertices a side of a search may visit: ``lim["ball"]`` rounded up to
     a power of two, at most the network's (rounded up)."""
@@ -372,7 +434,8 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
         The pairs (the tail and head of each arc cut below its flow); a
         tail may appear in several pairs, as may a head.
     source, sink : int
-        The terminals, which no path enters (pairs at them are skipped).
+        The terminals; a path passes through its side's one at most (pairs
+        at them are skipped).
     check : callable, optional
         Called before every round (the solver's time budget).
     limits : dict, optional
@@ -408,8 +471,7 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
     stats = {"rounds": 0, "searches": 0, "paths": 0, "amount": 0, "dropped": 0, "pairs": 0, "open": 0}
     if V >= (1 << 31) - 1 or int(lim["rounds"]) <= 0:
         return stats      # (the GPU tables hold 32-bit vertices)
-    tails = xp.asarray(tails, dtype=np.int64)
-    heads = xp.asarray(heads, dtype=np.int64)
+    tails, heads = _chain(xp, xp.asarray(tails, dtype=np.int64), xp.asarray(heads, dtype=np.int64))
     ok = (tails != heads) & (side[tails] == side[heads])
     for x in (source, sink):
         ok &= (tails != x) & (heads != x)
@@ -419,6 +481,7 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
     if n == 0:
         return stats
     bufs.start(n, side, source, sink)
+    moved = None     # flow moved since the first pair dropped out (None: none did)
     for _ in range(int(lim["rounds"])):
         if check is not None:
             check()
@@ -429,6 +492,16 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
         stats["amount"] += st["amount"]
         stats["dropped"] += st["dropped"]
         stats["open"] = st["open"]
+        if st["dropped"] and moved is None:
+            moved = 0
+        if moved is not None:
+            moved += st["amount"]     # (a round's pushes come after its searches)
         if st["open"] == 0:
-            break
+            if not moved:
+                break
+            # the pushes since a pair found nothing may have opened a path
+            # for it (flow cancelled next to it, a terminal's arc freed):
+            # the pairs that dropped out search once more, at threshold 1
+            bufs.reopen()
+            moved = None
     return stats

@@ -118,8 +118,15 @@ __all__ = ["MaxFlowSolver"]
 #: decreases and mixed batches it did not pay (round 11 of
 #: ``benchmarks/results/h100_dynamic.md``; measured again in round 22 on
 #: RLG alone, whose flow does not circulate: 1.2-6x slower in every row
-#: of 0.01 % and 0.1 %).  Being off, its kernel is not
-#: compiled by the warm-up but by its first use.
+#: of 0.01 % and 0.1 %).  On since round 25: the detour pass now leaves
+#: the source side little but the excess of arcs cut across the kept cut,
+#: which has to go back to the source (on RLG ~960 arcs away, where
+#: push-relabel spent 740-960 iterations and two relabels on it); a solver
+#: whose walk runs out of rounds takes its flow for one that circulates
+#: and unwinds no more (``_unwind``), so GENRMF pays for one walk.  Forced
+#: repairs on an H100 (round 25 of ``benchmarks/results/h100_dynamic.md``,
+#: medians of six batches, with the detour pass's changes of the round):
+#: RLG dec 0.1 % 55 -> 44 ms, no push-relabel iteration left.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -232,7 +239,7 @@ __all__ = ["MaxFlowSolver"]
 #: increases do not cut arcs and are unchanged.  So every batch uses it.
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
-          "early_stop": False, "paths": True, "unwind": 0, "cancel_2cycles": False,
+          "early_stop": False, "paths": True, "unwind": 2048, "cancel_2cycles": False,
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
@@ -914,6 +921,7 @@ class MaxFlowSolver:
         self._pbufs = None                       # work arrays of the augmenting-path pass
         self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._dbufs = None                       # work arrays of the detour pass (_detour_pass)
+        self._circulates = False                 # an unwind ran out of rounds: the flow circulates (_unwind)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
         self._lsteps = None                      # steps of the phases' relabels (_labels)
         self._flags = None                       # read-back of _signs (GPU)
@@ -1538,7 +1546,14 @@ class MaxFlowSolver:
             # augmenting paths inside each side first: to the sink or the
             # sink side's deficits, and to the source side's deficits or back
             done = self._path_pass("X", self._L, self._excess, ~self._side, t, s)
-            self._path_pass("X", self._L, self._excess, self._side, s, t)
+            if not (self._unwinds() and self._rep.get("detour")
+                    and not self._signs(xp.where(self._side, self._excess, 0), clear=False)[1]):
+                self._path_pass("X", self._L, self._excess, self._side, s, t)
+            # (after the detour pass, with no deficit on the source side, what
+            # excess is left there has to go back to the source, and the
+            # walks below take it there along the arcs that brought it, where
+            # the path pass would first grow trees as deep as those arcs are
+            # long: on RLG a tree of ~960 levels, past the pass's limits)
             # the source side's excess left goes back the way it came
             self._unwind(self._ctx, st, self._side, s, t)
             crossed = False
@@ -1669,9 +1684,9 @@ class MaxFlowSolver:
         (default: every vertex of `mask` but the terminals) goes back to
         `target` along the arcs that brought it, ``REPAIR["unwind"]`` rounds
         at most; returns whether it ran."""
-        rounds = int(self._rep.get("unwind") or 0)
-        if rounds <= 0:
+        if not self._unwinds():
             return False
+        rounds = int(self._rep.get("unwind") or 0)
         if xs is None:
             xs = self._xp.nonzero(self._inner((st["excess"] > 0) & mask))[0].astype(self._idt)
         if xs.shape[0] == 0:
@@ -1679,7 +1694,16 @@ class MaxFlowSolver:
         t0 = time.perf_counter()
         ran, left = self._K.unwind(ctx, st, xs, target, other, rounds)
         self._stats.setdefault("unwinds", []).append((int(xs.shape[0]), ran, left, time.perf_counter() - t0))
+        if ran >= rounds and left:
+            # walks still under way after that many rounds go round cycles
+            # of the flow (GENRMF's): this solver unwinds no more
+            self._circulates = True
         return True
+
+    def _unwinds(self):
+        """Whether the repairs cancel flow back along walks (``REPAIR["unwind"]``
+        set, and no walk of this solver has run out of rounds)."""
+        return int(self._rep.get("unwind") or 0) > 0 and not self._circulates
 
     def _far_return(self, back, ctx, st, xs, target, other):
         """What a relabel found cut off from the near targets goes to the far

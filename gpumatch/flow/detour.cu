@@ -11,10 +11,12 @@
 // visited sets (hash tables in global memory), so that pairs that share a
 // neighbourhood all find their detours.  A round is three launches:
 //
-//   gpumatch_dt_search   one block per open pair (a block takes pairs
-//                        i = blockIdx.x, + gridDim.x, ...): the BFS, up to
-//                        DT_MAX_MEETS paths from the level where the two
-//                        sides first meet, written to the path buffer;
+//   gpumatch_dt_search   one block per open pair (a block takes the next
+//                        pair from a counter when done with one, so that
+//                        the long searches spread over the blocks): the
+//                        BFS, up to DT_MAX_MEETS paths from the level where
+//                        the two sides first meet, written to the path
+//                        buffer;
 //   gpumatch_dt_claim    one thread per path step: each arc goes to the
 //                        lowest pair of the round that uses it (atomicMax
 //                        of a key that grows with the round);
@@ -31,7 +33,12 @@
 // the entries of the BFS in the order found, ev (vertex), ep (the entry it
 // was reached from: its parent forward, its next vertex towards the head
 // backward; -1 for the root) and ec (the step between them), H entries at
-// most; the levels are contiguous ranges of entries.  A hash table of 2H
+// most; the levels are contiguous ranges of entries, except the last entry,
+// H - 1, which is the side's terminal (the source on the source side, the
+// sink on the other) once the side reaches it.  A search may meet there (a
+// pair's excess goes into the terminal and as much comes out of it, which
+// leaves the flow's value alone) but never grows from it: a terminal's
+// arcs would flood the search, and it is in no level.  A hash table of 2H
 // slots maps a vertex to its entry: key = stamp << 32 | vertex, where the
 // block's stamp grows with every search (keys of older stamps read as
 // empty, so the tables are never cleared); hidx holds the entry (-1 while
@@ -56,7 +63,8 @@
 // stats (long long): 0 path steps written, 1 pairs searched, 2 pairs that
 // found a path, 3 pairs that held their arcs, 4 pairs dropped (no path
 // within the limits), 5 paths pushed, 6 amount pushed, 7 pairs open after
-// the round (an upper bound: excess read while other warps still reserve)
+// the round (an upper bound: excess read while other warps still reserve),
+// 8 the search kernel's next pair (a work counter, 0 at the launch)
 #define DT_STEPS 0
 #define DT_SEARCHED 1
 #define DT_FOUND 2
@@ -65,6 +73,7 @@
 #define DT_PATHS 5
 #define DT_AMOUNT 6
 #define DT_OPEN 7
+#define DT_NEXT 8
 
 __device__ __forceinline__ unsigned dt_hash(unsigned v) { return v * 0x9E3779B1u; }
 
@@ -103,10 +112,11 @@ __device__ __forceinline__ i64 dt_resid(const i64* cap, const i64* flow, long lo
     return code >= 0 ? cap[code] - flow[code] : flow[-code - 1];
 }
 
-// Block per pair (grid-stride over the pairs), DT_BLOCK threads: the
-// search.  Writes npaths[i] (-1: not searched, closed; 0: no path, the
-// pair is dropped; else the paths written at poff[i * meets + m], length
-// plen[...], steps in pbuf with their pair in ppair).
+// Block per pair (each block takes the next pair from stats[DT_NEXT]),
+// DT_BLOCK threads: the search.  Writes npaths[i] (-1: not searched,
+// closed; 0: no path, the pair is dropped; else the paths written at
+// poff[i * meets + m], length plen[...], steps in pbuf with their pair in
+// ppair).
 extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_search(
     const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap,
     const i64* __restrict__ flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
@@ -117,9 +127,10 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_search(
     long long* pbuf, int* ppair, long long pcap, u64* keys, int* hidx, int* ev, int* ep, long long* ec,
     unsigned* stamps, int H, int max_levels, int meets, long long* stats)
 {
-    __shared__ int lo[2], hi[2], cnt[2], lev[2], nmeet, over, fail, stored;
+    __shared__ int lo[2], hi[2], cnt[2], lev[2], term[2], nmeet, over, fail, stored;
     __shared__ int mf[DT_MAX_MEETS], mb[DT_MAX_MEETS];
     __shared__ u64 stamp;
+    __shared__ long long next;
     const int tid = threadIdx.x;
     const unsigned HS = 2u * (unsigned)H, hmask = HS - 1u;
     u64* K[2] = {keys + (size_t)blockIdx.x * 2 * HS, keys + ((size_t)blockIdx.x * 2 + 1) * HS};
@@ -127,7 +138,12 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_search(
     int* EV[2] = {ev + (size_t)blockIdx.x * 2 * H, ev + ((size_t)blockIdx.x * 2 + 1) * H};
     int* EP[2] = {ep + (size_t)blockIdx.x * 2 * H, ep + ((size_t)blockIdx.x * 2 + 1) * H};
     long long* EC[2] = {ec + (size_t)blockIdx.x * 2 * H, ec + ((size_t)blockIdx.x * 2 + 1) * H};
-    for (long long i = blockIdx.x; i < npairs; i += gridDim.x) {
+    for (;;) {
+        if (tid == 0) next = (long long)atomicAdd((unsigned long long*)(stats + DT_NEXT), 1ull);
+        __syncthreads();
+        const long long i = next;
+        __syncthreads();   // read by all before thread 0 takes the next one
+        if (i >= npairs) break;
         const long long u = tails[i], v = heads[i];
         // every thread reads the same values: the branch is uniform
         const long long need = min(excess[u], -excess[v]);
@@ -156,14 +172,18 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_search(
                 hi[d] = 1;
                 cnt[d] = 1;
                 lev[d] = 0;
+                term[d] = 0;
             }
             nmeet = over = fail = stored = 0;
             atomicAdd((unsigned long long*)(stats + DT_SEARCHED), 1ull);
         }
         __syncthreads();
         for (;;) {
-            if (lo[0] == hi[0] || lo[1] == hi[1]) { fail = 1; break; }   // a side ran out: no path
-            const int d = (hi[0] - lo[0] <= hi[1] - lo[1]) ? 0 : 1;
+            // a side ran out: no path, unless it reached its terminal, where
+            // the other side may still meet it
+            const int n0 = hi[0] - lo[0], n1 = hi[1] - lo[1];
+            if ((n0 == 0 && (n1 == 0 || !term[0])) || (n1 == 0 && !term[1])) { fail = 1; break; }
+            const int d = n0 == 0 ? 1 : n1 == 0 ? 0 : (n0 <= n1 ? 0 : 1);
             if (lev[d] >= max_levels) { fail = 1; break; }
             const int o = 1 - d;
             for (int e = lo[d] + tid / DT_TILE; e < hi[d]; e += DT_BLOCK / DT_TILE) {
@@ -186,12 +206,16 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_search(
                         w = in_indices[j];
                         code = d == 0 ? -k - 1 : k;
                     }
-                    if (w == s || w == t || side[w] != sd) continue;
-                    if (((volatile int*)cnt)[d] >= H) { over = 1; continue; }
+                    if (side[w] != sd) continue;
+                    // the side's terminal takes the last entry, outside the
+                    // levels: a meeting point, never grown from
+                    const bool end = w == s || w == t;
+                    if (!end && ((volatile int*)cnt)[d] >= H - 1) { over = 1; continue; }
                     const int h = dt_insert(K[d], hmask, stamp, (unsigned)w);
                     if (h < 0) continue;
-                    const int idx = atomicAdd(&cnt[d], 1);
-                    if (idx >= H) { X[d][h] = -1; over = 1; continue; }
+                    const int idx = end ? H - 1 : atomicAdd(&cnt[d], 1);
+                    if (idx >= H - 1 && !end) { X[d][h] = -1; over = 1; continue; }
+                    if (end) term[d] = 1;
                     EV[d][idx] = (int)w;
                     EP[d][idx] = e;
                     EC[d][idx] = code;
@@ -210,7 +234,7 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_search(
             if (tid == 0) {
                 lev[d] += 1;
                 lo[d] = hi[d];
-                hi[d] = min(cnt[d], H);
+                hi[d] = min(cnt[d], H - 1);
             }
             __syncthreads();
             if (nmeet > 0) break;
