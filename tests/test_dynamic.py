@@ -875,45 +875,6 @@ def test_detour_pass_moves_flow_validly(backend, name, seed, scale):
             assert b not in _residual_reach(Ld, side if side[a] else ~side, a)
 
 
-@pytest.mark.parametrize("case", ["round", "levels", "thin"])
-def test_detour_pass_small(backend, case):
-    """A chain 0 -> 1 -> 2 -> 3 -> 4 (source 0, sink 4) with the detour
-    1 -> 5 -> 6 -> 2 round arc 1 -> 2, which carried 5 and now has 2:
-    the 3 units go round it (``round``); with searches of one level a
-    side they cannot, and the pair drops out with its excess in place
-    (``levels``); with a detour of capacity 2 (``thin``) its wide search
-    finds nothing, the next, narrower one moves 2 units, the third finds
-    nothing again and the pair drops out with 1 unit left."""
-    from gpumatch.flow import _detour, _maxflow
-
-    xp = np if backend == "numpy" else __import__("cupy")
-    arcs = [(0, 1, 5), (1, 2, 2), (1, 5, 5 if case != "thin" else 2), (2, 3, 5), (3, 4, 5), (5, 6, 5), (6, 2, 5)]
-    N = 7
-    C = sp.csr_matrix((np.array([a[2] for a in arcs], dtype=np.int64), ([a[0] for a in arcs], [a[1] for a in arcs])),
-                      shape=(N, N))
-    L = _maxflow._build_rcsr(np, C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data, N)
-    pos = {(int(r), int(c)): k for k, (r, c) in enumerate(zip(np.repeat(np.arange(N), np.diff(C.indptr)), C.indices))}
-    flow = np.zeros(C.nnz, dtype=np.int64)
-    for key in ((0, 1), (2, 3), (3, 4)):
-        flow[pos[key]] = 5
-    flow[pos[1, 2]] = 2
-    L["flow"] = flow
-    Ld = {k: xp.asarray(v) for k, v in L.items()}
-    excess = xp.asarray(np.array([0, 3, -3, 0, 0, 0, 0], dtype=np.int64))
-    side = xp.asarray(np.array([True, True, True, True, False, True, True]))
-    limits = {"levels": 1} if case == "levels" else {}
-    st = _detour.reroute(_detour.buffers(backend, N, np.int64), Ld, excess, side, xp.asarray([1]), xp.asarray([2]),
-                         0, 4, limits=limits)
-    f = _np(Ld["flow"])
-    moved = {"round": 3, "levels": 0, "thin": 2}[case]
-    assert st["amount"] == moved and st["pairs"] == 1
-    assert _np(excess).tolist() == [0, 3 - moved, moved - 3, 0, 0, 0, 0]
-    assert [int(f[pos[k]]) for k in ((1, 5), (5, 6), (6, 2))] == [moved] * 3
-    assert st["dropped"] == (0 if case == "round" else 1)
-    if case == "thin":
-        assert st["rounds"] == 3 and st["searches"] == 3
-
-
 def _small_network(arcs, flows, N):
     """A network of `N` vertices with arcs ``(tail, head, capacity)`` and the
     flows ``{(tail, head): flow}``: ``(C, L, pos, flow)``, `L` its reverse
@@ -930,6 +891,37 @@ def _small_network(arcs, flows, N):
         flow[pos[key]] = f
     L["flow"] = flow
     return C, L, pos, flow
+
+
+@pytest.mark.parametrize("case", ["round", "levels", "thin"])
+def test_detour_pass_small(backend, case):
+    """A chain 0 -> 1 -> 2 -> 3 -> 4 (source 0, sink 4) with the detour
+    1 -> 5 -> 6 -> 2 round arc 1 -> 2, which carried 5 and now has 2:
+    the 3 units go round it (``round``); with searches of one level a
+    side they cannot, and the pair drops out with its excess in place
+    (``levels``); with a detour of capacity 2 (``thin``) its wide search
+    finds nothing, the next, narrower one moves 2 units, the third finds
+    nothing again and the pair drops out with 1 unit left."""
+    from gpumatch.flow import _detour
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    arcs = [(0, 1, 5), (1, 2, 2), (1, 5, 5 if case != "thin" else 2), (2, 3, 5), (3, 4, 5), (5, 6, 5), (6, 2, 5)]
+    N = 7
+    C, L, pos, flow = _small_network(arcs, {(0, 1): 5, (2, 3): 5, (3, 4): 5, (1, 2): 2}, N)
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 3, -3, 0, 0, 0, 0], dtype=np.int64))
+    side = xp.asarray(np.array([True, True, True, True, False, True, True]))
+    limits = {"levels": 1} if case == "levels" else {}
+    st = _detour.reroute(_detour.buffers(backend, N, np.int64), Ld, excess, side, xp.asarray([1]), xp.asarray([2]),
+                         0, 4, limits=limits)
+    f = _np(Ld["flow"])
+    moved = {"round": 3, "levels": 0, "thin": 2}[case]
+    assert st["amount"] == moved and st["pairs"] == 1
+    assert _np(excess).tolist() == [0, 3 - moved, moved - 3, 0, 0, 0, 0]
+    assert [int(f[pos[k]]) for k in ((1, 5), (5, 6), (6, 2))] == [moved] * 3
+    assert st["dropped"] == (0 if case == "round" else 1)
+    if case == "thin":
+        assert st["rounds"] == 3 and st["searches"] == 3
 
 
 @pytest.mark.parametrize("end", ["source", "sink"])

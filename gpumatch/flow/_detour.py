@@ -155,10 +155,9 @@ class _Numpy:
         over the arcs with a residual of at least `thr`, or []."""
         self.stamp += 1
         st = self.stamp
-        ev = [[np.array([u], dtype=np.int64)], [np.array([v], dtype=np.int64)]]
         ep = [[np.array([-1], dtype=np.int64)], [np.array([-1], dtype=np.int64)]]
         ec = [[np.zeros(1, dtype=np.int64)], [np.zeros(1, dtype=np.int64)]]
-        front = [ev[0][0], ev[1][0]]
+        front = [np.array([u], dtype=np.int64), np.array([v], dtype=np.int64)]
         fent = [np.zeros(1, dtype=np.int64), np.zeros(1, dtype=np.int64)]   # their entries
         cnt, lev = [1, 1], [0, 0]
         for d, r in ((0, u), (1, v)):
@@ -186,7 +185,6 @@ class _Numpy:
             idx = cnt[d] + np.arange(w.shape[0], dtype=np.int64)
             self.seen[d][w] = st
             self.entry[d][w] = idx
-            ev[d].append(w)
             ep[d].append(fent[d][src])
             ec[d].append(code)
             cnt[d] += w.shape[0]
