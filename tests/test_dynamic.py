@@ -901,7 +901,8 @@ def test_detour_pass_small(backend, case):
     side they cannot, and the pair drops out with its excess in place
     (``levels``); with a detour of capacity 2 (``thin``) its wide search
     finds nothing, the next, narrower one moves 2 units, the third finds
-    nothing again and the pair drops out with 1 unit left."""
+    nothing again and the pair drops out with 1 unit left, all in one
+    round (a pair searches again at once)."""
     from gpumatch.flow import _detour
 
     xp = np if backend == "numpy" else __import__("cupy")
@@ -921,7 +922,34 @@ def test_detour_pass_small(backend, case):
     assert [int(f[pos[k]]) for k in ((1, 5), (5, 6), (6, 2))] == [moved] * 3
     assert st["dropped"] == (0 if case == "round" else 1)
     if case == "thin":
-        assert st["rounds"] == 3 and st["searches"] == 3
+        assert st["rounds"] == 1 and st["searches"] == 3
+
+
+def test_detour_pass_threshold_bound(backend):
+    """A search whose side runs out of vertices sets the next threshold to
+    the largest residual below its own that it met.  Arc 1 -> 2 of the
+    chain 0 -> 1 -> 2 -> 3 -> 4 carried 45 and now has 5, and the only
+    detour, 1 -> 5 -> 6 -> 2, takes 3: the search at 40 finds no path and
+    met no residual above 3, so the next searches at 3 (not at 10, then
+    2), moves the 3 units, and the one after that met no residual at all,
+    so the pair drops out at once (not after a search at 1): three
+    searches where thresholds falling 4 times a search took five."""
+    from gpumatch.flow import _detour
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    arcs = [(0, 1, 50), (1, 2, 5), (1, 5, 3), (2, 3, 45), (3, 4, 45), (5, 6, 50), (6, 2, 50)]
+    N = 7
+    C, L, pos, flow = _small_network(arcs, {(0, 1): 45, (1, 2): 5, (2, 3): 45, (3, 4): 45}, N)
+    Ld = {k: xp.asarray(v) for k, v in L.items()}
+    excess = xp.asarray(np.array([0, 40, -40, 0, 0, 0, 0], dtype=np.int64))
+    side = xp.asarray(np.array([True, True, True, True, False, True, True]))
+    st = _detour.reroute(_detour.buffers(backend, N, np.int64), Ld, excess, side, xp.asarray([1]), xp.asarray([2]),
+                         0, 4)
+    f = _np(Ld["flow"])
+    assert st["amount"] == 3 and st["dropped"] == 1 and st["open"] == 0
+    assert st["searches"] == 3 and st["rounds"] == 1
+    assert _np(excess).tolist() == [0, 37, -37, 0, 0, 0, 0]
+    assert [int(f[pos[k]]) for k in ((1, 5), (5, 6), (6, 2))] == [3] * 3
 
 
 @pytest.mark.parametrize("end", ["source", "sink"])
@@ -1006,12 +1034,12 @@ def test_detour_pass_skips_pairs_across_the_cut(backend):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("what", ["stamps", "path_buffer"])
+@pytest.mark.parametrize("what", ["stamps", "path_steps"])
 def test_detour_pass_gpu_limits(what, monkeypatch):
     """On the GPU: blocks whose stamps would wrap start their tables afresh,
-    and paths that do not fit in the path buffer are dropped for the round
-    (their steps are skipped by the claims); either way the flow stays
-    valid and the pass still moves flow."""
+    and paths longer than ``PATH_STEPS`` are not pushed (a search whose
+    paths are all longer drops its pair); either way the flow stays valid
+    and the pass still moves flow."""
     pytest.importorskip("cupy")
     from gpumatch import _backend
     from gpumatch.flow import _detour
@@ -1020,8 +1048,8 @@ def test_detour_pass_gpu_limits(what, monkeypatch):
         pytest.skip("no usable GPU")
     import cupy as cp
 
-    if what == "path_buffer":
-        monkeypatch.setattr(_detour, "STEPS_PER_PATH", 1)
+    if what == "path_steps":
+        monkeypatch.setattr(_detour, "PATH_STEPS", 4)
     C, s, t, V, L, rows, side, excess, tails, heads = _cut_pairs("genrmf", 0, part=3)
     Ld = {k: cp.asarray(v) for k, v in L.items()}
     ex = cp.asarray(excess)

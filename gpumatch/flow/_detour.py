@@ -14,26 +14,29 @@ every pair its own search instead:
 * the pairs along chains of cut arcs ``u -> v -> w`` (``u -> w``, ...)
   join them (:func:`_chain`), for where the middle vertex is left with
   nothing to fill;
-* in rounds; in a round every open pair runs a bidirectional BFS over the
-  residual network of the round's flow (forward from ``u``, backward into
-  ``v``), inside the pair's side of the kept minimum cut; the shorter
-  frontier grows a level at a time, and the first level in which the two
-  sides meet gives up to ``paths`` paths (one per meeting vertex).  The
-  side's terminal may be a meeting vertex (the excess goes into the source
-  and as much comes out of it again, or through the sink: the value stays)
-  but the searches never grow from it (its arcs would flood them), so the
-  pairs next to a terminal, whose detours run through it, find them too;
-* the pairs' paths may share arcs: each arc goes to the lowest pair of the
-  round that uses it, and a pair that holds all the arcs of its paths
-  pushes along them one after the other (the bottleneck, capped by what is
-  left of its tail's excess and its head's deficit, which it reserves
-  atomically on the GPU: pairs may share a tail or a head); the others
-  search again in the next round;
+* every open pair runs a bidirectional BFS over the residual network
+  (forward from ``u``, backward into ``v``), inside the pair's side of the
+  kept minimum cut; the shorter frontier grows a level at a time, and the
+  first level in which the two sides meet gives up to ``paths`` paths (one
+  per meeting vertex).  The side's terminal may be a meeting vertex (the
+  excess goes into the source and as much comes out of it again, or
+  through the sink: the value stays) but the searches never grow from it
+  (its arcs would flood them), so the pairs next to a terminal, whose
+  detours run through it, find them too;
+* the pair pushes along its paths one after the other (the bottleneck,
+  capped by what is left of its tail's excess and its head's deficit:
+  pairs may share a tail or a head), and searches again, until it has
+  nothing left to move (at most ``searches`` searches; then it waits for
+  the next round);
 * a search uses only the arcs whose residual is at least the pair's
   *threshold*: at first the pair's whole excess (one path would do; a BFS
   takes its arcs as they come, and a path of the narrowest of them moved
-  a tenth of what a wide one did in the replays below), and ``scale``
-  times less after each round in which the search found no path;
+  a tenth of what a wide one did in the replays below), capped by what it
+  still has to move, and ``scale`` times less after a search without a
+  path.  Where a side of that search ran out of vertices (short of its
+  terminal), no path over arcs of more than the largest residual below
+  the threshold of an arc out of that side exists: the threshold falls to
+  at most that, and where that is 0 the pair drops out at once;
 * a pair whose search found no path at threshold 1 (a side ran out of
   vertices, or the search outgrew ``ball`` vertices or ``levels`` levels a
   side) drops out; when no pair is left open, those that dropped out
@@ -41,11 +44,13 @@ every pair its own search instead:
   have opened a path for them); the rounds end when no pair is left, or
   after ``rounds``.
 
-On the GPU a round is three launches and one read-back: a block per pair
-for the searches (its visited sets are hash tables in global memory, so
-pairs search independently), a thread per path step for the claims and a
-warp per pair for the pushes (``flow/detour.cu``).  The NumPy twin runs the
-same rounds, one search after the other.
+On the GPU a round is one launch and one read-back: a block per pair at a
+time (its visited sets are hash tables in global memory, so pairs search
+independently) loops over the pair's searches and pushes; pairs that
+search at once may find the same residual, so a push reserves its arcs
+with atomics and takes them all back where one would overflow (the pair
+then waits for the next round; ``flow/detour.cu``).  The NumPy twin runs
+the pairs one after the other.
 
 The flow moves only inside one side of the kept cut, so the cut stays
 saturated; what the pass leaves is still a pseudo-flow that the repair's
@@ -64,8 +69,9 @@ from ._paths import _push, _resid
 #: search may visit (a power of two; on the GPU every block keeps, per
 #: side, that many entries and a table of twice as many slots, 40 bytes a
 #: vertex: 5 MiB a block at 65 536); ``levels``: BFS levels a side at most;
-#: ``scale``: the factor by which a pair's threshold falls after a round
-#: without a path (1: no thresholds, every search takes any residual).
+#: ``scale``: the factor by which a pair's threshold falls after a search
+#: without a path (1: no thresholds, every search takes any residual);
+#: ``searches``: searches per pair and round at most.
 #: Replays of the H100 benchmark's first 0.1 % decrease on the NumPy solver
 #: (round 24 of ``benchmarks/results/h100_dynamic.md``): on GENRMF the
 #: rounds placed 962 130 of the 972 233 cut units in 9 rounds (332
@@ -73,11 +79,12 @@ from ._paths import _push, _resid
 #: across the kept cut); without thresholds 39 rounds and 1 913 searches.
 #: On RLG 99.3 % in 11 rounds.  The push-relabel iterations of the repair
 #: fell from 13 481 to 411 on GENRMF and from 6 636 to 1 030 on RLG.
-LIMITS = {"rounds": 32, "paths": 8, "ball": 65536, "levels": 64, "scale": 4}
+LIMITS = {"rounds": 32, "paths": 8, "ball": 65536, "levels": 64, "scale": 4, "searches": 64}
 
-#: Path steps the GPU's path buffer holds per path (paths that do not fit
-#: are dropped for the round).
-STEPS_PER_PATH = 48
+#: Steps a path may have (a longer one is not pushed; a search whose paths
+#: are all longer drops its pair).  Searches of 64 levels a side find paths
+#: of 128 steps at most.
+PATH_STEPS = 256
 
 #: Chains of up to ``CHAIN_STEPS + 1`` cut arcs make pairs of their own (:func:`_chain`).
 CHAIN_STEPS = 2
@@ -87,7 +94,7 @@ BLOCKS_PER_SM = 1
 _BLOCK = 1024
 
 # the order of the statistics of a round (``DT_*`` of flow/detour.cu)
-_STATS = ("steps", "searched", "found", "won", "dropped", "paths", "amount", "open")
+_STATS = ("steps", "searched", "found", "won", "dropped", "paths", "amount", "open", "late")
 
 
 def _first_threshold(need, scale):
@@ -115,7 +122,6 @@ class _Numpy:
         self.seen = [np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)]
         self.entry = [np.zeros(V, dtype=np.int64), np.zeros(V, dtype=np.int64)]
         self.stamp = 0
-        self.owner = None
 
     def start(self, n, side, source, sink):
         self.state = np.zeros(n, dtype=np.int8)
@@ -133,26 +139,35 @@ class _Numpy:
         self.thr[self.state != 0] = 1
         self.state[...] = 0
 
-    def _expand(self, L, d, F, thr):
+    def _expand(self, L, d, F, thr, inside):
         """Candidate steps of side `d` from the vertices `F` with a residual
-        of at least `thr`: ``(index into F, next vertex, step code)``."""
+        of at least `thr`: ``(index into F, next vertex, step code, the
+        largest residual below thr of an arc into `inside`)``."""
         flow, cap = L["flow"], L["cap"]
         oo, ps = csr.expand_segments(L["indptr"], F)
         ps = ps.astype(np.int64)
         oi, js = csr.expand_segments(L["in_indptr"], F)
         ks = L["in_to_out"][js].astype(np.int64)
         if d == 0:    # x -> w along out-arc p, or cancelling in-arc k
-            keep, keep_i = cap[ps] - flow[ps] >= thr, flow[ks] >= thr
-            code = np.concatenate([ps[keep], -ks[keep_i] - 1])
+            r_out, r_in = cap[ps] - flow[ps], flow[ks]
+            code = np.concatenate([ps, -ks - 1])
         else:         # w -> x along in-arc k of x, or cancelling out-arc p of x
-            keep, keep_i = flow[ps] >= thr, cap[ks] - flow[ks] >= thr
-            code = np.concatenate([-ps[keep] - 1, ks[keep_i]])
-        w = np.concatenate([L["indices"][ps][keep], L["in_indices"][js][keep_i]]).astype(np.int64)
-        return np.concatenate([oo[keep], oi[keep_i]]), w, code
+            r_out, r_in = flow[ps], cap[ks] - flow[ks]
+            code = np.concatenate([-ps - 1, ks])
+        res = np.concatenate([r_out, r_in])
+        w = np.concatenate([L["indices"][ps], L["in_indices"][js]]).astype(np.int64)
+        keep = res >= thr
+        low = res[~keep & inside[w]]
+        below = int(low.max()) if low.shape[0] else 0
+        return np.concatenate([oo, oi])[keep], w[keep], code[keep], max(below, 0)
 
     def search(self, L, inside, u, v, thr, H, max_levels, meets):
-        """The paths (arrays of step codes, from `u` to `v`) of one search
-        over the arcs with a residual of at least `thr`, or []."""
+        """One search over the arcs with a residual of at least `thr`:
+        ``(paths, bound)``, the paths arrays of step codes from `u` to `v`
+        (or []), and where there are none and a side ran out of vertices
+        short of its terminal, `bound`: the largest residual below `thr` of
+        an arc out of that side (no path over arcs of more exists), else
+        None."""
         self.stamp += 1
         st = self.stamp
         ep = [[np.array([-1], dtype=np.int64)], [np.array([-1], dtype=np.int64)]]
@@ -165,15 +180,19 @@ class _Numpy:
             self.entry[d][r] = 0
         found = None
         term = [False, False]      # has the side reached its terminal?
+        below = [0, 0]             # per side, the largest residual below thr met
         while True:
             n0, n1 = front[0].shape[0], front[1].shape[0]
             if (n0 == 0 and (n1 == 0 or not term[0])) or (n1 == 0 and not term[1]):
-                return []          # a side ran out (one that reached the terminal may wait there)
+                # a side ran out (one that reached the terminal may wait there)
+                out = [below[k] for k, n in ((0, n0), (1, n1)) if n == 0 and not term[k]]
+                return [], (min(out) if out else None)
             d = 1 if n0 == 0 else 0 if n1 == 0 else 0 if n0 <= n1 else 1
             if lev[d] >= max_levels:
-                return []
+                return [], None
             o = 1 - d
-            src, w, code = self._expand(L, d, front[d], thr)
+            src, w, code, low = self._expand(L, d, front[d], thr, inside)
+            below[d] = max(below[d], low)
             ok = inside[w] & (self.seen[d][w] != st)
             src, w, code = src[ok], w[ok], code[ok]
             _, firsts = np.unique(w, return_index=True)
@@ -198,7 +217,7 @@ class _Numpy:
                 found = (d, idx[m], self.entry[o][w[m]])
                 break
             if over:
-                return []
+                return [], None
         d, mine, theirs = found
         P = [np.concatenate(ep[0]), np.concatenate(ep[1])]
         C = [np.concatenate(ec[0]), np.concatenate(ec[1])]
@@ -216,87 +235,95 @@ class _Numpy:
                 half.append(C[1][e])
                 e = int(P[1][e])
             paths.append(np.array(half, dtype=np.int64))
-        return paths
+        return paths, None
 
     def round(self, L, excess, tails, heads, lim):
-        """One round; returns its statistics (see ``_STATS``)."""
+        """One round: every open pair, in order, searches and pushes until
+        it is done (see ``gpumatch_dt_route``); returns the round's
+        statistics (see ``_STATS``)."""
         stats = dict.fromkeys(_STATS, 0)
         H, levels, meets = int(lim["ball"]), int(lim["levels"]), int(lim["paths"])
-        found = {}
-        scale = int(lim["scale"])
+        scale, most = int(lim["scale"]), int(lim["searches"])
+        cap, flow = L["cap"], L["flow"]
         for i in range(tails.shape[0]):
-            u, v = int(tails[i]), int(heads[i])
-            need = min(excess[u], -excess[v])
-            if self.state[i] != 0 or need <= 0:
-                self.state[i] = 1
+            if self.state[i] != 0:
                 continue
-            if self.thr[i] == 0:
-                self.thr[i] = _first_threshold(need, scale)
-            stats["searched"] += 1
-            paths = self.search(L, self.inside[int(self.side[u])], u, v, max(int(self.thr[i]), 1), H, levels,
-                                meets)
-            if paths:
-                found[i] = paths
-                stats["found"] += 1
-                stats["steps"] += sum(p.shape[0] for p in paths)
-            elif self.thr[i] > 1:
-                self.thr[i] = max(self.thr[i] // scale, 1)   # narrower paths next round
-                stats["open"] += 1
-            else:
-                self.state[i] = 1
-                stats["dropped"] += 1
-        if found:
-            E = L["cap"].shape[0]
-            if self.owner is None or self.owner.shape[0] != E:
-                self.owner = np.full(E, np.iinfo(np.int64).max, dtype=np.int64)
-            owner = self.owner
-            arcs = {i: np.concatenate([np.where(p >= 0, p, -p - 1) for p in ps]) for i, ps in found.items()}
-            for i, a in arcs.items():
-                np.minimum.at(owner, a, i)
-            cap, flow = L["cap"], L["flow"]
-            for i, ps in found.items():
-                if not (owner[arcs[i]] == i).all():
+            u, v = int(tails[i]), int(heads[i])
+            inside = self.inside[int(self.side[u])]
+            th, searches = int(self.thr[i]), 0
+            while True:
+                need = min(int(excess[u]), -int(excess[v]))
+                if need <= 0:
+                    verdict = "closed"
+                    break
+                if searches >= most:
+                    verdict = "open"
+                    break
+                if th <= 0:
+                    th = _first_threshold(need, scale)
+                now = min(th, need)
+                searches += 1
+                stats["searched"] += 1
+                paths, bound = self.search(L, inside, u, v, now, H, levels, meets)
+                if not paths:
+                    nxt = max(now // scale, 1) if now > 1 else 0    # narrower paths next
+                    if bound is not None:
+                        nxt = min(nxt, bound)
+                    if nxt <= 0:
+                        verdict = "dropped"
+                        break
+                    th = nxt
                     continue
-                u, v = int(tails[i]), int(heads[i])
-                stats["won"] += 1
-                for p in ps:
+                stats["found"] += 1
+                pushed = fits = sum_dd = 0
+                for p in paths:
+                    if p.shape[0] > PATH_STEPS:
+                        continue
+                    fits += 1
                     dm = int(_resid(cap, flow, p).min())
-                    got = _take(excess, u, dm, 1) if dm > 0 else 0
+                    if dm <= 0:
+                        continue
+                    got = _take(excess, u, dm, 1)
                     dd = _take(excess, v, got, -1)
                     excess[u] += got - dd
                     if dd <= 0:
                         break
                     _push(flow, p, np.full(p.shape[0], dd, dtype=np.int64))
+                    pushed += 1
+                    sum_dd += dd
                     stats["paths"] += 1
                     stats["amount"] += dd
-            for a in arcs.values():
-                owner[a] = np.iinfo(np.int64).max
-        for i in found:
-            u, v = int(tails[i]), int(heads[i])
-            if min(excess[u], -excess[v]) > 0:
+                    stats["steps"] += p.shape[0]
+                if pushed:
+                    stats["won"] += 1
+                    if stats["dropped"]:
+                        stats["late"] += sum_dd
+                    continue
+                verdict = "dropped" if fits == 0 else "open"
+                break
+            if verdict == "open":
+                self.thr[i] = th
                 stats["open"] += 1
+            else:
+                self.state[i] = 1
+                stats["dropped"] += verdict == "dropped"
         return stats
 
 
 class _Cuda:
-    """Launchers of the ``flow/detour.cu`` kernels (one read-back per round)."""
+    """Launcher of the ``flow/detour.cu`` kernel (one launch and one read-back per round)."""
 
     def __init__(self, V, idt):
         from .. import _cuda
 
         cp = _backend.cp
-        defines = _cuda.index_defines(idt)
-        self.k_search = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_search", defines)
-        self.k_claim = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_claim", defines)
-        self.k_augment = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_augment", defines)
+        self.k_route = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_route", _cuda.index_defines(idt))
         self.V = V
         self.grid = int(cp.cuda.Device().attributes["MultiProcessorCount"]) * BLOCKS_PER_SM
         self.H = None                     # the tables, allocated on first use
-        self.owner = None
-        self.stats = cp.zeros(len(_STATS) + 1, dtype=np.int64)   # + the search's work counter
-        self.round_no = 0
+        self.stats = cp.zeros(len(_STATS) + 1, dtype=np.int64)   # + the kernel's work counter
         self.stamp_used = 0
-        self.npaths = None
+        self.sbuf = None
 
     def _tables(self, H):
         cp = _backend.cp
@@ -324,46 +351,28 @@ class _Cuda:
         self.state.fill(0)
 
     def round(self, L, excess, tails, heads, lim):
-        from .. import _cuda
-
         cp = _backend.cp
         n = int(tails.shape[0])
         meets, levels, scale = min(int(lim["paths"]), 32), int(lim["levels"]), max(int(lim["scale"]), 1)
+        most = max(int(lim["searches"]), 1)
         H = _ball(lim, self.V)
         self._tables(H)
-        per_block = n                     # (a block may take every pair of the round)
+        per_block = n * most              # (a block may run every search of the round)
         if self.stamp_used + per_block >= (1 << 32) - 1:
             # the blocks' stamps would wrap: start the tables afresh
             self.keys.fill(0)
             self.stamps.fill(0)
             self.stamp_used = 0
         self.stamp_used += per_block
-        E = int(L["cap"].shape[0])
-        if self.owner is None or self.owner.shape[0] != E:
-            self.owner = cp.zeros(E, dtype=np.uint64)
-            self.round_no = 0
-        self.round_no += 1
-        if self.npaths is None or self.npaths.shape[0] < n:
-            m = max(n, 64)
-            self.npaths = cp.empty(m, dtype=np.int32)
-            self.poff = cp.empty(m * 32, dtype=np.int64)
-            self.plen = cp.empty(m * 32, dtype=np.int32)
-            self.pcap = m * 32 * STEPS_PER_PATH
-            self.pbuf = cp.empty(self.pcap, dtype=np.int64)
-            self.ppair = cp.empty(self.pcap, dtype=np.int32)
+        if self.sbuf is None or self.sbuf.shape[0] < self.grid * meets * PATH_STEPS:
+            self.sbuf = cp.empty(self.grid * meets * PATH_STEPS, dtype=np.int64)
         self.stats.fill(0)
         net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"])
-        self.k_search((min(self.grid, n),), (_BLOCK,),
-                      net + (self.side,) + self.ends + (tails, heads, np.int64(n), excess, self.state, self.thr,
-                             np.int32(scale), self.npaths, self.poff, self.plen, self.pbuf, self.ppair,
-                             np.int64(self.pcap), self.keys, self.hidx, self.ev, self.ep, self.ec, self.stamps,
-                             np.int32(H), np.int32(levels), np.int32(meets), self.stats))
-        self.k_claim((256,), (256,), (self.pbuf, self.ppair, np.int64(self.pcap), self.stats, self.owner,
-                                      np.int64(self.round_no)))
-        self.k_augment(_cuda.grid_for(n * 32), (_cuda.BLOCK,),
-                       (L["cap"], L["flow"], excess, tails, heads, np.int64(n), self.state, self.thr, np.int32(scale),
-                        self.npaths, self.poff,
-                        self.plen, self.pbuf, self.owner, np.int64(self.round_no), np.int32(meets), self.stats))
+        self.k_route((min(self.grid, n),), (_BLOCK,),
+                     net + (self.side,) + self.ends + (tails, heads, np.int64(n), excess, self.state, self.thr,
+                            np.int32(scale), np.int32(min(most, 2 ** 31 - 1)), self.sbuf, np.int32(PATH_STEPS),
+                            self.keys, self.hidx, self.ev, self.ep, self.ec, self.stamps, np.int32(H),
+                            np.int32(levels), np.int32(meets), self.stats))
         return dict(zip(_STATS, (int(x) for x in self.stats.get())))
 
 
@@ -444,8 +453,9 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
     dict
         ``rounds``, ``searches``, ``paths`` (pushed), ``amount`` (flow
         moved), ``dropped`` (pairs whose search found no path), ``pairs``
-        (taken part) and ``open`` (pairs still with excess and deficit
-        after the last round, at most).
+        (taken part) and ``open`` (pairs left open for another round
+        after the last: every path they found was taken meanwhile, or
+        they ran out of ``searches``).
 
     Examples
     --------
@@ -490,10 +500,10 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
         stats["amount"] += st["amount"]
         stats["dropped"] += st["dropped"]
         stats["open"] = st["open"]
-        if st["dropped"] and moved is None:
-            moved = 0
         if moved is not None:
-            moved += st["amount"]     # (a round's pushes come after its searches)
+            moved += st["amount"]
+        elif st["dropped"]:
+            moved = st["late"]        # (what the round pushed after its first drop)
         if st["open"] == 0:
             if not moved:
                 break
