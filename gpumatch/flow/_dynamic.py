@@ -137,7 +137,10 @@ __all__ = ["MaxFlowSolver"]
 #: the sink.  Without it a crossing path pass of up to ``all_levels``
 #: levels and a global relabel proved the same first; on RLG 0.1 %
 #: decreases, whose few pairs that the detour pass drops lose flow for
-#: good, that relabel was 7.4 of a 42 ms repair (round 25).
+#: good, that relabel was 7.4 of a 42 ms repair (round 25 of
+#: ``benchmarks/results/h100_dynamic.md``).  In round 26, with the
+#: detour pass's changes: no relabel left in those repairs (20 ms), and
+#: GENRMF mixed 0.1 % 34.8 -> 23.0 ms in a single A/B round.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
