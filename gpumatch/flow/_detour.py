@@ -94,7 +94,7 @@ PATH_STEPS = 256
 #: Chains of up to ``CHAIN_STEPS + 1`` cut arcs make pairs of their own (:func:`_chain`).
 CHAIN_STEPS = 2
 
-#: Blocks per multiprocessor of ``gpumatch_dt_search`` (1024 threads each).
+#: Blocks per multiprocessor of ``gpumatch_dt_route`` (1024 threads each).
 BLOCKS_PER_SM = 1
 _BLOCK = 1024
 
