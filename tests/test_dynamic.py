@@ -1034,6 +1034,34 @@ def test_detour_pass_skips_pairs_across_the_cut(backend):
 
 
 @pytest.mark.gpu
+def test_detour_pairs_host_and_device(monkeypatch):
+    """On the GPU, short pair lists are chained and filtered on the host
+    (``HOST_PAIRS``), long ones on the device: both give the pairs the
+    NumPy code gives, in the same order (chains, pairs across the cut,
+    at a terminal and of one vertex included)."""
+    pytest.importorskip("cupy")
+    from gpumatch import _backend
+    from gpumatch.flow import _detour
+
+    if _backend.resolve_backend("auto") != "cupy":
+        pytest.skip("no usable GPU")
+    import cupy as cp
+
+    rng = np.random.default_rng(_seed("detour pairs"))
+    V = 40
+    side = rng.random(V) < 0.5
+    tails = rng.integers(0, V, 300)
+    heads = rng.integers(0, V, 300)
+    heads[:20] = tails[20:40]            # chains
+    want = _detour._pairs(np, tails, heads, side, 0, V - 1)
+    assert want[0].shape[0] > 0
+    for host in (_detour.HOST_PAIRS, 0):
+        monkeypatch.setattr(_detour, "HOST_PAIRS", host)
+        got = _detour._pairs(cp, cp.asarray(tails), cp.asarray(heads), cp.asarray(side), 0, V - 1)
+        assert [g.get().tolist() for g in got] == [w.tolist() for w in want]
+
+
+@pytest.mark.gpu
 @pytest.mark.parametrize("what", ["stamps", "path_steps"])
 def test_detour_pass_gpu_limits(what, monkeypatch):
     """On the GPU: blocks whose stamps would wrap start their tables afresh,

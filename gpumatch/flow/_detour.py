@@ -398,7 +398,7 @@ def _chain(xp, tails, heads, steps=CHAIN_STEPS):
     n = int(tails.shape[0])
     if n < 2:
         return tails, heads
-    order = xp.argsort(tails)
+    order = xp.argsort(tails, kind="stable")   # (a head that several pairs start from: the first, on both backends)
     by_tail = tails[order]
     ts, hs = [tails], [heads]
     t, h = tails, heads
@@ -411,6 +411,44 @@ def _chain(xp, tails, heads, steps=CHAIN_STEPS):
         ts.append(t)
         hs.append(h)
     return (xp.concatenate(ts), xp.concatenate(hs)) if len(ts) > 1 else (tails, heads)
+
+
+#: Pair lists of at most this many pairs are chained and filtered on the
+#: host (:func:`_pairs`): on the GPU the sort, searches and boolean
+#: indexing of :func:`_chain` and the filter cost ~1 ms of launches and
+#: read-backs, which an H100 spent even where no pair was left (unit
+#: mixed 0.01 % repairs, round 26 of ``benchmarks/results/h100_dynamic.md``).
+HOST_PAIRS = 1 << 14
+
+
+def _pairs(xp, tails, heads, side, source, sink):
+    """The pairs the pass serves: those of :func:`_chain`, less those
+    whose ends lie on two sides of the kept cut, coincide, or touch a
+    terminal.
+
+    >>> import numpy as np
+    >>> side = np.array([True, True, True, False, False])
+    >>> t, h = _pairs(np, np.array([1, 2, 2]), np.array([2, 3, 0]), side, 0, 4)
+    >>> t.tolist(), h.tolist()
+    ([1], [2])
+    """
+    n = int(tails.shape[0])
+    if xp is not np and n <= HOST_PAIRS:
+        # one read-back of the pairs and their ends' sides, the rest on the host
+        both = xp.concatenate([tails, heads])
+        packed = _backend.to_numpy(xp.stack([both, side[both].astype(np.int64)]))
+        t_h, h_h = _chain(np, packed[0, :n], packed[0, n:])
+        ends, where = np.unique(packed[0], return_index=True)
+        sd = packed[1, where]
+        ok = (t_h != h_h) & (sd[np.searchsorted(ends, t_h)] == sd[np.searchsorted(ends, h_h)])
+        for x in (source, sink):
+            ok &= (t_h != x) & (h_h != x)
+        return xp.asarray(t_h[ok]), xp.asarray(h_h[ok])
+    tails, heads = _chain(xp, tails, heads)
+    ok = (tails != heads) & (side[tails] == side[heads])
+    for x in (source, sink):
+        ok &= (tails != x) & (heads != x)
+    return tails[ok], heads[ok]
 
 
 def _ball(lim, V):
@@ -484,11 +522,8 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
     stats = {"rounds": 0, "searches": 0, "paths": 0, "amount": 0, "dropped": 0, "pairs": 0, "open": 0}
     if V >= (1 << 31) - 1 or int(lim["rounds"]) <= 0:
         return stats      # (the GPU tables hold 32-bit vertices)
-    tails, heads = _chain(xp, xp.asarray(tails, dtype=np.int64), xp.asarray(heads, dtype=np.int64))
-    ok = (tails != heads) & (side[tails] == side[heads])
-    for x in (source, sink):
-        ok &= (tails != x) & (heads != x)
-    tails, heads = tails[ok], heads[ok]
+    tails, heads = _pairs(xp, xp.asarray(tails, dtype=np.int64), xp.asarray(heads, dtype=np.int64), side, source,
+                          sink)
     n = int(tails.shape[0])
     stats["pairs"] = n
     if n == 0:
