@@ -454,6 +454,24 @@ def test_flow_small_batch_settings(backend, name, monkeypatch):
     assert _dynamic.REPAIR == before
 
 
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+def test_flow_pushed_relabels(backend, name, monkeypatch):
+    """With ``REPAIR["pushed_relabels"]``, a batch above ``small_batch``
+    whose increases pushed flow across the kept cut is repaired with the
+    relabel schedule of ``REPAIR["small"]`` (``repair_settings``
+    "pushed"), the others with the defaults; all leave maximum flows."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "pushed_relabels", True)
+    monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], max_period=4))
+    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0.5 / FLOW_GRAPHS[name][0].nnz)   # no batch is small
+    sizes = lambda nnz: [1, 3, max(2, nnz // 50), max(2, nnz // 10), 2]  # noqa: E731
+    got = [(res.stats["repair_settings"], res.stats["cut_pushes"])
+           for res, *_ in _flow_batches(backend, name, "inc", sizes, seed=5)]
+    assert all(label == ("pushed" if pushes else "default") for label, pushes in got)
+    assert any(pushes for _, pushes in got)
+
+
 @pytest.mark.parametrize("idt", [np.int32, np.int64])
 @pytest.mark.parametrize("deficits", [True, False])
 @pytest.mark.parametrize("seed", range(3))

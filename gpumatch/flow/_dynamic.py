@@ -141,6 +141,17 @@ __all__ = ["MaxFlowSolver"]
 #: ``benchmarks/results/h100_dynamic.md``).  In round 26, with the
 #: detour pass's changes: no relabel left in those repairs (20 ms), and
 #: GENRMF mixed 0.1 % 34.8 -> 23.0 ms in a single A/B round.
+#: ``pushed_relabels``: a batch above ``small_batch`` whose increases pushed
+#: flow across the kept cut (``stats["cut_pushes"]``) takes the relabel
+#: schedule of ``small`` (its keys in ``_RELABEL_KEYS``: frequent,
+#: early-stopping, split relabels), where the long periods were set for
+#: decreases, whose excess the detour pass now places.  Off: in round 26
+#: (``benchmarks/results/h100_dynamic.md``) forced GENRMF inc 0.1 %
+#: repairs went 80 -> 73 ms and the slowest GENRMF mixed 0.1 % ones 93-156
+#: -> 53-54 ms, but RLG mixed 0.1 % 67 -> 76; in two benchmark runs GENRMF
+#: inc 0.1 % gave 7.2x / 6.3x (4.2-6.4x without), GENRMF mixed 0.1 % was
+#: still abandoned (0.86-0.92x), and unit mixed 0.1 % gave 1.06x / 0.94x
+#: (4.4-4.95x in three of four runs without).
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -257,9 +268,13 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
-          "period_depth_pushed": False, "detour": 32, "far_direct": True,
+          "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
+
+#: The keys of ``REPAIR["small"]`` that ``pushed_relabels`` takes: the relabel schedule.
+_RELABEL_KEYS = ("max_period", "early_stop", "split_relabel", "period_depth", "period_depth_closer",
+                 "period_depth_pushed")
 
 _WARMED = set()
 
@@ -1188,7 +1203,10 @@ class MaxFlowSolver:
             previous minimum cut still is one, ``"bfs"`` when a BFS found the
             new one; and ``stats["repair_settings"]``: ``"small"`` when the
             batch was small enough for ``REPAIR["small"]`` (at most
-            ``REPAIR["small_batch"]`` times the arcs), else ``"default"``;
+            ``REPAIR["small_batch"]`` times the arcs), ``"pushed"`` when a
+            larger batch pushed flow across the kept cut and
+            ``REPAIR["pushed_relabels"]`` gave it the relabel schedule of
+            ``REPAIR["small"]``, else ``"default"``;
             and, where a push-relabel phase ran, ``stats["longest_period"]``:
             the most discharge iterations it allowed between two global
             relabels (``REPAIR["max_period"]``, or more with
@@ -1238,6 +1256,11 @@ class MaxFlowSolver:
             small = pending <= float(REPAIR.get("small_batch") or 0) * max(self._nnz, 1)
             self._rep = dict(REPAIR, **(REPAIR.get("small") or {})) if small else REPAIR
             stats["repair_settings"] = "small" if small else "default"
+            if not small and self._pushed and REPAIR.get("pushed_relabels"):
+                # flow pushed across the kept cut: the relabel schedule of small batches
+                small_keys = REPAIR.get("small") or {}
+                self._rep = dict(REPAIR, **{k: small_keys[k] for k in _RELABEL_KEYS if k in small_keys})
+                stats["repair_settings"] = "pushed"
             self._deadline = None
             if self._ctx is None:
                 # the NumPy solver's one-off set-up (the GPU's runs in the
