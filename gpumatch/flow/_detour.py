@@ -437,18 +437,17 @@ def _pairs(xp, tails, heads, side, source, sink):
         # one read-back of the pairs and their ends' sides, the rest on the host
         both = xp.concatenate([tails, heads])
         packed = _backend.to_numpy(xp.stack([both, side[both].astype(np.int64)]))
-        t_h, h_h = _chain(np, packed[0, :n], packed[0, n:])
+        t, h = _chain(np, packed[0, :n], packed[0, n:])
         ends, where = np.unique(packed[0], return_index=True)
         sd = packed[1, where]
-        ok = (t_h != h_h) & (sd[np.searchsorted(ends, t_h)] == sd[np.searchsorted(ends, h_h)])
-        for x in (source, sink):
-            ok &= (t_h != x) & (h_h != x)
-        return xp.asarray(t_h[ok]), xp.asarray(h_h[ok])
-    tails, heads = _chain(xp, tails, heads)
-    ok = (tails != heads) & (side[tails] == side[heads])
+        st, sh = sd[np.searchsorted(ends, t)], sd[np.searchsorted(ends, h)]
+    else:
+        t, h = _chain(xp, tails, heads)
+        st, sh = side[t], side[h]
+    ok = (t != h) & (st == sh)
     for x in (source, sink):
-        ok &= (tails != x) & (heads != x)
-    return tails[ok], heads[ok]
+        ok &= (t != x) & (h != x)
+    return xp.asarray(t[ok]), xp.asarray(h[ok])
 
 
 def _ball(lim, V):

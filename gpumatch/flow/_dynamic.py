@@ -1654,9 +1654,7 @@ class MaxFlowSolver:
                     # side: nothing can fill the deficits left there, and
                     # the walks cancel them towards the sink at once, where
                     # a relabel would first prove the same
-                    xs = xp.nonzero(self._inner((stT["excess"] > 0) & self._side))[0]
-                    if xs.shape[0]:
-                        self._unwind(self._ctxT, stT, None, t, s, xs=xs.astype(idt))
+                    self._unwind(self._ctxT, stT, self._side, t, s)
                 # what the source cannot fill is cancelled towards the sink across the cut
                 if self._excess_left(stT):
                     self._path_pass("D", self._LT, stT["excess"], None, t, s)
