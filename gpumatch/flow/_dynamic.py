@@ -344,6 +344,18 @@ def _warm_up(backend):
     # took 0.2-0.3 s on an H100 (the solver is thrown away after this)
     solver._height.fill(0)
     solver._saturate_source()
+    # two more element-wise steps the batches above need not reach, each
+    # ~0.1 s to compile on a fresh CuPy cache: the lazy far targets'
+    # heights of a complete relabel (``h[far] = hlimit`` in
+    # _Phase._relabel_full, on a list of the relabel steps of two vertices
+    # or more: the scalar broadcast over a list of one is another kernel;
+    # compiled inside the first RLG repair with a phase, whose budget is
+    # ~35 ms), and the value's subtraction of a sink's out-arcs' flow (the
+    # warm network's sink has none)
+    far = solver._label_steps().lists[1][:2]
+    far[...] = cp.arange(2, dtype=far.dtype)
+    solver._height[far] = solver._hlimit2
+    int(cp.zeros((), dtype=np.int64) - solver._L["flow"][:1].sum())
 
 
 def _warm_network():
