@@ -14,7 +14,12 @@ prints its time, the time budget the benchmark's solver would give it
 augmenting-path passes, and a call tree of the solver's steps, each timed
 between two device syncs (so the sum is above the unsynced time).
 ``--paths`` also prints the levels of every augmenting-path pass
-(``gpumatch.flow._paths.TRACE``).  ``--variant`` overrides ``REPAIR``
+(``gpumatch.flow._paths.TRACE``); ``--discharge`` prints, per repair, the
+push-relabel discharge calls grouped by the kernel that ran them
+(cooperative or one launch per iteration) and the length of their
+worklists, with the iterations and the time per iteration, and the
+duration and depth of every BFS of the relabels (each call timed between
+two device syncs).  ``--variant`` overrides ``REPAIR``
 keys, ``paths.*`` keys of ``_paths.LIMITS``, ``tuning.*`` keys of
 ``_maxflow.TUNING`` and ``small.*`` keys of ``REPAIR["small"]``, as in
 ``profile_dynamic.py``.  ``--no-tree`` leaves the solver's steps alone
@@ -76,6 +81,64 @@ def _instrument(D, cp, tree):
     return sync
 
 
+def _instrument_discharge(D, cp, calls, searches):
+    """Wrap the CUDA discharge launcher and the solver's BFS: each call
+    appends ``(list length, cooperative, iterations, seconds)`` to `calls`
+    or ``(ms, levels)`` to `searches`, timed between two device syncs."""
+    from gpumatch.flow import _pr_cupy as K
+
+    def sync():
+        cp.cuda.Device().synchronize()
+
+    discharge = K.discharge
+
+    @functools.wraps(discharge)
+    def timed_discharge(ctx, st, work, it, target, other, hlimit, k=1):
+        n = int(work.shape[0])
+        sync()
+        t0 = time.perf_counter()
+        out = discharge(ctx, st, work, it, target, other, hlimit, k)
+        sync()
+        coop = ctx.k_discharge_coop is not None and n <= ctx.discharge_coop_max
+        calls.append((n, coop, out[1], time.perf_counter() - t0))
+        return out
+    K.discharge = timed_discharge
+
+    bfs = D.MaxFlowSolver._bfs
+
+    @functools.wraps(bfs)
+    def timed_bfs(self, ctx, st, frontier, level, watch=None):
+        sync()
+        t0 = time.perf_counter()
+        out = bfs(self, ctx, st, frontier, level, watch)
+        sync()
+        searches.append(((time.perf_counter() - t0) * 1e3, out[0] - level))
+        return out
+    D.MaxFlowSolver._bfs = timed_bfs
+
+
+#: upper bounds of the worklist length classes of ``--discharge``
+_LIST_CLASSES = (32, 1024, 8192, 65536)
+
+
+def _discharge_summary(calls):
+    """One line: the discharge calls of `calls` by kernel and list length class."""
+    if not calls:
+        return "none"
+    groups = collections.defaultdict(lambda: [0, 0, 0.0])
+    for n, coop, ran, sec in calls:
+        rank = next((i for i, b in enumerate(_LIST_CLASSES) if n <= b), len(_LIST_CLASSES))
+        g = groups[("coop" if coop else "launches", rank)]
+        g[0] += 1
+        g[1] += ran
+        g[2] += sec
+
+    def size(rank):
+        return f"<={_LIST_CLASSES[rank]}" if rank < len(_LIST_CLASSES) else f">{_LIST_CLASSES[-1]}"
+    return "; ".join(f"{kind} list {size(rank)}: {c} calls, {it} iterations, {sec * 1e3:.1f} ms "
+                     f"({sec / max(it, 1) * 1e6:.1f} us each)" for (kind, rank), (c, it, sec) in sorted(groups.items()))
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default="unit,washington,genrmf",
@@ -86,6 +149,9 @@ def main(argv=None):
                     help="'key=value,...' overrides of REPAIR, paths.* LIMITS, tuning.* TUNING and small.* "
                          "REPAIR['small']")
     ap.add_argument("--paths", action="store_true", help="print the levels of every augmenting-path pass")
+    ap.add_argument("--discharge", action="store_true",
+                    help="per repair: discharge calls by kernel and worklist length (iterations, time per "
+                         "iteration) and every relabel BFS (time, levels)")
     ap.add_argument("--no-tree", action="store_true",
                     help="time whole repairs only: no syncs between the steps, so the times are those the "
                          "benchmark's solver would see (without its budget)")
@@ -119,6 +185,10 @@ def main(argv=None):
                       "; ".join(f"{tuple(x[:5])} {x[5] * 1e3:.2f} ms" for x in rec), flush=True)
         D.MaxFlowSolver._path_pass = traced_pass
 
+    calls, searches = [], []
+    if args.discharge:
+        _instrument_discharge(D, cp, calls, searches)
+
     only = [c for c in args.cases.split(",") if c]
     rng = np.random.default_rng(0)        # bench_dynamic's
     for name, C, s, t, maxcap in B.flow_cases(False):
@@ -145,6 +215,7 @@ def main(argv=None):
                         solver.solve()
                         continue
                     del tree[:]
+                    del calls[:], searches[:]
                     sync()
                     t0 = time.perf_counter()
                     solver.update_capacities(r, c, nw)
@@ -158,6 +229,9 @@ def main(argv=None):
                           f" paths {[p[:5] for p in st.get('path_passes', [])]}"
                           f" detours {[d[:6] + (round(d[6] * 1e3, 1),) for d in st.get('detours', [])]}",
                           flush=True)
+                    if args.discharge:
+                        print("   discharge:", _discharge_summary(calls))
+                        print("   relabel BFS:", "; ".join(f"{ms:.2f} ms {lv} levels" for ms, lv in searches) or "none")
                     if args.no_tree:
                         continue
                     top = [f"{'  ' * d}{tag} {t_ms:.2f}" for d, tag, t_ms in tree if d <= 2 and t_ms > 0.3]
