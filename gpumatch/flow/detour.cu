@@ -150,11 +150,6 @@ __device__ __forceinline__ long long dt_take(long long* a, long long want, long 
     }
 }
 
-__device__ __forceinline__ void dt_add(long long* a, long long x)
-{
-    atomicAdd((u64*)a, (u64)x);   // two's complement wraps like signed addition
-}
-
 __device__ __forceinline__ long long dt_warp_min(long long x)
 {
     for (int sh = 16; sh > 0; sh >>= 1) x = min(x, __shfl_xor_sync(GPUMATCH_FULL_MASK, x, sh));
@@ -179,8 +174,8 @@ __device__ bool dt_push(const i64* cap, i64* flow, const long long* P, int len, 
         bool ok = true;
         if (q < len) {
             const long long code = P[q];
-            if (code >= 0) ok = (long long)atomicAdd((u64*)(flow + code), (u64)dd) + dd <= cap[code];
-            else ok = (long long)atomicAdd((u64*)(flow - code - 1), (u64)(-dd)) - dd >= 0;
+            if (code >= 0) ok = gm_add(flow + code, dd) + dd <= cap[code];
+            else ok = gm_add(flow - code - 1, -dd) - dd >= 0;
         }
         done = min(base + GPUMATCH_WARP, len);
         if (__any_sync(GPUMATCH_FULL_MASK, !ok)) { bad = true; break; }
@@ -188,8 +183,8 @@ __device__ bool dt_push(const i64* cap, i64* flow, const long long* P, int len, 
     if (bad) {
         for (int q = lane; q < done; q += GPUMATCH_WARP) {
             const long long code = P[q];
-            if (code >= 0) dt_add(flow + code, -dd);
-            else dt_add(flow - code - 1, dd);
+            if (code >= 0) gm_add(flow + code, -dd);
+            else gm_add(flow - code - 1, dd);
         }
     }
     __syncwarp();
@@ -399,7 +394,7 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_route(
                     if (lane == 0) {
                         const long long got = dt_take(excess + u, dm, 1);
                         dd = dt_take(excess + v, got, -1);
-                        if (dd < got) dt_add(excess + u, got - dd);
+                        if (dd < got) gm_add(excess + u, got - dd);
                     }
                     dd = __shfl_sync(GPUMATCH_FULL_MASK, dd, 0);
                     if (dd <= 0) break;
@@ -408,8 +403,8 @@ extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_route(
                         steps += len;
                         pushed++;
                     } else if (lane == 0) {
-                        dt_add(excess + u, dd);
-                        dt_add(excess + v, -dd);
+                        gm_add(excess + u, dd);
+                        gm_add(excess + v, -dd);
                     }
                 }
                 if (lane == 0) {

@@ -12,11 +12,6 @@
 #define I64_MAX 0x7fffffffffffffffll
 #define LOW32 0xffffffffll
 
-__device__ __forceinline__ void add_i64(long long* p, long long v)
-{
-    atomicAdd((unsigned long long*)p, (unsigned long long)v);  // two's complement wraps like signed addition
-}
-
 // gpumatch_dyn_classify: look up and classify the changes rows[i] -> cols[i]
 // (new capacity caps[i]).
 //   rows, cols, caps : n, the batch (int64)
@@ -77,15 +72,15 @@ extern "C" __global__ void gpumatch_dyn_classify(
             const bool cross = side[tail[a]] && !side[head[a]];
             dd = f > nc ? f - nc : ((cross && nc > old && f == old) ? old - nc : 0);
             if (a >= s_lo && a < s_hi) {
-                add_i64(acc + 7, (nc >> 32) - (old >> 32));
-                add_i64(acc + 8, (nc & LOW32) - (old & LOW32));
+                gm_add(acc + 7, (nc >> 32) - (old >> 32));
+                gm_add(acc + 8, (nc & LOW32) - (old & LOW32));
             }
             if (cross) {
-                add_i64(acc + 9, (nc >> 32) - (old >> 32));
-                add_i64(acc + 10, (nc & LOW32) - (old & LOW32));
+                gm_add(acc + 9, (nc >> 32) - (old >> 32));
+                gm_add(acc + 10, (nc & LOW32) - (old & LOW32));
             }
-            if (dd != 0) add_i64(acc + 11, 1);
-            if (dd < 0) add_i64(acc + 12, 1);
+            if (dd != 0) gm_add(acc + 11, 1);
+            if (dd < 0) gm_add(acc + 12, 1);
         }
         at[i] = pos;
         slot[i] = a;
@@ -115,8 +110,8 @@ extern "C" __global__ void gpumatch_dyn_apply(
         capT[oti[a]] = nc;
         if (dd != 0) {
             flow[a] -= dd;
-            add_i64(excess + tail[a], dd);
-            add_i64(excess + head[a], -dd);
+            gm_add(excess + tail[a], dd);
+            gm_add(excess + head[a], -dd);
         }
     }
 }

@@ -56,12 +56,6 @@ __device__ __forceinline__ u64 tile_min(u64 v, unsigned mask)
     return v;
 }
 
-__device__ __forceinline__ i64 atomic_add_i64(i64* p, i64 v)
-{
-    // Two's complement: unsigned addition wraps exactly like signed addition.
-    return (i64)atomicAdd((u64*)p, (u64)v);
-}
-
 // Append v to the next worklist unless it is already there in this
 // iteration (stamp[v] == iter).  The caller checks terminals and heights.
 __device__ __forceinline__ void enqueue(idx_t v, int* stamp, int iter, idx_t* next,
@@ -136,8 +130,8 @@ __device__ __forceinline__ u64 push_admissible(
         }
         const i64 d = claim(r > 0 && hv < hu ? r : 0, rem);
         if (d > 0) {
-            atomic_add_i64(flow + p, d);
-            atomic_add_i64(excess + v, d);
+            gm_add(flow + p, d);
+            gm_add(excess + v, d);
             if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
         }
         if (r - d > 0) {
@@ -157,8 +151,8 @@ __device__ __forceinline__ u64 push_admissible(
         }
         const i64 d = claim(r > 0 && hv < hu ? r : 0, rem);
         if (d > 0) {
-            atomic_add_i64(flow + k, -d);
-            atomic_add_i64(excess + v, d);
+            gm_add(flow + k, -d);
+            gm_add(excess + v, d);
             if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
         }
         if (r - d > 0) {
@@ -195,7 +189,7 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
             ob, oe, ib, ie, hu, rem, lane, TILE, [&](i64 want, i64& left) { return tile_claim(want, left, lane, mask); },
             indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target, other,
             hlimit);
-        if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+        if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
         if (rem == 0) { __syncwarp(mask); continue; }
         best = tile_min(best, mask);
         if (lane == 0) {
@@ -381,9 +375,9 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
                 }
                 const i64 d = tile_claim(r > 0 && hv < hu ? r : 0, rem, lane, mask);
                 if (d > 0) {
-                    atomic_add_i64(resid + p, -d);
-                    atomic_add_i64(resid + partner[p], d);
-                    atomic_add_i64(excess + v, d);
+                    gm_add(resid + p, -d);
+                    gm_add(resid + partner[p], d);
+                    gm_add(excess + v, d);
                     if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
                 }
                 if (r - d > 0) {
@@ -391,7 +385,7 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
                     best = key < best ? key : best;
                 }
             }
-            if (lane == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+            if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
             if (rem == 0) { __syncwarp(mask); continue; }
             best = tile_min(best, mask);
             if (lane == 0) {
@@ -530,14 +524,14 @@ extern "C" __global__ void gpumatch_pr_greedy_rcsr(
             i64 want = cap[p] - __ldcg(flow + p);
             want = want < e ? want : e;
             if (want <= 0) continue;
-            const i64 old = atomic_add_i64(flow + k, want);
+            const i64 old = gm_add(flow + k, want);
             i64 got = cap[k] - old;
             got = got < want ? got : want;
             got = got < 0 ? 0 : got;
-            if (got < want) atomic_add_i64(flow + k, got - want);
+            if (got < want) gm_add(flow + k, got - want);
             if (got > 0) {
                 if (k != p) flow[p] += got;
-                atomic_add_i64(excess + sink, got);
+                gm_add(excess + sink, got);
                 e -= got;
             }
         }
@@ -581,13 +575,13 @@ extern "C" __global__ void gpumatch_pr_return_rcsr(
             i64 want = __ldcg(flow + k);
             want = want < e ? want : e;
             if (want <= 0) continue;
-            const i64 old = atomic_add_i64(flow + a, -want);
+            const i64 old = gm_add(flow + a, -want);
             i64 got = old < want ? old : want;
             got = got < 0 ? 0 : got;
-            if (got < want) atomic_add_i64(flow + a, want - got);
+            if (got < want) gm_add(flow + a, want - got);
             if (got > 0) {
                 if (a != k) flow[k] -= got;
-                atomic_add_i64(excess + source, got);
+                gm_add(excess + source, got);
                 e -= got;
             }
         }
@@ -656,7 +650,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
             if (lane == 0) e = (i64)atomicExch((u64*)(excess + x), 0ull);
             e = __shfl_sync(GPUMATCH_FULL_MASK, e, 0);
             if (e <= 0) {
-                if (lane == 0 && e < 0) atomic_add_i64(excess + x, e);
+                if (lane == 0 && e < 0) gm_add(excess + x, e);
                 continue;
             }
             if (lane == 0) seen[x] = mark;
@@ -683,14 +677,14 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
                     m = m < 0 ? 0 : (m > f ? f : m);
                     if (m > 0) {
                         flow[k] -= m;
-                        const i64 old = atomic_add_i64(excess + u, m);
+                        const i64 old = gm_add(excess + u, m);
                         if ((long long)u != source && old <= 0 && old + m > 0) next[gm_append(next_count)] = u;
                     }
                     const i64 total = __shfl_sync(GPUMATCH_FULL_MASK, incl, GPUMATCH_WARP - 1);
                     e -= total < e ? total : e;
                 }
             }
-            if (lane == 0 && e > 0) atomic_add_i64(excess + x, e);   // only arcs from `other` were left: stays
+            if (lane == 0 && e > 0) gm_add(excess + x, e);   // only arcs from `other` were left: stays
         }
         __syncthreads();
         size = *((volatile unsigned long long*)next_count);
@@ -760,7 +754,7 @@ extern "C" __global__ void gpumatch_pr_walk_rcsr(
         if (lane == 0) load = (i64)atomicExch((u64*)(excess + x), 0ull);
         load = __shfl_sync(GPUMATCH_FULL_MASK, load, 0);
         if (load <= 0) {
-            if (lane == 0 && load < 0) atomic_add_i64(excess + x, load);
+            if (lane == 0 && load < 0) gm_add(excess + x, load);
             continue;
         }
         for (int step = 0; step < max_steps && load > 0; ++step) {
@@ -803,20 +797,20 @@ extern "C" __global__ void gpumatch_pr_walk_rcsr(
                     y = in_indices[q];
                     got = walk_claim(flow + in_to_out[q], 0, false, load);
                 }
-                if (load - got > 0) atomic_add_i64(excess + x, load - got);
+                if (load - got > 0) gm_add(excess + x, load - got);
                 if (got > 0) {
-                    const i64 old = atomic_add_i64(excess + y, got);
+                    const i64 old = gm_add(excess + y, got);
                     if ((long long)y != target && (long long)y != other) {
                         const i64 pos = old + got;           // what y holds now
                         next_load = pos < got ? (pos > 0 ? pos : 0) : got;
-                        if (next_load > 0) atomic_add_i64(excess + y, -next_load);
+                        if (next_load > 0) gm_add(excess + y, -next_load);
                     }
                 }
             }
             load = __shfl_sync(GPUMATCH_FULL_MASK, next_load, 0);
             x = __shfl_sync(GPUMATCH_FULL_MASK, y, 0);
         }
-        if (lane == 0 && load > 0) atomic_add_i64(excess + x, load);
+        if (lane == 0 && load > 0) gm_add(excess + x, load);
     }
 }
 
@@ -947,7 +941,7 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
                 [&](i64 want, i64& left) { return block_claim(want, left, (i64*)sh); },
                 indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target,
                 other, hlimit);
-            if (tid == 0 && rem < e) atomic_add_i64(excess + u, rem - e);
+            if (tid == 0 && rem < e) gm_add(excess + u, rem - e);
             if (rem == 0) continue;
             best = block_min(best, (u64*)sh);
             if (tid == 0) {
