@@ -109,7 +109,60 @@ __device__ __forceinline__ i64 tile_claim(i64 want, i64& rem, int lane, unsigned
 // below `hu`) and enqueues the head.  `rem` is u's excess still to send.
 // Returns the thread's lowest key (height << 32 | arc slot) among the arcs
 // left with residual capacity, for the relabel.
-template <typename Claim>
+// EAGER: each thread loads its arc's head and the head's height at once,
+// beside the residual (for an in-arc, beside the out-position), instead
+// of after it: one dependent global load less per chunk of out-arcs and
+// two less per chunk of in-arcs, for reads of arcs without residual that
+// are wasted.  The short-list kernels (one vertex's discharge latency is
+// their iteration time) take it; the kernels over long lists, where
+// bandwidth counts, do not.  The values read and the pushes made are the
+// same.
+struct ArcRead {
+    i64 r;      // residual capacity (0: none, or past the end)
+    int hv;     // height of the head
+    idx_t v;    // head
+    idx_t k;    // out-position of the arc (in-arcs)
+};
+
+template <bool EAGER>
+__device__ __forceinline__ ArcRead read_out_arc(idx_t p, idx_t oe, const idx_t* __restrict__ indices,
+                                                const i64* __restrict__ cap, const i64* flow, const int* height)
+{
+    ArcRead a = {0, 0, 0, 0};
+    if (p < oe) {
+        if (EAGER) {
+            a.v = indices[p];
+            a.r = cap[p] - __ldcg(flow + p);
+            a.hv = __ldcg(height + a.v);
+        } else {
+            a.r = cap[p] - __ldcg(flow + p);
+            if (a.r > 0) { a.v = indices[p]; a.hv = __ldcg(height + a.v); }
+        }
+    }
+    return a;
+}
+
+template <bool EAGER>
+__device__ __forceinline__ ArcRead read_in_arc(idx_t j, idx_t ie, const idx_t* __restrict__ in_indices,
+                                               const idx_t* __restrict__ in_to_out, const i64* flow,
+                                               const int* height)
+{
+    ArcRead a = {0, 0, 0, 0};
+    if (j < ie) {
+        a.k = in_to_out[j];
+        if (EAGER) {
+            a.v = in_indices[j];
+            a.r = __ldcg(flow + a.k);
+            a.hv = __ldcg(height + a.v);
+        } else {
+            a.r = __ldcg(flow + a.k);
+            if (a.r > 0) { a.v = in_indices[j]; a.hv = __ldcg(height + a.v); }
+        }
+    }
+    return a;
+}
+
+template <bool EAGER = false, typename Claim>
 __device__ __forceinline__ u64 push_admissible(
     idx_t ob, idx_t oe, idx_t ib, idx_t ie, int hu, i64& rem, int slot, int width, Claim claim,
     const idx_t* __restrict__ indices, const i64* __restrict__ cap, i64* flow,
@@ -121,42 +174,29 @@ __device__ __forceinline__ u64 push_admissible(
     u64 best = KEY_INF;
     for (idx_t base = ob; base < oe && rem > 0; base += width) {
         const idx_t p = base + slot;
-        i64 r = 0;
-        int hv = 0;
-        idx_t v = 0;
-        if (p < oe) {
-            r = cap[p] - __ldcg(flow + p);
-            if (r > 0) { v = indices[p]; hv = __ldcg(height + v); }
-        }
-        const i64 d = claim(r > 0 && hv < hu ? r : 0, rem);
+        const ArcRead a = read_out_arc<EAGER>(p, oe, indices, cap, flow, height);
+        const i64 d = claim(a.r > 0 && a.hv < hu ? a.r : 0, rem);
         if (d > 0) {
             gm_add(flow + p, d);
-            gm_add(excess + v, d);
-            if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+            gm_add(excess + a.v, d);
+            if (a.v != target && a.v != other && a.hv < hlimit) enqueue(a.v, stamp, iter, next, next_count);
         }
-        if (r - d > 0) {
-            u64 key = ((u64)(unsigned)hv << 32) | (u64)(p - ob);
+        if (a.r - d > 0) {
+            u64 key = ((u64)(unsigned)a.hv << 32) | (u64)(p - ob);
             best = key < best ? key : best;
         }
     }
     for (idx_t base = ib; base < ie && rem > 0; base += width) {
         const idx_t j = base + slot;
-        i64 r = 0;
-        int hv = 0;
-        idx_t v = 0, k = 0;
-        if (j < ie) {
-            k = in_to_out[j];
-            r = __ldcg(flow + k);
-            if (r > 0) { v = in_indices[j]; hv = __ldcg(height + v); }
-        }
-        const i64 d = claim(r > 0 && hv < hu ? r : 0, rem);
+        const ArcRead a = read_in_arc<EAGER>(j, ie, in_indices, in_to_out, flow, height);
+        const i64 d = claim(a.r > 0 && a.hv < hu ? a.r : 0, rem);
         if (d > 0) {
-            gm_add(flow + k, -d);
-            gm_add(excess + v, d);
-            if (v != target && v != other && hv < hlimit) enqueue(v, stamp, iter, next, next_count);
+            gm_add(flow + a.k, -d);
+            gm_add(excess + a.v, d);
+            if (a.v != target && a.v != other && a.hv < hlimit) enqueue(a.v, stamp, iter, next, next_count);
         }
-        if (r - d > 0) {
-            u64 key = ((u64)(unsigned)hv << 32) | (u64)(odeg + (j - ib));
+        if (a.r - d > 0) {
+            u64 key = ((u64)(unsigned)a.hv << 32) | (u64)(odeg + (j - ib));
             best = key < best ? key : best;
         }
     }
@@ -165,7 +205,13 @@ __device__ __forceinline__ u64 push_admissible(
 
 // One tile's discharge of the non-hub vertex u (reverse CSR): the body of
 // gpumatch_pr_discharge_rcsr, shared with the persistent loop kernel
-// gpumatch_pr_discharge_loop_rcsr.  Arguments as in that kernel.
+// gpumatch_pr_discharge_loop_rcsr and the cooperative one (which take
+// EAGER, see push_admissible; and with it, a tile whose vertex is left
+// without excess returns at once instead of reading the excess again,
+// twice: who pushes more excess to u enqueues u, so that is a legal
+// schedule of the same iteration, in which those pushes land later).
+// Arguments as in that kernel.
+template <bool EAGER = false>
 __device__ __forceinline__ void discharge_vertex_rcsr(
     idx_t u, int lane, unsigned mask,
     const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
@@ -177,7 +223,8 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
 {
     const idx_t ob = indptr[u], oe = indptr[u + 1];
     const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
-    for (int c = 0; c < CYCLES; ++c) {
+    int c = 0;
+    for (; c < CYCLES; ++c) {
         i64 e = 0;
         int hu = 0;
         if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
@@ -185,12 +232,16 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
         hu = __shfl_sync(mask, hu, 0, TILE);
         if (e <= 0 || hu >= hlimit) break;
         i64 rem = e;
-        u64 best = push_admissible(
+        u64 best = push_admissible<EAGER>(
             ob, oe, ib, ie, hu, rem, lane, TILE, [&](i64 want, i64& left) { return tile_claim(want, left, lane, mask); },
             indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target, other,
             hlimit);
         if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
-        if (rem == 0) { __syncwarp(mask); continue; }
+        if (rem == 0) {
+            __syncwarp(mask);
+            if (EAGER) return;   // (rem is the same in every lane of the tile)
+            continue;
+        }
         best = tile_min(best, mask);
         if (lane == 0) {
             // no residual arc left: u can never send its excess on
@@ -200,6 +251,9 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
         __syncwarp(mask);
         if (best == KEY_INF) break;
     }
+    // (EAGER: a tile that stopped before its last operation left u without
+    // excess, inactive or at hlimit; only one that ran them all re-reads)
+    if (EAGER && c < CYCLES) return;
     if (lane == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
         enqueue(u, stamp, iter, next, next_count);
 }
@@ -319,9 +373,9 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcs
         if (block_list_has_hub(work, size, indptr, in_indptr, hub_deg)) break;
         if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
         for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
-            discharge_vertex_rcsr(work[w], lane, mask, indptr, indices, cap, flow, in_indptr, in_indices,
-                                  in_to_out, height, excess, next, next_count, stamp, iter0 + (int)j, target, other,
-                                  hlimit);
+            discharge_vertex_rcsr<true>(work[w], lane, mask, indptr, indices, cap, flow, in_indptr, in_indices,
+                                        in_to_out, height, excess, next, next_count, stamp, iter0 + (int)j, target,
+                                        other, hlimit);
         }
         __syncthreads();
         ++j;
@@ -1222,8 +1276,9 @@ extern "C" __global__ void __launch_bounds__(COOP_DISCHARGE_BLOCK) gpumatch_pr_d
             const idx_t u = work[w];
             if ((long long)(indptr[u + 1] - indptr[u]) + (long long)(in_indptr[u + 1] - in_indptr[u]) > hub_deg)
                 continue;  // a hub (never here: the caller checks)
-            discharge_vertex_rcsr(u, lane, mask, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out,
-                                  height, excess, next, next_count, stamp, iter0 + (int)j, target, other, hlimit);
+            discharge_vertex_rcsr<true>(u, lane, mask, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out,
+                                        height, excess, next, next_count, stamp, iter0 + (int)j, target, other,
+                                        hlimit);
         }
         grid.sync();
         if (threadIdx.x == 0) snap = vcounts[(j + 1) % 3];
