@@ -204,14 +204,7 @@ __device__ __forceinline__ u64 push_admissible(
 }
 
 // One tile's discharge of the non-hub vertex u (reverse CSR): the body of
-// gpumatch_pr_discharge_rcsr, shared with the persistent loop kernel
-// gpumatch_pr_discharge_loop_rcsr and the cooperative one (which take
-// EAGER, see push_admissible; and with it, a tile whose vertex is left
-// without excess returns at once instead of reading the excess again,
-// twice: who pushes more excess to u enqueues u, so that is a legal
-// schedule of the same iteration, in which those pushes land later).
-// Arguments as in that kernel.
-template <bool EAGER = false>
+// gpumatch_pr_discharge_rcsr.  Arguments as in that kernel.
 __device__ __forceinline__ void discharge_vertex_rcsr(
     idx_t u, int lane, unsigned mask,
     const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
@@ -223,8 +216,7 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
 {
     const idx_t ob = indptr[u], oe = indptr[u + 1];
     const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
-    int c = 0;
-    for (; c < CYCLES; ++c) {
+    for (int c = 0; c < CYCLES; ++c) {
         i64 e = 0;
         int hu = 0;
         if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
@@ -232,16 +224,12 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
         hu = __shfl_sync(mask, hu, 0, TILE);
         if (e <= 0 || hu >= hlimit) break;
         i64 rem = e;
-        u64 best = push_admissible<EAGER>(
+        u64 best = push_admissible(
             ob, oe, ib, ie, hu, rem, lane, TILE, [&](i64 want, i64& left) { return tile_claim(want, left, lane, mask); },
             indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target, other,
             hlimit);
         if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
-        if (rem == 0) {
-            __syncwarp(mask);
-            if (EAGER) return;   // (rem is the same in every lane of the tile)
-            continue;
-        }
+        if (rem == 0) { __syncwarp(mask); continue; }
         best = tile_min(best, mask);
         if (lane == 0) {
             // no residual arc left: u can never send its excess on
@@ -251,11 +239,55 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
         __syncwarp(mask);
         if (best == KEY_INF) break;
     }
-    // (EAGER: a tile that stopped before its last operation left u without
-    // excess, inactive or at hlimit; only one that ran them all re-reads)
-    if (EAGER && c < CYCLES) return;
     if (lane == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
         enqueue(u, stamp, iter, next, next_count);
+}
+
+// The same discharge for the short-list kernels (the cooperative one and
+// the one-block loop), whose iteration lasts as long as the slowest
+// vertex's chain of dependent loads: the arcs are read EAGER (see
+// push_admissible), u's excess and height once, beside its arc pointers,
+// and then carried from operation to operation (the excess left, the new
+// height) instead of read again, and the tile returns as soon as u has
+// nothing left to do, without reading its excess once more for its own
+// enqueue.  Excess pushed to u meanwhile waits for the next iteration: its
+// pushers enqueue u.  That is a legal schedule of the racy iteration (those
+// pushes land after u's reads), as the NumPy twin's is (one operation,
+// every read before every write).
+__device__ __forceinline__ void discharge_vertex_short_rcsr(
+    idx_t u, int lane, unsigned mask,
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const i64* __restrict__ cap, i64* flow,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const idx_t* __restrict__ in_to_out,
+    int* height, i64* excess, idx_t* next, unsigned long long* next_count, int* stamp, int iter,
+    long long target, long long other, int hlimit)
+{
+    i64 e = 0;
+    int hu = 0;
+    if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
+    const idx_t ob = indptr[u], oe = indptr[u + 1];
+    const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+    e = __shfl_sync(mask, e, 0, TILE);
+    hu = __shfl_sync(mask, hu, 0, TILE);
+    for (int c = 0; c < CYCLES; ++c) {
+        if (e <= 0 || hu >= hlimit) return;
+        i64 rem = e;
+        u64 best = push_admissible<true>(
+            ob, oe, ib, ie, hu, rem, lane, TILE, [&](i64 want, i64& left) { return tile_claim(want, left, lane, mask); },
+            indices, cap, flow, in_indices, in_to_out, height, excess, next, next_count, stamp, iter, target, other,
+            hlimit);
+        if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
+        if (rem == 0) return;          // (rem is the same in every lane of the tile)
+        best = tile_min(best, mask);
+        // no residual arc left: u can never send its excess on
+        const int hmin = (int)(best >> 32);
+        hu = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
+        if (lane == 0) height[u] = hu;
+        e = rem;
+    }
+    // every operation ran and u still holds excess below hlimit
+    if (lane == 0) enqueue(u, stamp, iter, next, next_count);
 }
 
 // gpumatch_pr_discharge_rcsr: one discharge step of push-relabel (reverse CSR).
@@ -356,9 +388,10 @@ __device__ __forceinline__ bool block_list_has_hub(
 //                counts[(j + 2) % 3], as a sequence of single launches does)
 //   state      : 2, out: iterations run (j) and the length of the list left
 // Thread mapping: TILE lanes per worklist entry, block-stride over the list.
-// Each iteration makes the same pushes and relabels as one
-// gpumatch_pr_discharge_rcsr launch over the same list (the NumPy twin of
-// both is _pr_numpy.discharge).
+// Each iteration runs one legal schedule of a gpumatch_pr_discharge_rcsr
+// launch over the same list (discharge_vertex_short_rcsr: excess that
+// arrives at a vertex during its discharge waits for the next iteration;
+// the NumPy twin of both is _pr_numpy.discharge).
 extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcsr(PR_DISCHARGE_ITERS_PARAMS)
 {
     const int lane = threadIdx.x & (TILE - 1);
@@ -373,7 +406,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcs
         if (block_list_has_hub(work, size, indptr, in_indptr, hub_deg)) break;
         if (threadIdx.x == 0) counts[(j + 2) % 3] = 0ull;
         for (long long w = threadIdx.x / TILE; w < (long long)size; w += tiles) {
-            discharge_vertex_rcsr<true>(work[w], lane, mask, indptr, indices, cap, flow, in_indptr, in_indices,
+            discharge_vertex_short_rcsr(work[w], lane, mask, indptr, indices, cap, flow, in_indptr, in_indices,
                                         in_to_out, height, excess, next, next_count, stamp, iter0 + (int)j, target,
                                         other, hlimit);
         }
@@ -1246,13 +1279,14 @@ extern "C" __global__ void __launch_bounds__(COOP_BFS_BLOCK) gpumatch_pr_bfs_coo
 //   max_iters  : iterations at most
 //   state      : 2, out: iterations run (j) and the length of the list left
 // Thread mapping: TILE lanes per worklist entry, grid-stride over the list.
-// Each iteration makes the same pushes and relabels as one
-// gpumatch_pr_discharge_rcsr launch over the same list (the NumPy twin of
-// all three is _pr_numpy.discharge); the races within an iteration are
-// that kernel's.  Ring slots: iteration j zeroes counts[(j + 2) % 3], whose
-// last readers read it before the barrier that ended iteration j - 1, as
-// in the cooperative BFS; one thread per block copies the list length
-// into shared memory after each barrier.
+// Each iteration runs one legal schedule of a gpumatch_pr_discharge_rcsr
+// launch over the same list (discharge_vertex_short_rcsr, as in the
+// one-block loop; the NumPy twin of all three is _pr_numpy.discharge); the
+// races within an iteration are that kernel's.  Ring slots: iteration j
+// zeroes counts[(j + 2) % 3], whose last readers read it before the
+// barrier that ended iteration j - 1, as in the cooperative BFS; one
+// thread per block copies the list length into shared memory after each
+// barrier.
 extern "C" __global__ void __launch_bounds__(COOP_DISCHARGE_BLOCK) gpumatch_pr_discharge_coop_rcsr(
     PR_DISCHARGE_ITERS_PARAMS)
 {
@@ -1276,7 +1310,7 @@ extern "C" __global__ void __launch_bounds__(COOP_DISCHARGE_BLOCK) gpumatch_pr_d
             const idx_t u = work[w];
             if ((long long)(indptr[u + 1] - indptr[u]) + (long long)(in_indptr[u + 1] - in_indptr[u]) > hub_deg)
                 continue;  // a hub (never here: the caller checks)
-            discharge_vertex_rcsr<true>(u, lane, mask, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out,
+            discharge_vertex_short_rcsr(u, lane, mask, indptr, indices, cap, flow, in_indptr, in_indices, in_to_out,
                                         height, excess, next, next_count, stamp, iter0 + (int)j, target, other,
                                         hlimit);
         }
