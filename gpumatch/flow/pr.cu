@@ -46,6 +46,16 @@ __device__ __forceinline__ unsigned tile_mask()
 #endif
 }
 
+// The relabel of push-relabel from the lowest key (height << 32 | slot)
+// among a vertex's residual arcs: one above that neighbour, capped at
+// hlimit; hlimit when no residual arc is left (the vertex can never send
+// its excess on).
+__device__ __forceinline__ int relabel_height(u64 best, int hlimit)
+{
+    const int hmin = (int)(best >> 32);
+    return best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
+}
+
 __device__ __forceinline__ u64 tile_min(u64 v, unsigned mask)
 {
 #pragma unroll
@@ -231,11 +241,7 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
         if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
         if (rem == 0) { __syncwarp(mask); continue; }
         best = tile_min(best, mask);
-        if (lane == 0) {
-            // no residual arc left: u can never send its excess on
-            const int hmin = (int)(best >> 32);
-            height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
-        }
+        if (lane == 0) height[u] = relabel_height(best, hlimit);
         __syncwarp(mask);
         if (best == KEY_INF) break;
     }
@@ -280,9 +286,7 @@ __device__ __forceinline__ void discharge_vertex_short_rcsr(
         if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
         if (rem == 0) return;          // (rem is the same in every lane of the tile)
         best = tile_min(best, mask);
-        // no residual arc left: u can never send its excess on
-        const int hmin = (int)(best >> 32);
-        hu = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
+        hu = relabel_height(best, hlimit);
         if (lane == 0) height[u] = hu;
         e = rem;
     }
@@ -475,10 +479,7 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
             if (lane == 0 && rem < e) gm_add(excess + u, rem - e);
             if (rem == 0) { __syncwarp(mask); continue; }
             best = tile_min(best, mask);
-            if (lane == 0) {
-                const int hmin = (int)(best >> 32);
-                height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
-            }
+            if (lane == 0) height[u] = relabel_height(best, hlimit);
             __syncwarp(mask);
             if (best == KEY_INF) break;
         }
@@ -1031,10 +1032,7 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
             if (tid == 0 && rem < e) gm_add(excess + u, rem - e);
             if (rem == 0) continue;
             best = block_min(best, (u64*)sh);
-            if (tid == 0) {
-                const int hmin = (int)(best >> 32);
-                height[u] = best == KEY_INF ? hlimit : (hmin + 1 < hlimit ? hmin + 1 : hlimit);
-            }
+            if (tid == 0) height[u] = relabel_height(best, hlimit);
             if (best == KEY_INF) break;
         }
         if (tid == 0 && __ldcg(excess + u) > 0 && __ldcg(height + u) < hlimit)
