@@ -1419,6 +1419,8 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     detour = int(_dynamic.REPAIR["small"].get("detour") or _dynamic.REPAIR.get("detour") or 0)
     monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)
     monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], detour=0))
+    bound = _dynamic.REPAIR.get("push_bound")
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound", False)   # (and the bounds on the cut pushes)
     results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
     passes = {p[0] for res in results for p in res.stats.get("path_passes", [])}
     phases = {p[0] for res in results for p in res.stats.get("phases", [])}
@@ -1439,12 +1441,22 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     if small and _dynamic.REPAIR["small"].get("split_relabel"):
         assert sum(res.stats.get("split_relabels", 0) for res in results) > 0
     _check_flow_result(results[-1], C2, 16, 17)
-    # the last round: the detour pass runs and moves flow
-    if detour:
+    # the last round: the detour pass runs and moves flow, and the bounds
+    # on the cut pushes run (a batch of increases pushes across the cut)
+    if detour or bound:
         monkeypatch.setitem(_dynamic.REPAIR, "pair_min", 1)
+        monkeypatch.setitem(_dynamic.REPAIR, "push_bound", bound)
         monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], detour=detour))
+        calls = []
+        if bound and backend == "numpy":
+            real = _dynamic.MaxFlowSolver._push_bound_xp
+            monkeypatch.setattr(_dynamic.MaxFlowSolver, "_push_bound_xp",
+                                lambda self, *a: calls.append(1) or real(self, *a))
         results = _dynamic._warm_batches(solver, C2, lambda a: _to_backend(a, backend))
-        assert sum(d[4] for res in results for d in res.stats.get("detours", [])) > 0
+        if detour:
+            assert sum(d[4] for res in results for d in res.stats.get("detours", [])) > 0
+        if bound and backend == "numpy":
+            assert calls
         _check_flow_result(results[-1], C2, 16, 17)
 
 
@@ -2600,3 +2612,145 @@ def test_flow_repair_in_time_lifts_the_abandoned_bound():
         res = solver.solve()
         assert res.stats["mode"] == mode and res.stats.get("scratch_reason") == reason
         _check_flow_result(res, C, s, t)
+
+
+# a chain 0 -> 1 -> ... -> n (source 0, sink n): capacities of its arcs,
+# the arc of the kept cut that rises (i -> i + 1) and its new capacity, the
+# push the bound leaves one arc and two arcs away, and the new value
+_BOUND_CASES = {
+    "tail": ([1, 1, 5], 1, 5, (0, 0), 1),        # 1 takes in nothing more: no push, the cut moves to 0 -> 1
+    "partial": ([3, 1, 5], 1, 10, (2, 2), 3),    # 1 takes in 2 more of the 9
+    "head": ([10, 1, 3], 1, 10, (2, 2), 3),      # 2 passes on 2 more of the 9
+    "whole": ([10, 1, 20], 1, 6, (5, 5), 6),     # both ends can use all 5
+    "two_hops": ([1, 5, 1, 9], 2, 6, (4, 0), 1),  # 2 takes in 4 from 1, which takes in nothing
+}
+
+
+@pytest.mark.parametrize("case", sorted(_BOUND_CASES))
+@pytest.mark.parametrize("hops", [0, 1, 2])
+def test_flow_push_bound(backend, case, hops, monkeypatch):
+    """``REPAIR["push_bound"]``: an increase of an arc of the kept cut pushes
+    at most what its tail can still take in from the source side and its
+    head can still pass on into the sink side, ``push_bound_hops`` arcs
+    away; what is left stays residual across the cut, and the value check,
+    the sink's BFS and (when needed) phase F keep the result maximum.
+    Without the bound (hops 0 here) the whole increase is pushed and goes
+    back where it cannot be used."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1 if hops else 0)
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound_hops", hops)
+    caps, i, new, pushes, value = _BOUND_CASES[case]
+    n = len(caps)
+    push = pushes[hops - 1] if hops else new - caps[i]
+    C = sp.csr_matrix((np.array(caps, dtype=np.int64), (np.arange(n), np.arange(1, n + 1))), shape=(n + 1, n + 1))
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, 0, n, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    res = solver.solve()
+    side = _host_array(res.source_side)
+    assert int(res.flow_value) == 1 and side[i] and not side[i + 1]
+    _update(solver, backend, np.array([i]), np.array([i + 1]), np.array([new]))
+    # right after the update: the arc carries the old flow plus the push
+    assert int(solver._flow_p[i]) == 1 + push
+    assert int(solver._excess[i]) == -push and int(solver._excess[i + 1]) == push
+    C2 = _apply(C, [i], [i + 1], [new])
+    res = solver.solve()
+    assert res.stats["cut_pushes"] == int(push > 0) and int(res.flow_value) == value
+    if push == 0:
+        assert res.stats["repair"] == "none" and res.stats["iterations"] == 0
+    if push < new - caps[i]:
+        assert res.stats["cut"] == "bfs" and not res.stats["fallback"]
+    _check_flow_result(res, C2, 0, n)
+
+
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("kind", ["inc", "mixed"])
+def test_flow_push_bound_batches(backend, name, kind, monkeypatch):
+    """Batches that raise many arcs of the kept cut at once (pushes that
+    share a tail or a head, bounded next to the batch's cuts below the
+    flow) still end in maximum flows, and push no more than without the
+    bound."""
+    from gpumatch.flow import _dynamic
+
+    pushes = {}
+    for bound in (False, True):
+        rng = np.random.default_rng(_seed("push bound", name, kind))
+        monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1 if bound else 0)
+        solver, res, Cb, s, t, maxcap = _flow_solver(name, backend)
+        r, c, cap, f, side, cross = _arc_lists(Cb, res)
+        cand = np.flatnonzero(cross)
+        k = rng.choice(cand, size=min(12, cand.shape[0]), replace=False)
+        new = cap[k] + rng.integers(1, 3 * maxcap + 1, size=k.shape[0])
+        if kind == "mixed":   # and cuts below the flow next to them
+            others = np.flatnonzero(~cross & (f > 0))
+            j = rng.choice(others, size=min(12, others.shape[0]), replace=False)
+            k = np.concatenate([k, j])
+            new = np.concatenate([new, f[j] - rng.integers(1, f[j] + 1)])
+        _update(solver, backend, r[k], c[k], new)
+        C2 = _apply(Cb, r[k], c[k], new)
+        res2 = solver.solve()
+        _check_flow_result(res2, C2, s, t)
+        pushes[bound] = res2.stats["cut_pushes"]
+    if backend == "numpy":   # (the same cut, so the same batch; the GPU's first flows may differ)
+        assert pushes[True] <= pushes[False]
+        if name == "unit_bipartite":   # a matched left vertex takes in nothing more: some pushes go
+            assert pushes[True] < pushes[False]
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("hops", [1, 2])
+def test_flow_push_bound_twins(name, hops, monkeypatch):
+    """``gpumatch_dyn_push_bound`` and the apply step around it move the
+    same flow as the NumPy twin: two solvers from the same maximum flow,
+    the same batch (increases of cut arcs and cuts below the flow), the
+    same flows, excesses and pushes right after the update."""
+    pytest.importorskip("cupy")
+    from gpumatch import _backend
+
+    if _backend.resolve_backend("auto") != "cupy":
+        pytest.skip("no usable GPU")
+    import cupy as cp
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1)
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound_hops", hops)
+    C, s, t, maxcap = FLOW_GRAPHS[name]
+    host = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=None)
+    res = host.solve()
+    dev = MaxFlowSolver(_cupyx(C), s, t, backend="cupy", rebuild_fraction=1.0, time_budget=None)
+    dev.solve()
+    dev._flow_p[...] = cp.asarray(host._flow_p)
+    dev._side = cp.asarray(host._side)
+    dev._excess[...] = cp.asarray(host._excess)
+    r, c, cap, f, side, cross = _arc_lists(C, res)
+    rng = np.random.default_rng(_seed("push bound twins", name))
+    k = rng.choice(np.flatnonzero(cross), size=min(10, int(cross.sum())), replace=False)
+    j = rng.choice(np.flatnonzero(~cross & (f > 0)), size=10, replace=False)
+    rows, cols = np.concatenate([r[k], r[j]]), np.concatenate([c[k], c[j]])
+    new = np.concatenate([cap[k] + rng.integers(1, 3 * maxcap + 1, size=k.shape[0]), f[j] - 1])
+    host.update_capacities(rows, cols, new)
+    dev.update_capacities(cp.asarray(rows), cp.asarray(cols), cp.asarray(new))
+    assert host._pushed == dev._pushed
+    if name == "unit_bipartite":   # (some of its pushes are bounded)
+        assert host._pushed < k.shape[0]
+    assert np.array_equal(host._flow_p, dev._flow_p.get())
+    assert np.array_equal(host._excess, dev._excess.get())
+
+
+@pytest.mark.parametrize("least,push", [(4, 0), (5, 4)])
+def test_flow_push_bound_least(backend, least, push, monkeypatch):
+    """Pushes of fewer than ``REPAIR["push_bound"]`` units go whole (the
+    tail of 1 -> 2 takes in nothing more; the increase is of 4 units)."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound", least)
+    C = sp.csr_matrix((np.array([1, 1, 5], dtype=np.int64), ([0, 1, 2], [1, 2, 3])), shape=(4, 4))
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, 0, 3, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    _update(solver, backend, np.array([1]), np.array([2]), np.array([5]))
+    assert int(solver._flow_p[1]) == 1 + push
+    res = solver.solve()
+    assert res.stats["cut_pushes"] == int(push > 0) and int(res.flow_value) == 1
+    _check_flow_result(res, _apply(C, [1], [2], [5]), 0, 3)

@@ -14,14 +14,19 @@ carries nothing, and :meth:`MaxFlowSolver.update_capacities` keeps it so:
   once (excess at the head, deficit at the tail), so that arc stays
   saturated too; any other change of capacity leaves the flow alone (an arc
   of ``T -> S`` carries nothing, whatever its capacity).
+* Except that such a push is first bounded by what can use it a few arcs
+  away (``REPAIR["push_bound"]``): what the tail can still take in from
+  ``S`` and the head pass on into ``T``.  The rest stays residual across
+  the cut, where pushing it would only have sent it back.
 
-So after every batch the flow still saturates the cut ``S``, whose new
-capacity the solver keeps up to date.  If no vertex is left with an excess
-or a deficit, the flow is valid and its value equals the capacity of a cut:
-it is maximum and ``S`` still a minimum cut, and :meth:`MaxFlowSolver.solve`
-has nothing to do but build its output.  Otherwise it repairs the
-pseudo-flow with the push-relabel kernels of :mod:`gpumatch.flow` in two
-phases:
+So after every batch the flow still saturates the cut ``S`` (but for the
+rest of bounded pushes), whose new capacity the solver keeps up to date.
+If no vertex is left with an excess or a deficit, the flow is valid, and
+if its value equals the capacity of ``S`` it is maximum and ``S`` still a
+minimum cut: :meth:`MaxFlowSolver.solve` has nothing to do but build its
+output (after a bounded push, the BFS from the sink below decides).
+Otherwise it repairs the pseudo-flow with the push-relabel kernels of
+:mod:`gpumatch.flow` in two phases:
 
 X. every excess goes to the sink or to a deficit on the sink side ``T``
    (height 0), else to the source or to a deficit on the source side
@@ -262,6 +267,29 @@ __all__ = ["MaxFlowSolver"]
 #: GENRMF dec 0.1 % 594 -> 28 ms, GENRMF mixed 0.1 % 206 -> 50, GENRMF dec
 #: 0.01 % 20.6 -> 6.4, RLG dec 0.1 % 84 -> 53, RLG dec 0.01 % 12.6 -> 6.8;
 #: increases do not cut arcs and are unchanged.  So every batch uses it.
+#: ``push_bound``, ``push_bound_hops``: an increase of at least
+#: ``push_bound`` units on a saturated arc ``u -> v`` of the kept cut
+#: pushes only what ``u`` can still take in from the source side (residual
+#: of its arcs from there, the source's included, flow it sends back there,
+#: its excess) and ``v`` can still pass on into the sink side (the same the
+#: other way, its deficit); with ``push_bound_hops`` 2 each arc's term is
+#: capped by what its other end can take in (pass on) one arc further
+#: (``gpumatch_dyn_push_bound``; ``push_bound`` 0: every push goes
+#: whole).  What is left stays residual across the cut; the repair then
+#: ends with the sink's BFS, and with phase F in the rare case where the
+#: repair opened a path through it.  Without the bound the pushed excess that the ends cannot
+#: use went into the network first and came back across the cut, and it
+#: was most of the benchmark's RLG mixed batches' work: on the H100
+#: (round 29 of ``benchmarks/results/h100_dynamic.md``) the tails of 6 of
+#: the 10 arcs that the three 0.1 % batches pushed took in nothing, one
+#: repair of three pushes whose value fell went from 44 ms to 16, and the
+#: row's median of six forced repairs from 55 to 43 ms (one arc away).
+#: Two arcs away also stopped a push of 7 044 units whose tail's
+#: neighbours took in nothing (phase X 1 163 -> ~860 iterations), with no
+#: change of the repairs' times beyond their noise.  Pushes of one unit
+#: go whole (``push_bound`` 2): on the unit network, where every push is
+#: one unit, bounding them opened such a path in one repair of three
+#: (phase F, 5-8 ms more).
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 2048, "cancel_2cycles": False,
@@ -269,6 +297,7 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
+          "push_bound": 2, "push_bound_hops": 2,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
@@ -315,11 +344,12 @@ def _warm_up(backend):
     # (C follows the solver's capacities).  The detour pass goes off for
     # these runs, which would leave the later steps little to do, and runs
     # alone last, where either settings use it (its kernels and
-    # element-wise steps compile on first use)
+    # element-wise steps compile on first use); so do the bounds on the
+    # pushes across the cut, whose excess reaches both phases here
     saved = dict(REPAIR)
     detour = int((REPAIR.get("small") or {}).get("detour") or REPAIR.get("detour") or 0)
     try:
-        REPAIR.update(detour=0, small=dict(saved.get("small") or {}, detour=0))
+        REPAIR.update(detour=0, push_bound=False, small=dict(saved.get("small") or {}, detour=0))
         _warm_batches(solver, C, cp.asarray)
         if saved.get("small_batch") and saved.get("small"):
             # and with the settings of small batches (the early-stopping
@@ -333,8 +363,9 @@ def _warm_up(backend):
                 REPAIR.update(small_batch=1.0, paths=False, pair_min=1,
                               small=dict(saved["small"], pair=pair, detour=0))
                 _warm_batches(solver, C, cp.asarray)
-        if detour:
-            REPAIR.update(small_batch=1.0, paths=False, pair_min=1, small=dict(saved.get("small") or {}, detour=detour))
+        if detour or saved.get("push_bound"):
+            REPAIR.update(small_batch=1.0, paths=False, pair_min=1, push_bound=saved.get("push_bound"),
+                          small=dict(saved.get("small") or {}, detour=detour))
             _warm_batches(solver, C, cp.asarray)
     finally:
         REPAIR.clear()
@@ -797,10 +828,12 @@ class MaxFlowSolver:
     the flow on an arc cuts that flow to the new capacity (excess at the
     tail, deficit at the head); an increase of an arc from ``S`` to its
     complement pushes the new residual along it (excess at the head, deficit
-    at the tail); other changes leave the flow as it is, and the cut stays
-    saturated.  :meth:`solve` then moves every excess to the sink or a
-    deficit, preferring those on the sink side of the cut, else back
-    towards the source, and fills every deficit from the source, else by
+    at the tail), as much of it as the arc's ends can use a few arcs away
+    (the rest stays residual across the cut); other changes leave the flow
+    as it is, and the cut stays saturated (but for those rests).
+    :meth:`solve` then moves every excess to the sink or a deficit,
+    preferring those on the sink side of the cut, else back towards the
+    source, and fills every deficit from the source, else by
     cancelling flow towards the sink: first along augmenting paths that
     stay on one side of the cut (:mod:`gpumatch.flow._paths`: disjoint BFS
     trees from every imbalance, a few passes), then by push-relabel for
@@ -1060,8 +1093,9 @@ class MaxFlowSolver:
         cut to the new capacity at once (excess at the tail, deficit at the
         head); where an arc from the source side of the last minimum cut to
         the sink side gains capacity, the new residual is pushed along it
-        (excess at the head, deficit at the tail).  The next :meth:`solve`
-        repairs and re-maximises the flow.  All checks of a batch share one
+        (excess at the head, deficit at the tail), as much of it as its ends
+        can use a few arcs away (``REPAIR["push_bound"]``).  The next
+        :meth:`solve` repairs and re-maximises the flow.  All checks of a batch share one
         read-back from the device.
         """
         rows = self._as_index(rows, "rows")
@@ -1087,12 +1121,12 @@ class MaxFlowSolver:
         if src_total > _mf._I64_MAX:
             raise OverflowError("the total capacity out of the source would not fit int64")
         # --- all checks passed: apply ---
-        apply(h["moved"] > 0)
+        pushed = apply(h["moved"] > 0, h["pushed"])
         self._moved = self._moved or h["moved"] > 0
         self._src_total = src_total
         self._cap_cut += (h["cut_hi"] << 32) + h["cut_lo"]
         self._pending += n
-        self._pushed += h["pushed"]
+        self._pushed += pushed
         self._result = None
 
     def _classify_xp(self, rows, cols, caps):
@@ -1148,18 +1182,70 @@ class MaxFlowSolver:
         h["miss"] = (r[8], r[9]) if r[7] else None
         h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[10:]))
 
-        def apply(moved):
+        def apply(moved, pushed):
             self._data[at] = caps
             self._cap_p[a] = caps
             self._capT_p[self._oti_p[a]] = caps
-            if moved:
-                self._flow_p[a] = f - d       # the dummy slot gets 0 - 0
-                _scatter_add(xp, self._excess, u, d)
-                _scatter_add(xp, self._excess, v, -d)
-                if _pairing():
-                    self._reroute.append((a, d))
+            if not moved:
+                return 0
+            bound = pushed and REPAIR.get("push_bound")
+            dd = xp.where(d > 0, d, 0) if bound else d
+            self._flow_p[a] = f - dd          # the dummy slot gets 0 - 0
+            _scatter_add(xp, self._excess, u, dd)
+            _scatter_add(xp, self._excess, v, -dd)
+            if bound:
+                # the pushes, each bounded by what its ends can use (after the cuts)
+                dd = self._push_bound_xp(a, xp.where(d < 0, d, 0), int(bound))
+                self._flow_p[a] -= dd
+                _scatter_add(xp, self._excess, u, dd)
+                _scatter_add(xp, self._excess, v, -dd)
+                dd = xp.where(d > 0, d, dd)
+                pushed = int((dd < 0).sum())
+            if _pairing():
+                self._reroute.append((a, dd))
+            return pushed
 
         return h, apply
+
+    def _push_bound_xp(self, arcs, d, least):
+        """The NumPy twin of ``gpumatch_dyn_push_bound``: each push ``d[i] < 0``
+        of at least `least` units on arc ``arcs[i]`` (tail on the source side
+        of the kept cut, head on the sink side) bounded by what its tail can
+        still take in from its side and its head can still pass on into its
+        side, ``REPAIR["push_bound_hops"]`` arcs away (``REPAIR["push_bound"]``);
+        returns the new ``d``."""
+        L, side, cap, flow = self._L, self._side, self._cap_p, self._flow_p
+        tail, head, ex = self._tail_p, self._head_p, self._excess
+        depth = int(REPAIR.get("push_bound_hops") or 1)
+        out = d.copy()
+
+        def room(x, frm, depth, into, mine, want, term):
+            # (the twin of dyn_side_room, arcs in the kernel's order)
+            if x == term:
+                return want
+            total = max(int(ex[x]), 0) if into else max(-int(ex[x]), 0)
+            ins = L["in_to_out"][L["in_indptr"][x]:L["in_indptr"][x + 1]]
+            arcs_ends = [(int(b), int(tail[b]), cap[b] - flow[b] if into else flow[b]) for b in ins]
+            arcs_ends += [(b, int(head[b]), flow[b] if into else cap[b] - flow[b])
+                          for b in range(int(L["indptr"][x]), int(L["indptr"][x + 1]))]
+            for b, y, r in arcs_ends:
+                if total >= want:
+                    break
+                if y == frm or bool(side[y]) != mine:
+                    continue
+                r = int(r)
+                if r > 0 and depth > 1:
+                    r = room(y, x, depth - 1, into, mine, r, term)
+                total += r
+            return min(total, want)
+
+        for i in np.flatnonzero(d <= -least):
+            a = int(arcs[i])
+            p = room(int(tail[a]), -1, depth, True, True, -int(d[i]), self.source)
+            if p > 0:
+                p = room(int(head[a]), -1, depth, False, False, p, self.sink)
+            out[i] = -p
+        return out
 
     def _classify_cuda(self, rows, cols, caps):
         """As :meth:`_classify_xp` with the kernels of ``flow/dynamic.cu`` (one read-back)."""
@@ -1189,12 +1275,25 @@ class MaxFlowSolver:
         h["miss"] = (int(rows[r[6]]), int(cols[r[6]])) if r[6] != big else None
         h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[7:]))
 
-        def apply(moved):
+        def apply(moved, pushed):
             k2 = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_apply")
-            k2(grid, (256,), (caps, np.int64(n), at, slot, d, self._data, self._cap_p, self._flow_p, self._capT_p,
-                              self._oti_p, self._tail_p, self._head_p, self._excess, np.int64(E)))
+            bound = moved and pushed and REPAIR.get("push_bound")
+            args = (caps, np.int64(n), at, slot, d, self._data, self._cap_p, self._flow_p, self._capT_p,
+                    self._oti_p, self._tail_p, self._head_p, self._excess, np.int64(E))
+            k2(grid, (256,), args + (np.int32(1 if bound else 0),))
+            if bound:
+                # the pushes, each bounded by what its ends can use (after the cuts)
+                L, count = self._L, cp.zeros(1, dtype=np.int64)
+                kb = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_push_bound", _cuda.index_defines(self._idt))
+                kb(grid, (256,), (np.int64(n), slot, d, self._cap_p, self._flow_p, self._tail_p, self._head_p,
+                                  self._side, self._excess, L["indptr"], L["in_indptr"], L["in_to_out"],
+                                  np.int64(self.source), np.int64(self.sink), np.int64(bound),
+                                  np.int32(REPAIR.get("push_bound_hops") or 1), count))
+                k2(grid, (256,), args + (np.int32(2),))
+                pushed = int(count.get()[0])
             if moved and _pairing():
                 self._reroute.append((slot, d))
+            return pushed if moved else 0
 
         return h, apply
 

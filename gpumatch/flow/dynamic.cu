@@ -94,25 +94,111 @@ extern "C" __global__ void gpumatch_dyn_classify(
 //   cap, flow, capT : E + 1, capacities and flows of the arcs, capacities of
 //                the transposed arcs (oti: arc -> transposed position)
 //   tail, head : E + 1, ends of the arcs; excess : V (atomic)
+//   mode       : 0 the whole batch; 1 the capacities and the cuts below
+//                the flow (d > 0) only; 2 the pushes across the cut (d < 0)
+//                only (after gpumatch_dyn_push_bound has bounded them)
 // Thread mapping: one thread per change; arcs are distinct within a batch.
 extern "C" __global__ void gpumatch_dyn_apply(
     const long long* __restrict__ caps, long long n, const long long* __restrict__ at,
     const long long* __restrict__ slot, const long long* __restrict__ d, long long* data, long long* cap,
     long long* flow, long long* capT, const long long* __restrict__ oti, const long long* __restrict__ tail,
-    const long long* __restrict__ head, long long* excess, long long E)
+    const long long* __restrict__ head, long long* excess, long long E, int mode)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
         const long long nc = caps[i], a = slot[i], dd = d[i];
-        data[at[i]] = nc;
+        if (mode != 2) data[at[i]] = nc;
         if (a >= E) continue;
-        cap[a] = nc;
-        capT[oti[a]] = nc;
-        if (dd != 0) {
+        if (mode != 2) {
+            cap[a] = nc;
+            capT[oti[a]] = nc;
+        }
+        if (dd != 0 && (mode == 0 || (mode == 1) == (dd > 0))) {
             flow[a] -= dd;
             gm_add(excess + tail[a], dd);
             gm_add(excess + head[a], -dd);
         }
+    }
+}
+
+// Bounded sums of gpumatch_dyn_push_bound: what vertex x can still take in
+// from its own side of the kept cut (in = true: the residual of its in-arcs
+// from that side, the flow of its out-arcs into it, which x can cancel, and
+// its excess) or pass on into it (in = false: the reverse, and its
+// deficit), at most `want` (the sum stops there).  With depth 2 the term of
+// each arc x - y is capped by y's own room one arc further (arcs back to x
+// not counted).  `mine`: the side whose arcs count (side[] value); `term`:
+// that side's terminal, whose room is unbounded; `from`: the vertex whose
+// arcs do not count (-1: none).
+__device__ long long dyn_side_room(long long x, long long from, int depth, bool in, bool mine, long long want,
+                                   long long term, const long long* __restrict__ excess,
+                                   const long long* __restrict__ cap, const long long* __restrict__ flow,
+                                   const long long* __restrict__ tail, const long long* __restrict__ head,
+                                   const bool* __restrict__ side, const idx_t* __restrict__ indptr,
+                                   const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_to_out)
+{
+    if (x == term) return want;
+    const long long e = excess[x];
+    long long sum = in ? (e > 0 ? e : 0) : (e < 0 ? -e : 0);
+    for (long long k = in_indptr[x]; k < in_indptr[x + 1] && sum < want; ++k) {
+        const long long b = in_to_out[k], y = tail[b];   // b: y -> x
+        if (y == from || side[y] != mine) continue;
+        long long r = in ? cap[b] - flow[b] : flow[b];
+        if (r > 0 && depth > 1)
+            r = dyn_side_room(y, x, depth - 1, in, mine, r, term, excess, cap, flow, tail, head, side, indptr,
+                              in_indptr, in_to_out);
+        sum += r;
+    }
+    for (long long b = indptr[x]; b < indptr[x + 1] && sum < want; ++b) {   // b: x -> y
+        const long long y = head[b];
+        if (y == from || side[y] != mine) continue;
+        long long r = in ? flow[b] : cap[b] - flow[b];
+        if (r > 0 && depth > 1)
+            r = dyn_side_room(y, x, depth - 1, in, mine, r, term, excess, cap, flow, tail, head, side, indptr,
+                              in_indptr, in_to_out);
+        sum += r;
+    }
+    return sum < want ? sum : want;
+}
+
+// gpumatch_dyn_push_bound: bound each push across the kept cut (d[i] < 0:
+// an increase of a saturated arc u -> v from the source side S to the sink
+// side T) by what can use it `depth` arcs away (dyn_side_room): what u can
+// still take in from S (the source unbounded) and what v can still pass on
+// into T (the sink unbounded).  An arc left below its capacity keeps the
+// rest as residual across the cut.
+//   n, slot, d  : as in gpumatch_dyn_classify; d[i] < 0 becomes -min(-d[i], bounds)
+//   cap, flow, tail, head : E + 1, per arc (dummy slot E), the batch's
+//                 capacities and cuts below the flow applied (apply mode 1)
+//   side, excess : V; indptr, in_indptr, in_to_out : the reverse-CSR layout
+//   s, t        : the terminals; least : pushes of fewer units go whole
+//   depth       : 1 or 2; pushes : 1, out (atomic): arcs that still push
+// Thread mapping: one thread per change (grid-stride).  Reads only the
+// arcs inside a side, which no thread writes; the pushes are applied by
+// gpumatch_dyn_apply (mode 2) afterwards.  Two pushes that share a tail or
+// a head may both count its room (an over-estimate, as without the bound).
+extern "C" __global__ void gpumatch_dyn_push_bound(
+    long long n, const long long* __restrict__ slot, long long* d, const long long* __restrict__ cap,
+    const long long* __restrict__ flow, const long long* __restrict__ tail, const long long* __restrict__ head,
+    const bool* __restrict__ side, const long long* __restrict__ excess, const idx_t* __restrict__ indptr,
+    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_to_out, long long s, long long t,
+    long long least, int depth, long long* pushes)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        const long long dd = d[i];
+        if (dd >= 0) continue;
+        const long long a = slot[i];
+        long long p = -dd;
+        if (p >= least) {
+            p = dyn_side_room(tail[a], -1, depth, true, true, p, s, excess, cap, flow, tail, head, side, indptr,
+                              in_indptr, in_to_out);
+            if (p > 0)
+                p = dyn_side_room(head[a], -1, depth, false, false, p, t, excess, cap, flow, tail, head, side,
+                                  indptr, in_indptr, in_to_out);
+        }
+        d[i] = -p;
+        if (p > 0) gm_add(pushes, 1);
     }
 }
 
