@@ -165,6 +165,19 @@ def draw_batch(rng, C, kind, k, maxcap):
     return pos, new_capacities(rng, C.data[pos], kind, maxcap)
 
 
+def replay_batches(rng, C, maxcap, repeats=3):
+    """The flow batches of this benchmark's sequence on `C` (host CSR, its
+    capacities updated in place), drawn from `rng` as the benchmark draws
+    them: yields ``(kind, frac, rep, positions in C.data, new capacities)``."""
+    for kind in KINDS:
+        for frac in FRACS:
+            k = max(1, int(round(frac * C.nnz)))
+            for rep in range(repeats):
+                pos, new = draw_batch(rng, C, kind, k, maxcap)
+                C.data[pos] = new
+                yield kind, frac, rep, pos, new
+
+
 def forced_repairs(solver, C, kinds, frac, before=None, batches=3, seed=7, maxcap=10000):
     """The probes' batches on a CuPy `solver` of `C` (host CSR, updated in
     place): `batches` of each kind in `kinds`, of `frac` of the arcs each.

@@ -200,48 +200,42 @@ def main(argv=None):
             solver = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
             solver.solve()
             print(f"# {name}: fastest solve from scratch seen {solver._t_scratch * 1e3:.1f} ms", flush=True)
-        for kind in B.KINDS:
-            for frac in B.FRACS:
-                k = max(1, int(round(frac * C.nnz)))
-                for rep in range(3):
-                    pos = rng.choice(C.nnz, size=k, replace=False)
-                    new = B.new_capacities(rng, C.data[pos], kind, maxcap)
-                    C.data[pos] = new
-                    if not run:
-                        continue
-                    r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
-                    if frac > args.up_to:
-                        solver.update_capacities(r, c, nw)
-                        solver.solve()
-                        continue
-                    del tree[:]
-                    del calls[:], searches[:]
-                    sync()
-                    t0 = time.perf_counter()
-                    solver.update_capacities(r, c, nw)
-                    st = solver.solve().stats
-                    sync()
-                    ms = (time.perf_counter() - t0) * 1e3
-                    print(f"## {name} {kind} {frac:g} rep{rep}: {ms:.1f} ms (budget {0.25 * solver._t_scratch * 1e3:.1f})"
-                          f" mode {st.get('mode')} settings {st.get('repair_settings')} cut {st.get('cut')}"
-                          f" fallback {st.get('fallback')} relabels {st.get('global_relabels')}"
-                          f" (split {st.get('split_relabels', 0)}) phases {st.get('phases')}"
-                          f" paths {[p[:5] for p in st.get('path_passes', [])]}"
-                          f" detours {[d[:6] + (round(d[6] * 1e3, 1),) for d in st.get('detours', [])]}",
-                          flush=True)
-                    if args.discharge:
-                        print("   discharge:", _discharge_summary(calls))
-                        print("   relabel BFS:", "; ".join(f"{ms:.2f} ms {lv} levels" for ms, lv in searches) or "none")
-                    if args.no_tree:
-                        continue
-                    top = [f"{'  ' * d}{tag} {t_ms:.2f}" for d, tag, t_ms in tree if d <= 2 and t_ms > 0.3]
-                    print("   tree:", " | ".join(top[:40]))
-                    agg = collections.defaultdict(lambda: [0, 0.0])
-                    for _, tag, t_ms in tree:
-                        agg[tag][0] += 1
-                        agg[tag][1] += t_ms
-                    print("   sums:", ", ".join(f"{key} x{n} {v:.1f}" for key, (n, v) in
-                                                sorted(agg.items(), key=lambda x: -x[1][1])[:14]), flush=True)
+        for kind, frac, rep, pos, new in B.replay_batches(rng, C, maxcap):
+            if not run:
+                continue
+            r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
+            if frac > args.up_to:
+                solver.update_capacities(r, c, nw)
+                solver.solve()
+                continue
+            del tree[:]
+            del calls[:], searches[:]
+            sync()
+            t0 = time.perf_counter()
+            solver.update_capacities(r, c, nw)
+            st = solver.solve().stats
+            sync()
+            ms = (time.perf_counter() - t0) * 1e3
+            print(f"## {name} {kind} {frac:g} rep{rep}: {ms:.1f} ms (budget {0.25 * solver._t_scratch * 1e3:.1f})"
+                  f" mode {st.get('mode')} settings {st.get('repair_settings')} cut {st.get('cut')}"
+                  f" fallback {st.get('fallback')} relabels {st.get('global_relabels')}"
+                  f" (split {st.get('split_relabels', 0)}) phases {st.get('phases')}"
+                  f" paths {[p[:5] for p in st.get('path_passes', [])]}"
+                  f" detours {[d[:6] + (round(d[6] * 1e3, 1),) for d in st.get('detours', [])]}",
+                  flush=True)
+            if args.discharge:
+                print("   discharge:", _discharge_summary(calls))
+                print("   relabel BFS:", "; ".join(f"{ms:.2f} ms {lv} levels" for ms, lv in searches) or "none")
+            if args.no_tree:
+                continue
+            top = [f"{'  ' * d}{tag} {t_ms:.2f}" for d, tag, t_ms in tree if d <= 2 and t_ms > 0.3]
+            print("   tree:", " | ".join(top[:40]))
+            agg = collections.defaultdict(lambda: [0, 0.0])
+            for _, tag, t_ms in tree:
+                agg[tag][0] += 1
+                agg[tag][1] += t_ms
+            print("   sums:", ", ".join(f"{key} x{n} {v:.1f}" for key, (n, v) in
+                                        sorted(agg.items(), key=lambda x: -x[1][1])[:14]), flush=True)
         del solver
         cp.get_default_memory_pool().free_all_blocks()
 

@@ -66,6 +66,7 @@ then start from scratch at once for a while).
 
 from __future__ import annotations
 
+import itertools
 import time
 
 import numpy as np
@@ -288,8 +289,8 @@ __all__ = ["MaxFlowSolver"]
 #: neighbours took in nothing (phase X 1 163 -> ~860 iterations), with no
 #: change of the repairs' times beyond their noise.  Pushes of one unit
 #: go whole (``push_bound`` 2): on the unit network, where every push is
-#: one unit, bounding them opened such a path in one repair of three
-#: (phase F, 5-8 ms more).
+#: one unit, bounding them sent one more of six forced repairs through
+#: phase F (5-8 ms more).
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 2048, "cancel_2cycles": False,
@@ -1225,9 +1226,11 @@ class MaxFlowSolver:
                 return want
             total = max(int(ex[x]), 0) if into else max(-int(ex[x]), 0)
             ins = L["in_to_out"][L["in_indptr"][x]:L["in_indptr"][x + 1]]
-            arcs_ends = [(int(b), int(tail[b]), cap[b] - flow[b] if into else flow[b]) for b in ins]
-            arcs_ends += [(b, int(head[b]), flow[b] if into else cap[b] - flow[b])
-                          for b in range(int(L["indptr"][x]), int(L["indptr"][x + 1]))]
+            # (lazily, so that the sum stops at `want` on a hub as the kernel does)
+            arcs_ends = itertools.chain(
+                ((int(b), int(tail[b]), cap[b] - flow[b] if into else flow[b]) for b in ins),
+                ((b, int(head[b]), flow[b] if into else cap[b] - flow[b])
+                 for b in range(int(L["indptr"][x]), int(L["indptr"][x + 1]))))
             for b, y, r in arcs_ends:
                 if total >= want:
                     break

@@ -1,0 +1,126 @@
+#!/usr/bin/env python3
+"""What the pushes across the kept cut of the benchmark's batches can use (CuPy, needs a GPU).
+
+    python benchmarks/probe_cut_pushes.py                       # RLG and GENRMF, inc and mixed batches
+    python benchmarks/probe_cut_pushes.py --cases washington --kinds mixed --bound
+
+Replays the flow batches of ``bench_dynamic.py --only flow`` (same seed,
+order of kinds and sizes, so the same arcs and capacities) on a
+:class:`gpumatch.MaxFlowSolver` with ``time_budget=None``.  Before each
+batch of ``--kinds`` of at most ``--up-to`` of the arcs it lists the
+increases of saturated arcs ``u -> v`` of the kept cut (the pushes of
+``update_capacities``), each with its increase ``d``, the room of its tail
+(what ``u`` can still take in from the source side) and of its head (what
+``v`` can still pass on into the sink side) one to four arcs away, as
+``REPAIR["push_bound"]`` counts it (``push_bound_hops`` is the number of
+arcs), and, after the forced repair, how much more flow the arc carries
+(``df``) and how much the value moved (``dF``).  Without ``--bound`` the
+solver pushes every increase whole (``push_bound`` 0), so ``df`` shows
+what a maximum flow used of the whole push.  The rooms are computed on the
+host from a copy of the flow (before the batch's other changes).
+"""
+
+from __future__ import annotations
+
+import argparse
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+
+def _room(H, x, frm, depth, into, want, term):
+    """What `x` can take in from (`into`) or pass on into its side of the
+    cut, `depth` arcs away, at most `want` (the host twin of the solver's
+    bound, without excesses)."""
+    if x == term:
+        return want
+    mine = bool(H["side"][x])
+    total = 0
+    ins = [(int(b), int(H["tail"][b])) for b in H["ito"][H["iip"][x]:H["iip"][x + 1]]]
+    outs = [(b, int(H["head"][b])) for b in range(int(H["ip"][x]), int(H["ip"][x + 1]))]
+    for out, arcs in ((False, ins), (True, outs)):
+        for b, y in arcs:
+            if total >= want:
+                return want
+            if y == frm or bool(H["side"][y]) != mine:
+                continue
+            forward = into != out          # into: residual of an in-arc, flow of an out-arc
+            r = int(H["cap"][b] - H["flow"][b]) if forward else int(H["flow"][b])
+            if r > 0 and depth > 1:
+                r = _room(H, y, x, depth - 1, into, r, term)
+            total += r
+    return min(total, want)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default="washington,genrmf", help="comma-separated prefixes of the networks")
+    ap.add_argument("--kinds", default="inc,mixed", help="comma-separated kinds of batch to list")
+    ap.add_argument("--up-to", type=float, default=0.0011, help="list batches of at most this fraction of the arcs")
+    ap.add_argument("--bound", action="store_true", help="keep the solver's push_bound (default: pushes go whole)")
+    args = ap.parse_args(argv)
+
+    import cupy as cp
+
+    import bench_dynamic as B
+    from gpumatch.flow import _dynamic as D
+
+    if not args.bound:
+        D.REPAIR["push_bound"] = 0
+    only = [c for c in args.cases.split(",") if c]
+    kinds = set(args.kinds.split(","))
+    sync = cp.cuda.Device().synchronize
+    rng = np.random.default_rng(0)        # bench_dynamic's
+    for name, C, s, t, maxcap in B.flow_cases(False):
+        C.sort_indices()
+        coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+        run = any(name.startswith(c) for c in only)
+        sv = None
+        if run:
+            sv = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
+            sv.solve()
+        for kind, frac, rep, pos, new in B.replay_batches(rng, C, maxcap):
+            if not run:
+                continue
+            r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
+            if frac > args.up_to or kind not in kinds:
+                sv.update_capacities(r, c, nw)
+                sv.solve()
+                continue
+            H = {key: cp.asnumpy(x) for key, x in
+                 (("ip", sv._L["indptr"]), ("iip", sv._L["in_indptr"]), ("ito", sv._L["in_to_out"]),
+                  ("tail", sv._tail_p), ("head", sv._head_p), ("cap", sv._cap_p), ("flow", sv._flow_p),
+                  ("side", sv._side))}
+            at = cp.asnumpy(sv._arc_of[cp.searchsorted(sv._keys, r * np.int64(sv._V) + c)])
+            u, v = H["tail"][at], H["head"][at]
+            old, f0 = H["cap"][at], H["flow"][at]
+            push = H["side"][u] & ~H["side"][v] & (new > old) & (f0 == old)
+            rows = []
+            for i in np.flatnonzero(push):
+                d = int(new[i] - old[i])
+                rooms = [(_room(H, int(u[i]), -1, h, True, d, s), _room(H, int(v[i]), -1, h, False, d, t))
+                         for h in (1, 2, 3, 4)]
+                rows.append((int(at[i]), d, rooms))
+            v0 = int(sv.solve().flow_value)
+            sync()
+            t0 = time.perf_counter()
+            sv.update_capacities(r, c, nw)
+            res = sv.solve()
+            sync()
+            ms = (time.perf_counter() - t0) * 1e3
+            flow = cp.asnumpy(sv._flow_p)
+            items = "; ".join(f"d={d} rooms(tail, head) by hops {rooms} df={int(flow[a] - H['flow'][a])}"
+                              for a, d, rooms in rows)
+            print(f"## {name} {kind} {frac:g} rep{rep}: {ms:.1f} ms dF={int(res.flow_value) - v0} "
+                  f"pushes {len(rows)}: {items}", flush=True)
+        del sv
+        cp.get_default_memory_pool().free_all_blocks()
+
+
+if __name__ == "__main__":
+    main()
