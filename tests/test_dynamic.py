@@ -2754,3 +2754,21 @@ def test_flow_push_bound_least(backend, least, push, monkeypatch):
     res = solver.solve()
     assert res.stats["cut_pushes"] == int(push > 0) and int(res.flow_value) == 1
     _check_flow_result(res, _apply(C, [1], [2], [5]), 0, 3)
+
+
+def test_flow_push_bound_sums_do_not_overflow(backend, monkeypatch):
+    """The rooms' sums stop at the push: a tail whose arcs' residuals add up
+    past int64 (one of 2**63 - 2 after one just short of the push) bounds
+    nothing, where a wrapped sum would have pushed a negative amount."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1)
+    monkeypatch.setitem(_dynamic.REPAIR, "push_bound_hops", 1)
+    big, D = 2**63 - 2, 2**62
+    # 0 -> 1 -> 2 -> 3 (sink) with 4 -> 1 and 5 -> 1 from the source side
+    C = sp.csr_matrix((np.array([1, 1, big, D - 1, big], dtype=np.int64), ([0, 1, 2, 4, 5], [1, 2, 3, 1, 1])),
+                      shape=(6, 6))
+    solver = MaxFlowSolver(C, 0, 3, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    assert int(solver.solve().flow_value) == 1
+    _update(solver, backend, np.array([1]), np.array([2]), np.array([1 + D]))
+    assert int(solver._flow_p[1]) == 1 + D and solver._pushed == 1

@@ -147,7 +147,7 @@ __device__ long long dyn_side_room(long long x, long long from, int depth, bool 
         if (r > 0 && depth > 1)
             r = dyn_side_room(y, x, depth - 1, in, mine, r, term, excess, cap, flow, tail, head, side, indptr,
                               in_indptr, in_to_out);
-        sum += r;
+        sum += r < want - sum ? r : want - sum;   // (never past want: no overflow)
     }
     for (long long b = indptr[x]; b < indptr[x + 1] && sum < want; ++b) {   // b: x -> y
         const long long y = head[b];
@@ -156,7 +156,7 @@ __device__ long long dyn_side_room(long long x, long long from, int depth, bool 
         if (r > 0 && depth > 1)
             r = dyn_side_room(y, x, depth - 1, in, mine, r, term, excess, cap, flow, tail, head, side, indptr,
                               in_indptr, in_to_out);
-        sum += r;
+        sum += r < want - sum ? r : want - sum;   // (never past want: no overflow)
     }
     return sum < want ? sum : want;
 }
