@@ -17,7 +17,8 @@ arcs), and, after the forced repair, how much more flow the arc carries
 (``df``) and how much the value moved (``dF``).  Without ``--bound`` the
 solver pushes every increase whole (``push_bound`` 0), so ``df`` shows
 what a maximum flow used of the whole push.  The rooms are computed on the
-host from a copy of the flow (before the batch's other changes).
+host (``_dynamic._side_room``, the NumPy twin of the solver's kernel) from a
+copy of the flow and excesses before the batch's other changes.
 """
 
 from __future__ import annotations
@@ -31,30 +32,6 @@ import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
-
-
-def _room(H, x, frm, depth, into, want, term):
-    """What `x` can take in from (`into`) or pass on into its side of the
-    cut, `depth` arcs away, at most `want` (the host twin of the solver's
-    bound, without excesses)."""
-    if x == term:
-        return want
-    mine = bool(H["side"][x])
-    total = 0
-    ins = [(int(b), int(H["tail"][b])) for b in H["ito"][H["iip"][x]:H["iip"][x + 1]]]
-    outs = [(b, int(H["head"][b])) for b in range(int(H["ip"][x]), int(H["ip"][x + 1]))]
-    for out, arcs in ((False, ins), (True, outs)):
-        for b, y in arcs:
-            if total >= want:
-                return want
-            if y == frm or bool(H["side"][y]) != mine:
-                continue
-            forward = into != out          # into: residual of an in-arc, flow of an out-arc
-            r = int(H["cap"][b] - H["flow"][b]) if forward else int(H["flow"][b])
-            if r > 0 and depth > 1:
-                r = _room(H, y, x, depth - 1, into, r, term)
-            total += r
-    return min(total, want)
 
 
 def main(argv=None):
@@ -93,9 +70,9 @@ def main(argv=None):
                 sv.solve()
                 continue
             H = {key: cp.asnumpy(x) for key, x in
-                 (("ip", sv._L["indptr"]), ("iip", sv._L["in_indptr"]), ("ito", sv._L["in_to_out"]),
-                  ("tail", sv._tail_p), ("head", sv._head_p), ("cap", sv._cap_p), ("flow", sv._flow_p),
-                  ("side", sv._side))}
+                 (("indptr", sv._L["indptr"]), ("in_indptr", sv._L["in_indptr"]),
+                  ("in_to_out", sv._L["in_to_out"]), ("tail", sv._tail_p), ("head", sv._head_p),
+                  ("cap", sv._cap_p), ("flow", sv._flow_p), ("side", sv._side), ("excess", sv._excess))}
             at = cp.asnumpy(sv._arc_of[cp.searchsorted(sv._keys, r * np.int64(sv._V) + c)])
             u, v = H["tail"][at], H["head"][at]
             old, f0 = H["cap"][at], H["flow"][at]
@@ -103,8 +80,8 @@ def main(argv=None):
             rows = []
             for i in np.flatnonzero(push):
                 d = int(new[i] - old[i])
-                rooms = [(_room(H, int(u[i]), -1, h, True, d, s), _room(H, int(v[i]), -1, h, False, d, t))
-                         for h in (1, 2, 3, 4)]
+                rooms = [(D._side_room(H, int(u[i]), -1, h, True, d, s),
+                          D._side_room(H, int(v[i]), -1, h, False, d, t)) for h in (1, 2, 3, 4)]
                 rows.append((int(at[i]), d, rooms))
             v0 = int(sv.solve().flow_value)
             sync()

@@ -436,6 +436,42 @@ def _pairing():
     return bool(REPAIR.get("pair") or small.get("pair") or REPAIR.get("detour") or small.get("detour"))
 
 
+def _side_room(net, x, frm, depth, into, want, term):
+    """What vertex `x` can still take in from its own side of the kept cut
+    (`into`: the residual of its in-arcs from that side, the flow of its
+    out-arcs into it, its excess) or pass on into it (the reverse, its
+    deficit), at most `want`, `depth` arcs away: with depth 2 each arc's
+    term is capped by its other end's room one arc further (arcs back to
+    `frm` not counted).  `term` is the side's terminal (unbounded room).
+    `net`: host arrays ``indptr``, ``in_indptr``, ``in_to_out`` (reverse
+    CSR), ``tail``, ``head``, ``cap``, ``flow`` (per arc), ``side``,
+    ``excess`` (per vertex).  The NumPy twin of ``dyn_side_room`` of
+    ``flow/dynamic.cu`` (its arcs in the kernel's order; the sum stops at
+    `want`, lazily, as the kernel's does on a hub).
+    """
+    if x == term:
+        return want
+    side, cap, flow = net["side"], net["cap"], net["flow"]
+    mine = bool(side[x])
+    e = int(net["excess"][x])
+    total = max(e, 0) if into else max(-e, 0)
+    ins = net["in_to_out"][net["in_indptr"][x]:net["in_indptr"][x + 1]]
+    arcs_ends = itertools.chain(
+        ((int(net["tail"][b]), cap[b] - flow[b] if into else flow[b]) for b in ins),
+        ((int(net["head"][b]), flow[b] if into else cap[b] - flow[b])
+         for b in range(int(net["indptr"][x]), int(net["indptr"][x + 1]))))
+    for y, r in arcs_ends:
+        if total >= want:
+            break
+        if y == frm or bool(side[y]) != mine:
+            continue
+        r = int(r)
+        if r > 0 and depth > 1:
+            r = _side_room(net, y, x, depth - 1, into, r, term)
+        total += r
+    return min(total, want)
+
+
 class _OverBudget(Exception):
     """The dynamic repair ran past its time budget (the solver then starts from scratch)."""
 
@@ -1213,40 +1249,19 @@ class MaxFlowSolver:
         of at least `least` units on arc ``arcs[i]`` (tail on the source side
         of the kept cut, head on the sink side) bounded by what its tail can
         still take in from its side and its head can still pass on into its
-        side, ``REPAIR["push_bound_hops"]`` arcs away (``REPAIR["push_bound"]``);
-        returns the new ``d``."""
-        L, side, cap, flow = self._L, self._side, self._cap_p, self._flow_p
-        tail, head, ex = self._tail_p, self._head_p, self._excess
+        side, ``REPAIR["push_bound_hops"]`` arcs away (``REPAIR["push_bound"]``,
+        :func:`_side_room`); returns the new ``d``."""
+        L = self._L
+        net = {"indptr": L["indptr"], "in_indptr": L["in_indptr"], "in_to_out": L["in_to_out"],
+               "tail": self._tail_p, "head": self._head_p, "cap": self._cap_p, "flow": self._flow_p,
+               "side": self._side, "excess": self._excess}
         depth = int(REPAIR.get("push_bound_hops") or 1)
         out = d.copy()
-
-        def room(x, frm, depth, into, mine, want, term):
-            # (the twin of dyn_side_room, arcs in the kernel's order)
-            if x == term:
-                return want
-            total = max(int(ex[x]), 0) if into else max(-int(ex[x]), 0)
-            ins = L["in_to_out"][L["in_indptr"][x]:L["in_indptr"][x + 1]]
-            # (lazily, so that the sum stops at `want` on a hub as the kernel does)
-            arcs_ends = itertools.chain(
-                ((int(b), int(tail[b]), cap[b] - flow[b] if into else flow[b]) for b in ins),
-                ((b, int(head[b]), flow[b] if into else cap[b] - flow[b])
-                 for b in range(int(L["indptr"][x]), int(L["indptr"][x + 1]))))
-            for b, y, r in arcs_ends:
-                if total >= want:
-                    break
-                if y == frm or bool(side[y]) != mine:
-                    continue
-                r = int(r)
-                if r > 0 and depth > 1:
-                    r = room(y, x, depth - 1, into, mine, r, term)
-                total += r
-            return min(total, want)
-
         for i in np.flatnonzero(d <= -least):
             a = int(arcs[i])
-            p = room(int(tail[a]), -1, depth, True, True, -int(d[i]), self.source)
+            p = _side_room(net, int(net["tail"][a]), -1, depth, True, -int(d[i]), self.source)
             if p > 0:
-                p = room(int(head[a]), -1, depth, False, False, p, self.sink)
+                p = _side_room(net, int(net["head"][a]), -1, depth, False, p, self.sink)
             out[i] = -p
         return out
 
