@@ -1287,6 +1287,104 @@ def test_flow_cross_fill(monkeypatch, cross_fill):
         assert not crossed and fallbacks
 
 
+def _check_cut(res, C, s, t):
+    """The result's source side is that of a minimum cut: it holds the
+    source and not the sink, and its arcs out carry the flow's value."""
+    side = _host_array(res.source_side).astype(bool)
+    assert side[s] and not side[t]
+    coo = sp.coo_matrix(C)
+    out = side[coo.row] & ~side[coo.col] & (coo.row != coo.col)
+    assert int(coo.data[out].sum()) == int(res.flow_value)
+
+
+@pytest.mark.parametrize("f_root", [0, 1, 4])
+def test_flow_fallback_from_the_source(backend, monkeypatch, f_root):
+    """Unit network, mixed batches of 0.1 % of the arcs without the
+    cross fill, which leaves augmenting paths to phase F.  With
+    ``f_root``, F starts with passes from the source itself, one path
+    each: where the last of them finds none, they alone finish the flow
+    and give the cut (no F pass from saturated source arcs, no BFS after
+    them); with one pass only, which finds a path, the sink's BFS runs
+    again to see whether F must go on.  Every flow and cut is maximum /
+    minimum either way."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "cross_fill", False)
+    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0)
+    monkeypatch.setitem(_dynamic.REPAIR, "f_root", f_root)
+    A = sp.csr_matrix(G.random_bipartite(10_000, 10_000, 5, seed=0))
+    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
+    V = ip.shape[0] - 1
+    C = sp.csr_matrix((cap, ix, ip), shape=(V, V))
+    rng = np.random.default_rng(2)
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    names = []
+    for _ in range(3):
+        r, c, new = _capacity_batch(rng, C, "mixed", C.nnz // 1000, 1)
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == "dynamic"
+        _check_flow_result(res, C, s, t)
+        _check_cut(res, C, s, t)
+        if res.stats.get("fallback"):
+            names.append(([p[0] for p in res.stats.get("path_passes", []) if p[0] in ("F0", "F")]
+                          + [p[0] for p in res.stats.get("phases") or []], res.stats["global_relabels"]))
+    assert names                              # (on both backends the first batch ends in F)
+    for n, bfs in names:
+        if f_root == 0:
+            assert "F0" not in n and "F" in n and bfs >= 2
+        elif f_root == 4:
+            assert n == ["F0"] and bfs == 1   # one path, then a pass that proves none is left
+        else:
+            # the one pass found a path and proved nothing: the sink's BFS
+            # runs again, and here finds that none is left
+            assert n[0] == "F0" and bfs >= 2
+
+
+@pytest.mark.parametrize("last", [5, 3])
+def test_flow_fallback_from_a_hub_source(backend, monkeypatch, last):
+    """Phase F's passes from a source of many arcs take its first level
+    over the whole grid (``gpumatch_fp_hub_level``).  The source has an
+    arc to each of 3 000 dead ends and one, the minimum cut, to a path
+    a -> b -> sink; the cut's capacity rises from 1 to `cap`, and a phase
+    X that only returns excess sends what the update pushed back, so F
+    finds the path: one pass over the source's 3 001 arcs with it.  With
+    ``b -> sink`` of 5, the path carries all that the kept cut allows,
+    which is then a minimum cut again; with 3, a second pass finds no
+    path, and its tree is the new source side."""
+    from gpumatch.flow import _dynamic as D
+
+    monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", _return_only)
+    monkeypatch.setitem(D.REPAIR, "f_root", 4)
+    n = 3000
+    a, b, s, t = n, n + 1, n + 2, n + 3
+    rows = [s] * n + [s, a, b]
+    cols = list(range(n)) + [a, b, t]
+    caps = [1] * n + [1, 5, last]
+    C = sp.csr_matrix((np.asarray(caps, dtype=np.int64), (rows, cols)), shape=(n + 4, n + 4))
+    C.sort_indices()
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    assert int(solver.solve().flow_value) == 1
+    solver.update_capacities(_to_backend(np.array([s]), backend), _to_backend(np.array([a]), backend),
+                             _to_backend(np.array([4]), backend))
+    C2 = _apply(C, [s], [a], [4])
+    res = solver.solve()
+    assert res.stats["fallback"]
+    passes = 1 if last == 5 else 2
+    assert [(p[0], p[1], p[3]) for p in res.stats["path_passes"] if p[0].startswith("F")] == [("F0", passes, 1)]
+    assert not [p for p in res.stats.get("phases") or [] if p[0].startswith("F")]
+    _check_flow_result(res, C2, s, t)
+    _check_cut(res, C2, s, t)
+    assert int(res.flow_value) == min(4, last)
+    side = _host_array(res.source_side).astype(bool)
+    assert side[:n].all() and side[s] and not side[t]
+    assert side[[a, b]].tolist() == [last < 4] * 2     # the kept cut, or what the source reaches
+
+
 def test_flow_cancel_2cycles(backend, monkeypatch):
     """Cancelling the flow round anti-parallel pairs of arcs leaves no pair
     carrying flow both ways, the same net flow (the output) and the same
@@ -2516,19 +2614,25 @@ def test_flow_cut_arc_decreases_keep_the_cut(backend, name):
     assert np.array_equal(_host_array(res2.source_side), side)
 
 
+def _return_only(self):
+    """A phase X (``MaxFlowSolver._excess_phase``) that only ever returns
+    excess to the source or the deficits: it leaves a valid flow that need
+    not be maximum, for phase F to finish."""
+    from gpumatch.flow import _dynamic as D
+
+    xp, idt, s, t = self._xp, self._idt, self.source, self.sink
+    st = {"height": self._height, "excess": self._excess}
+    near = lambda: xp.concatenate([xp.asarray([s], dtype=idt),  # noqa: E731
+                                    xp.nonzero(self._inner(self._excess < 0))[0].astype(idt)])
+    D._Phase(self, self._ctx, st, near, terminals=(s, t), hlimit=self._V, blocked=t, name="X").run()
+
+
 def test_flow_augmenting_fallback(monkeypatch, backend, repair_paths):
     # a phase X that only ever returns excess to the source leaves a valid
     # but not maximum flow: the cut check, the BFS and phase F repair it
     from gpumatch.flow import _dynamic as D
 
-    def return_only(self):
-        xp, idt, s, t = self._xp, self._idt, self.source, self.sink
-        st = {"height": self._height, "excess": self._excess}
-        near = lambda: xp.concatenate([xp.asarray([s], dtype=idt),  # noqa: E731
-                                        xp.nonzero(self._inner(self._excess < 0))[0].astype(idt)])
-        D._Phase(self, self._ctx, st, near, terminals=(s, t), hlimit=self._V, blocked=t, name="X").run()
-
-    monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", return_only)
+    monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", _return_only)
     C = sp.csr_matrix(np.array([[0, 1, 0, 0], [0, 0, 5, 0], [0, 0, 0, 5], [0, 0, 0, 0]], dtype=np.int64))
     solver = MaxFlowSolver(C, 0, 3, backend=backend, rebuild_fraction=1.0, time_budget=None)
     assert int(solver.solve().flow_value) == 1
@@ -2536,7 +2640,7 @@ def test_flow_augmenting_fallback(monkeypatch, backend, repair_paths):
     res = solver.solve()
     assert res.stats["cut"] == "bfs" and res.stats["fallback"]
     # with the path passes, phase F starts with them (and here they leave push-relabel nothing)
-    f_passes = [p for p in res.stats.get("path_passes", []) if p[0] == "F"]
+    f_passes = [p for p in res.stats.get("path_passes", []) if p[0] in ("F0", "F")]
     assert bool(f_passes) == (repair_paths != "push_relabel")
     if f_passes and repair_paths != "unwind":   # (passes that reach nothing leave it to F1)
         assert "F1" not in [p[0] for p in res.stats.get("phases", [])]

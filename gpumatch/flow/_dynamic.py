@@ -197,6 +197,18 @@ __all__ = ["MaxFlowSolver"]
 #: in 4 of 9 repairs with it, in all 9 without), those of 0.01 % 16-20
 #: ms with it and 13-14 ms without (no fallback either way); so it is
 #: off for small batches.
+#: ``f_root``: phase F (an augmenting path is left after the phases)
+#: starts with up to this many augmenting-path passes from the source
+#: itself, one path each (0: none); when the last finds no path the flow is
+#: maximum, and that pass's tree (what the source reaches) is the source
+#: side of a minimum cut, so no other BFS runs.  Else, or when the passes
+#: stop at their level limits, F goes on as before: it saturates the source
+#: arcs whose head reaches the sink, routes that excess along augmenting
+#: paths to the sink and back, and runs push-relabel for what is left.  On
+#: the H100 benchmark's unit network a mixed batch of 0.1 % that ends in F
+#: leaves one path or two of 60-100 arcs; F then pushed ~95 000 units into
+#: the network to get one of them through (see round 30 of
+#: ``benchmarks/results/h100_dynamic.md``).
 #: ``period_depth``, ``period_depth_closer``: after a relabel whose
 #: deepest BFS ran ``d`` levels, the next one waits for at most
 #: ``max(max_period, period_depth * d)`` discharge iterations instead of
@@ -294,7 +306,8 @@ __all__ = ["MaxFlowSolver"]
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 2048, "cancel_2cycles": False,
-          "split_relabel": False, "cross_fill": True, "small_batch": 1.5e-4, "period_depth": 0,
+          "split_relabel": False, "cross_fill": True, "f_root": 4,
+          "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
@@ -371,6 +384,12 @@ def _warm_up(backend):
     finally:
         REPAIR.clear()
         REPAIR.update(saved)
+    # the fallback F's passes from the source (one, which finds the flow
+    # maximum) and the comparison that gives their cut: compiled inside the
+    # first repair with a phase F, ~0.35 s on an H100 with a fresh cache
+    if REPAIR.get("paths") and REPAIR.get("f_root"):
+        solver._root_pass(solver._cap_cut - 1, 1)
+        solver._pbufs.owner == solver.source
     # the fallback F's saturation of the source arcs, which the batches
     # above need not reach: its element-wise kernels compiled mid-repair
     # took 0.2-0.3 s on an H100 (the solver is thrown away after this)
@@ -1638,6 +1657,28 @@ class MaxFlowSolver:
                 one = lambda v: (lambda: xp.asarray([v], dtype=self._idt))  # noqa: E731
                 paths = bool(self._rep.get("paths"))
                 placed = False
+                nroot = int(self._rep.get("f_root") or 0) if paths else 0
+                if nroot:
+                    ps = self._root_pass(value, nroot)
+                    if ps["amount"] and self._value() == self._cap_cut:
+                        # the paths carried all that the kept cut allows:
+                        # it is a minimum cut again
+                        times["cut"] = time.perf_counter() - t2
+                        return self._cap_cut, self._side
+                    if ps["exhausted"]:
+                        # the source's last pass found no path: the flow is
+                        # maximum, and that pass's tree (what the source
+                        # reaches) is the source side of a minimum cut
+                        times["cut"] = time.perf_counter() - t2
+                        return self._value(), self._pbufs.owner == s
+                    if ps["amount"]:
+                        # stopped by their limits after moving flow: the
+                        # heights that pick the source arcs below are the
+                        # sink's BFS's, which has to run again
+                        side = self._sink_bfs()
+                        if bool(side[s]):
+                            times["cut"] = time.perf_counter() - t2
+                            return self._value(), side
                 if paths:
                     # the heights of the sink's BFS pick the source arcs;
                     # augmenting paths to the sink come first, and if they
@@ -1898,11 +1939,12 @@ class MaxFlowSolver:
             xs = xs[st["excess"][xs] > 0]
             self._unwind(ctx, st, None, target, other, xs=xs)
 
-    def _path_pass(self, name, L, excess, mask, target, other, moved=False, pairs=None, limits=None):
+    def _path_pass(self, name, L, excess, mask, target, other, moved=False, pairs=None, limits=None,
+                   source_root=False, full=False):
         """The augmenting-path pass of :mod:`gpumatch.flow._paths` on one side
         (`mask` None: everywhere), with its statistics; returns whether it
         placed all it could (``exhausted``), or with `moved` whether it moved
-        any flow."""
+        any flow, or with `full` the statistics of :func:`~gpumatch.flow._paths.route`."""
         if self._pbufs is None:
             self._pbufs = _paths.buffers(self.backend, self._V, self._idt)
         if mask is None:
@@ -1910,11 +1952,29 @@ class MaxFlowSolver:
         t0 = time.perf_counter()
 
         ps = _paths.route(self._pbufs, L, excess, mask, target, other, check=self._check_budget, limits=limits,
-                          pairs=pairs)
+                          pairs=pairs, source_root=source_root)
         if ps["phases"]:
             self._stats.setdefault("path_passes", []).append(
                 (name, ps["phases"], ps["levels"], ps["paths"], ps["amount"], time.perf_counter() - t0))
+        if full:
+            return ps
         return ps["amount"] > 0 if moved else ps["exhausted"]
+
+    def _root_pass(self, value, phases):
+        """Phase F's first try: augmenting paths from the source itself, one
+        a pass, at most `phases` passes (``REPAIR["f_root"]``); the source's
+        excess for them is what the kept cut still allows above `value`.
+        Returns the statistics of :func:`gpumatch.flow._paths.route`:
+        ``exhausted`` when the last pass found no path (the flow is then
+        maximum), ``amount`` the flow moved."""
+        s = self.source
+        self._excess[s] = self._cap_cut - value
+        try:
+            # (no stop for little progress: the source's excess is only a bound)
+            return self._path_pass("F0", self._L, self._excess, None, self.sink, s,
+                                   limits={"phases": phases, "progress": 0.0}, source_root=True, full=True)
+        finally:
+            self._excess[s] = 0
 
     def _detour_pass(self, tails, heads, rounds):
         """The detour pass of :mod:`gpumatch.flow._detour` over the pairs

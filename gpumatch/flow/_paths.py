@@ -188,6 +188,11 @@ class _Numpy:
         self.pa[w[grow]] = code[grow]
         return w[grow]
 
+    def hub_level(self, L, mask, root, target, other):
+        """The first level of the tree of the one root `root` (the twin of
+        ``gpumatch_fp_hub_level``): its next frontier."""
+        return self._forward(L, mask, np.asarray([root], dtype=np.int64), target, other)
+
     def _backward(self, L, mask, bfront, target, other):
         owner, fin_u, bclaim = self.owner, self.fin_u, self.bclaim
         d = -2 - owner[bfront]
@@ -327,6 +332,7 @@ class _Cuda:
         self.k_setup_near = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_setup_near", defines)
         self.k_pair_clear = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_pair_clear", defines)
         self.k_pair_set = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_pair_set", defines)
+        self.k_hub = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_hub_level", defines)
         self.counts = cp.zeros(4, dtype=np.uint64)
         self.state = cp.zeros(4, dtype=np.int64)
         self.V = V
@@ -474,6 +480,18 @@ class _Cuda:
         bnxt = (bout0 if bran % 2 == 1 else bout1)[:bsize] if bran else bfront
         return nxt, bnxt, ran, 0, bran
 
+    def hub_level(self, L, mask, root, target, other):
+        """The first level of the tree of the one root `root`, its arcs over
+        the grid (``gpumatch_fp_hub_level``): one launch and one read-back;
+        returns the next frontier."""
+        net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], mask)
+        trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w, self.partner)
+        out, count = self.bufs[0], self.cnt[:1]
+        count.fill(0)
+        # grid-stride over the root's arcs, whose number only the device reads
+        self.k_hub((1024,), (256,), net + (np.int64(root), np.int64(target), np.int64(other)) + trees + (out, count))
+        return out[:int(count.get()[0])]
+
     def augment(self, L, excess, roots, target):
         from .. import _cuda
 
@@ -512,7 +530,7 @@ def _target_steps(L, target, ok):
     return x[keep], code[keep]
 
 
-def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=None):
+def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=None, source_root=False):
     """Route excess of the vertices in `mask` to `target` or to deficits in
     `mask` along augmenting paths (see the module docstring); in place on
     ``L["flow"]`` and `excess`.
@@ -547,6 +565,14 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
         flow leaves such a pair (excess at the tail, the deficit at the
         head), and a path from one to the other re-routes the flow around
         the arc without moving any other imbalance.
+    source_root : bool, optional
+        `other` (the source) roots a forward tree of its own with
+        ``excess[other]`` (the caller sets it: what the paths may carry in
+        all) and is otherwise left alone as before; without pairs only.
+        The tree of one root ends at one path a pass, so a pass augments
+        one path; once a pass finds none (``exhausted``), the vertices of
+        that tree (``bufs.owner == other``) are those the source reaches
+        in the residual network, the source side of a minimum cut.
 
     Returns
     -------
@@ -575,6 +601,13 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
     inner[other] = False
     near = steps = None
     looked = not (float(lim["back"]) > 0 and lim["terminal"])
+    if source_root:
+        if pairs is not None:
+            raise ValueError("source_root takes no pairs")
+        # the root is owned by its own tree, so no other tree enters it,
+        # and the kernels need no terminal to keep out (-1: none)
+        inner[other] = True
+        return _passes(bufs, L, excess, mask, inner, target, -1, check, lim, near, steps, looked, hub=other)
     if pairs is None:
         return _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps, looked)
     tails, heads = pairs
@@ -610,9 +643,10 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
     return stats
 
 
-def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps, looked, pair_up=None):
+def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps, looked, pair_up=None, hub=None):
     """The passes of :func:`route`; with `pair_up` (pairs), ``inner =
-    pair_up()`` before each pass."""
+    pair_up()`` before each pass; with `hub` (the one root), its tree's
+    first level by ``bufs.hub_level``."""
     stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False}
     back, floor = float(lim["back"]), int(lim["back_floor"])
     t_trace = [time.perf_counter()]
@@ -640,6 +674,11 @@ def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps
         if TRACE is not None:
             TRACE.append((stats["phases"], "set-up", int(roots.shape[0]), int(sinks.shape[0]), 0, _tick(t_trace)))
         long_levels = levels = 0
+        if hub is not None and frontier.shape[0] and int(lim["all_levels"]) > 0:
+            if check is not None:
+                check()
+            frontier = bufs.hub_level(L, mask, hub, target, other)
+            levels = long_levels = 1
         while frontier.shape[0] and long_levels < int(lim["levels"]) and levels < int(lim["all_levels"]):
             if check is not None:
                 check()

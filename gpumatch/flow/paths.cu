@@ -263,6 +263,38 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_fp_level_loop(
     if (threadIdx.x == 0) { state[0] = j; state[1] = size; state[2] = jb; state[3] = bsize; }
 }
 
+// gpumatch_fp_hub_level: the first level of the forward tree of ONE root
+// with many arcs (the source, root of phase F's passes in
+// _paths.route(source_root=True)): its residual arcs spread over the grid,
+// where gpumatch_fp_level would give them to one tile's GM_FP_TILE lanes
+// (on a source of a million arcs, ~0.2 s a level on an H100).
+//   root        : the root (owned by its own tree, which is open)
+//   next, count : out, appended: the vertices its tree took (count zeroed
+//                 by the caller)
+// Thread mapping: grid-stride over the root's out-arcs, then its in-arcs
+// (bounds read on the device).  Races: as in gpumatch_fp_level.
+extern "C" __global__ void gpumatch_fp_hub_level(
+    FP_NET, long long root, long long target, long long other, FP_TREES, long long* next, u64* count)
+{
+    const long long a = (long long)indptr[root], b = (long long)indptr[root + 1];
+    const long long c = (long long)in_indptr[root], e = (long long)in_indptr[root + 1];
+    const long long n = (b - a) + (e - c);
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n;
+         i += (long long)gridDim.x * blockDim.x) {
+        if (((volatile long long*)fin_u)[root] != -1) return;   // the tree already ended
+        if (i < b - a) {
+            const long long p = a + i;
+            if (cap[p] - flow[p] <= 0) continue;
+            fp_step(root, root, (long long)indices[p], p, target, other, mask, FP_TREES_ARGS, next, count);
+        } else {
+            const long long j = c + (i - (b - a));
+            const long long k = (long long)in_to_out[j];
+            if (flow[k] <= 0) continue;
+            fp_step(root, root, (long long)in_indices[j], -k - 1, target, other, mask, FP_TREES_ARGS, next, count);
+        }
+    }
+}
+
 // gpumatch_fp_target_steps: the vertices with a residual arc into `target`
 // (found once per call of the pass; the passes then only check the arcs).
 //   mask        : here the vertices that may root a backward tree (the
