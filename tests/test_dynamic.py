@@ -2673,6 +2673,30 @@ def test_flow_scratch_time_is_the_fastest_seen():
     assert solver._t_scratch < first * 1000
 
 
+def test_flow_budget_counts_the_output_plan():
+    """The time budget's reference is the fastest solve from scratch plus
+    the assembly of the output's pattern (timed once, in the first solve,
+    and counted for no more than a solve), as ``maximum_flow`` pays it."""
+    C, s, t, maxcap = FLOW_GRAPHS["rlg"]
+    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=0.25)
+    res = solver.solve()
+    plan = solver._t_plan
+    assert plan > 0 and solver._t_reference() == solver._t_scratch + min(plan, solver._t_scratch)
+    # arcs inside the network that carry flow: a cut to 0 moves it
+    F = sp.coo_matrix(res.flow)
+    busy = np.flatnonzero((F.data > 0) & (F.row != s) & (F.col != t))
+    built = solver._plan
+    for i, (t_scratch, t_plan, mode) in enumerate(((1e-9, 1e3, "dynamic->scratch"), (1e3, 0.0, "dynamic"))):
+        solver._t_scratch, solver._t_plan = t_scratch, t_plan
+        u, v = int(F.row[busy[i]]), int(F.col[busy[i]])
+        solver.update_capacities([u], [v], [0])
+        C = _apply(C, [u], [v], [0])
+        res = solver.solve()
+        assert res.stats["mode"] == mode              # (the plan counts for no more than a solve)
+        _check_flow_result(res, C, s, t)
+    assert solver._plan is built                        # the plan is built, and timed, once
+
+
 def _t_side_cuts(C, res, s, t, n):
     """`n` arcs with flow inside the sink side, cut to 0: an excess there
     that phase X moves (``(rows, cols, new capacities)``)."""
