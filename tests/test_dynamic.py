@@ -1345,7 +1345,8 @@ def test_flow_fallback_from_the_source(backend, monkeypatch, f_root):
 
 
 @pytest.mark.parametrize("last", [5, 3])
-def test_flow_fallback_from_a_hub_source(backend, monkeypatch, last):
+@pytest.mark.parametrize("coop", [True, False])
+def test_flow_fallback_from_a_hub_source(backend, monkeypatch, last, coop):
     """Phase F's passes from a source of many arcs take its first level
     over the whole grid (``gpumatch_fp_hub_level``).  The source has an
     arc to each of 3 000 dead ends and one, the minimum cut, to a path
@@ -1354,10 +1355,13 @@ def test_flow_fallback_from_a_hub_source(backend, monkeypatch, last):
     finds the path: one pass over the source's 3 001 arcs with it.  With
     ``b -> sink`` of 5, the path carries all that the kept cut allows,
     which is then a minimum cut again; with 3, a second pass finds no
-    path, and its tree is the new source side."""
-    from gpumatch.flow import _dynamic as D
+    path, and its tree is the new source side.  On the GPU the levels
+    after the source's run in one cooperative launch, or (``coop``
+    False) the first of them, 3 001 long, in a multi-block launch."""
+    from gpumatch.flow import _dynamic as D, _paths
 
     monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", _return_only)
+    monkeypatch.setitem(_paths.LIMITS, "coop", coop)
     monkeypatch.setitem(D.REPAIR, "f_root", 4)
     n = 3000
     a, b, s, t = n, n + 1, n + 2, n + 3

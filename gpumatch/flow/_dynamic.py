@@ -53,9 +53,11 @@ cancel the flow that left it).
 If the new flow value equals the capacity of ``S``, ``S`` is still a
 minimum cut and the flow maximum; only otherwise a BFS from the sink
 computes the new cut, and if the source still reaches the sink, phase F
-saturates the source arcs whose head reaches the sink, routes that excess
-along augmenting paths to the sink and back, and runs the two phases of a
-full solve from there for anything left.
+first augments along paths from the source itself (a pass that finds none
+proves the flow maximum and gives the cut); where those passes stop at
+their limits, it saturates the source arcs whose head reaches the sink,
+routes that excess along augmenting paths to the sink and back, and runs
+the two phases of a full solve from there for anything left.
 
 Two guards keep a dynamic solve from costing much more than a solve from
 scratch: past ``rebuild_fraction`` changed arcs the solver starts from
@@ -901,11 +903,13 @@ class MaxFlowSolver:
     a batch that leaves no excess nor deficit (for example increases of arcs
     off the cut, or decreases to at least the flow) needs no push-relabel at
     all (``stats["repair"] == "none"``).  Otherwise a BFS from the sink
-    finds the new cut, and if an augmenting path is left, the source arcs
-    that lead to the sink are saturated and the two phases of a full solve
-    finish the job.  The result is always a valid maximum flow;
-    ``source_side`` is the source side of a minimum cut (after a repair
-    that kept the cut, the previous one).
+    finds the new cut, and if an augmenting path is left, augmenting paths
+    from the source come first (``REPAIR["f_root"]``), then, if they stop at
+    their limits, the source arcs that lead to the sink are saturated and
+    the two phases of a full solve finish the job.  The result is always a
+    valid maximum flow; ``source_side`` is the source side of a minimum cut
+    (after a repair that kept the cut, the previous one; after phase F's
+    passes from the source, what the source reaches).
 
     Speed: each path pass and each push-relabel phase costs a BFS over the
     part of the residual network that the imbalances reach, so a dynamic

@@ -333,6 +333,7 @@ class _Cuda:
         self.k_pair_clear = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_pair_clear", defines)
         self.k_pair_set = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_pair_set", defines)
         self.k_hub = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_hub_level", defines)
+        self.hub_count = cp.zeros(1, dtype=np.uint64)
         self.counts = cp.zeros(4, dtype=np.uint64)
         self.state = cp.zeros(4, dtype=np.int64)
         self.V = V
@@ -486,7 +487,7 @@ class _Cuda:
         returns the next frontier."""
         net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], mask)
         trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w, self.partner)
-        out, count = self.bufs[0], self.cnt[:1]
+        out, count = self.bufs[0], self.hub_count   # (cnt belongs to the multi-block levels' parity)
         count.fill(0)
         # grid-stride over the root's arcs, whose number only the device reads
         self.k_hub((1024,), (256,), net + (np.int64(root), np.int64(target), np.int64(other)) + trees + (out, count))
