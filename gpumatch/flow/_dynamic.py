@@ -391,7 +391,7 @@ def _warm_up(backend):
     # first repair with a phase F, ~0.35 s on an H100 with a fresh cache
     if REPAIR.get("paths") and REPAIR.get("f_root"):
         solver._root_pass(solver._cap_cut - 1, 1)
-        solver._pbufs.owner == solver.source
+        _ = solver._pbufs.owner == solver.source
     # the fallback F's saturation of the source arcs, which the batches
     # above need not reach: its element-wise kernels compiled mid-repair
     # took 0.2-0.3 s on an H100 (the solver is thrown away after this)

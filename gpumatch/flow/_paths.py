@@ -569,7 +569,8 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
     source_root : bool, optional
         `other` (the source) roots a forward tree of its own with
         ``excess[other]`` (the caller sets it: what the paths may carry in
-        all) and is otherwise left alone as before; without pairs only.
+        all), its first level spread over the device (``hub_level``);
+        no other tree enters it, as it is that tree's.  Without pairs only.
         The tree of one root ends at one path a pass, so a pass augments
         one path; once a pass finds none (``exhausted``), the vertices of
         that tree (``bufs.owner == other``) are those the source reaches
