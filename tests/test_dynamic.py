@@ -1251,6 +1251,32 @@ def test_path_pass_stuck_roots_are_proved(backend, few, phases):
     assert _np(excess).tolist() == [0, 0, 5, 5, 0, 0, 0, 1]
 
 
+def _unit_mixed_repairs(backend, monkeypatch, batches=3):
+    """A solver on a unit network of 10 000 + 10 000 vertices, then
+    `batches` mixed batches of 0.1 % of its arcs repaired with the settings
+    of larger batches: yields ``(result, updated matrix, s, t)`` after
+    checking each dynamic result's flow against scipy."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0)
+    A = sp.csr_matrix(G.random_bipartite(10_000, 10_000, 5, seed=0))
+    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
+    V = ip.shape[0] - 1
+    C = sp.csr_matrix((cap, ix, ip), shape=(V, V))
+    rng = np.random.default_rng(2)
+    Cin = C if backend == "numpy" else _cupyx(C)
+    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    for _ in range(batches):
+        r, c, new = _capacity_batch(rng, C, "mixed", C.nnz // 1000, 1)
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == "dynamic"
+        _check_flow_result(res, C, s, t)
+        yield res, C, s, t
+
+
 @pytest.mark.parametrize("cross_fill", [True, False])
 def test_flow_cross_fill(monkeypatch, cross_fill):
     """Unit network, mixed batches of 0.1 % of the arcs (NumPy, where the
@@ -1263,24 +1289,10 @@ def test_flow_cross_fill(monkeypatch, cross_fill):
     from gpumatch.flow import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "cross_fill", cross_fill)
-    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0)
-    A = sp.csr_matrix(G.random_bipartite(10_000, 10_000, 5, seed=0))
-    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
-    V = ip.shape[0] - 1
-    C = sp.csr_matrix((cap, ix, ip), shape=(V, V))
-    rng = np.random.default_rng(2)
-    solver = MaxFlowSolver(C, s, t, backend="numpy", rebuild_fraction=1.0, time_budget=None)
-    solver.solve()
     crossed = fallbacks = 0
-    for _ in range(3):
-        r, c, new = _capacity_batch(rng, C, "mixed", C.nnz // 1000, 1)
-        solver.update_capacities(r, c, new)
-        C = _apply(C, r, c, new)
-        res = solver.solve()
-        assert res.stats["mode"] == "dynamic"
+    for res, C, s, t in _unit_mixed_repairs("numpy", monkeypatch):
         crossed += any(p[0] == "Dx" for p in res.stats.get("path_passes", []))
         fallbacks += bool(res.stats.get("fallback"))
-        _check_flow_result(res, C, s, t)
     if cross_fill:
         assert crossed and not fallbacks
     else:
@@ -1310,24 +1322,9 @@ def test_flow_fallback_from_the_source(backend, monkeypatch, f_root):
     from gpumatch.flow import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "cross_fill", False)
-    monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0)
     monkeypatch.setitem(_dynamic.REPAIR, "f_root", f_root)
-    A = sp.csr_matrix(G.random_bipartite(10_000, 10_000, 5, seed=0))
-    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr.astype(np.int64), A.indices.astype(np.int64), A.shape)
-    V = ip.shape[0] - 1
-    C = sp.csr_matrix((cap, ix, ip), shape=(V, V))
-    rng = np.random.default_rng(2)
-    Cin = C if backend == "numpy" else _cupyx(C)
-    solver = MaxFlowSolver(Cin, s, t, backend=backend, rebuild_fraction=1.0, time_budget=None)
-    solver.solve()
     names = []
-    for _ in range(3):
-        r, c, new = _capacity_batch(rng, C, "mixed", C.nnz // 1000, 1)
-        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
-        C = _apply(C, r, c, new)
-        res = solver.solve()
-        assert res.stats["mode"] == "dynamic"
-        _check_flow_result(res, C, s, t)
+    for res, C, s, t in _unit_mixed_repairs(backend, monkeypatch):
         _check_cut(res, C, s, t)
         if res.stats.get("fallback"):
             names.append(([p[0] for p in res.stats.get("path_passes", []) if p[0] in ("F0", "F")]
