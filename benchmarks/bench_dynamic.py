@@ -385,6 +385,25 @@ def parse_overrides(text):
     return out
 
 
+def parse_batches(text):
+    """``'mixed:0.001:1,inc:0.001:0'`` -> ``{('mixed', 0.001, 1), ('inc', 0.001, 0)}``: batches of the
+    benchmark's sequence as ``(kind, fraction of the arcs, repeat)``, as the flow tools print them."""
+    out = set()
+    for item in filter(None, (x.strip() for x in text.split(","))):
+        kind, frac, rep = item.split(":")
+        out.add((kind, float(frac), int(rep)))
+    return out
+
+
+def solve_from_scratch(solver):
+    """``solver.solve()`` from scratch whatever its batch (as after an abandoned repair); returns the result."""
+    keep, solver.rebuild_fraction = solver.rebuild_fraction, 0.0   # no batch is within a fraction 0 of the arcs
+    try:
+        return solver.solve()
+    finally:
+        solver.rebuild_fraction = keep
+
+
 def apply_overrides(text):
     """Set the overrides of `text` (see :func:`parse_overrides`): a key ``paths.NAME`` sets
     ``gpumatch.flow._paths.LIMITS[NAME]``, ``detour.NAME`` ``gpumatch.flow._detour.LIMITS[NAME]``,

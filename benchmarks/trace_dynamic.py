@@ -22,7 +22,10 @@ duration and depth of every BFS of the relabels (each call timed between
 two device syncs).  ``--variant`` overrides ``REPAIR``
 keys, ``paths.*`` keys of ``_paths.LIMITS``, ``tuning.*`` keys of
 ``_maxflow.TUNING`` and ``small.*`` keys of ``REPAIR["small"]``, as in
-``profile_dynamic.py``.  ``--no-tree`` leaves the solver's steps alone
+``profile_dynamic.py``.  ``--scratch-at`` solves the listed batches from
+scratch instead (those a budgeted benchmark run abandoned), so that the
+later repairs start from the flows that run's repairs started from.
+``--no-tree`` leaves the solver's steps alone
 and prints the repair times alone, as the benchmark's solver sees them.
 No reference solves are run: the benchmark checks the values.
 """
@@ -152,6 +155,10 @@ def main(argv=None):
     ap.add_argument("--discharge", action="store_true",
                     help="per repair: discharge calls by kernel and worklist length (iterations, time per "
                          "iteration) and every relabel BFS (time, levels)")
+    ap.add_argument("--scratch-at", default="",
+                    help="comma-separated 'kind:frac:rep' batches solved from scratch instead (untimed), as the "
+                         "benchmark does with those its time budget abandoned, so that the later repairs start "
+                         "from the flows that the benchmark's repairs start from")
     ap.add_argument("--no-tree", action="store_true",
                     help="time whole repairs only: no syncs between the steps, so the times are those the "
                          "benchmark's solver would see (without its budget)")
@@ -190,6 +197,7 @@ def main(argv=None):
         _instrument_discharge(D, cp, calls, searches)
 
     only = [c for c in args.cases.split(",") if c]
+    scratch_at = B.parse_batches(args.scratch_at)
     rng = np.random.default_rng(0)        # bench_dynamic's
     for name, C, s, t, maxcap in B.flow_cases(False):
         C.sort_indices()
@@ -205,9 +213,13 @@ def main(argv=None):
             if not run:
                 continue
             r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
-            if frac > args.up_to:
+            if frac > args.up_to or (kind, frac, rep) in scratch_at:
                 solver.update_capacities(r, c, nw)
-                solver.solve()
+                if frac <= args.up_to:
+                    mode = B.solve_from_scratch(solver).stats.get("mode")
+                    print(f"## {name} {kind} {frac:g} rep{rep}: from scratch ({mode})", flush=True)
+                else:
+                    solver.solve()
                 continue
             del tree[:]
             del calls[:], searches[:]
