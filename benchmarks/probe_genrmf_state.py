@@ -15,7 +15,7 @@ repairs started from), and those above the solver's ``rebuild_fraction``.
 Batches are ``kind:fraction:rep`` triples, as ``trace_dynamic.py`` prints
 them.
 
-Before each batch of ``--watch`` it prints, with the network's frames (the
+For each batch of ``--watch`` it prints, with the network's frames (the
 GENRMF network is ``b`` frames of ``a x a`` grids in series, so all the
 flow crosses every frame boundary):
 
