@@ -178,6 +178,27 @@ def replay_batches(rng, C, maxcap, repeats=3):
                 yield kind, frac, rep, pos, new
 
 
+def flow_replay(prefixes, small=False):
+    """The flow networks of this benchmark whose names start with one of
+    `prefixes`, each with the batches the benchmark draws for it (the seed
+    of :func:`main`, the order of :func:`bench_flow`): yields ``(name, C,
+    s, t, batches)``, `C` the host CSR (sorted; its capacities follow the
+    batches as they are drawn), `batches` yielding ``(kind, frac, rep,
+    rows, cols, new capacities)`` (int64 host arrays).  The batches of the
+    networks left out, and those a caller leaves untaken, are drawn all the
+    same, so that every network's batches are the benchmark's."""
+    rng = np.random.default_rng(0)
+    for name, C, s, t, maxcap in flow_cases(small):
+        C.sort_indices()
+        coo_r = np.repeat(np.arange(C.shape[0], dtype=np.int64), np.diff(C.indptr))
+        batches = ((kind, frac, rep, coo_r[pos], C.indices[pos].astype(np.int64), new)
+                   for kind, frac, rep, pos, new in replay_batches(rng, C, maxcap))
+        if any(name.startswith(p) for p in prefixes):
+            yield name, C, s, t, batches
+        for _ in batches:
+            pass
+
+
 def forced_repairs(solver, C, kinds, frac, before=None, batches=3, seed=7, maxcap=10000):
     """The probes' batches on a CuPy `solver` of `C` (host CSR, updated in
     place): `batches` of each kind in `kinds`, of `frac` of the arcs each.

@@ -52,19 +52,11 @@ def main(argv=None):
     only = [c for c in args.cases.split(",") if c]
     kinds = set(args.kinds.split(","))
     sync = cp.cuda.Device().synchronize
-    rng = np.random.default_rng(0)        # bench_dynamic's
-    for name, C, s, t, maxcap in B.flow_cases(False):
-        C.sort_indices()
-        coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
-        run = any(name.startswith(c) for c in only)
-        sv = None
-        if run:
-            sv = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
-            sv.solve()
-        for kind, frac, rep, pos, new in B.replay_batches(rng, C, maxcap):
-            if not run:
-                continue
-            r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
+    for name, C, s, t, batches in B.flow_replay(only):
+        sv = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
+        sv.solve()
+        for kind, frac, rep, rows, cols, new in batches:
+            r, c, nw = cp.asarray(rows), cp.asarray(cols), cp.asarray(new)
             if frac > args.up_to or kind not in kinds:
                 sv.update_capacities(r, c, nw)
                 sv.solve()

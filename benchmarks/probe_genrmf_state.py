@@ -124,23 +124,15 @@ def main(argv=None):
 
     scratch_at, watch = B.parse_batches(args.scratch_at), B.parse_batches(args.watch)
 
-    rng = np.random.default_rng(0)        # bench_dynamic's
-    cases = B.flow_cases(False)
-    for _, other, _, _, maxcap in cases[:2]:
-        for _ in B.replay_batches(rng, other, maxcap):
-            pass
-    name, C, s, t, maxcap = cases[2]
-    assert name == "genrmf" and C.shape[0] == FRAMES * FRAME
-    C.sort_indices()
-    coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
+    _, C, s, t, batches = next(B.flow_replay(("genrmf",)))
+    assert C.shape[0] == FRAMES * FRAME
     solver = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
     solver.solve()
     last = max(watch, default=None, key=lambda b: (B.KINDS.index(b[0]), b[1], b[2]))
     _instrument(D)
-    for kind, frac, rep, pos, new in B.replay_batches(rng, C, maxcap):
+    for kind, frac, rep, rows, cols, new in batches:
         key = (kind, frac, rep)
-        solver.update_capacities(cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)),
-                                 cp.asarray(new))
+        solver.update_capacities(cp.asarray(rows), cp.asarray(cols), cp.asarray(new))
         if key not in watch:
             if key in scratch_at:
                 B.solve_from_scratch(solver)

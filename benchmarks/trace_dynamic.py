@@ -39,7 +39,6 @@ import pathlib
 import sys
 import time
 
-import numpy as np
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
@@ -198,21 +197,13 @@ def main(argv=None):
 
     only = [c for c in args.cases.split(",") if c]
     scratch_at = B.parse_batches(args.scratch_at)
-    rng = np.random.default_rng(0)        # bench_dynamic's
-    for name, C, s, t, maxcap in B.flow_cases(False):
-        C.sort_indices()
-        coo_r = np.repeat(np.arange(C.shape[0]), np.diff(C.indptr))
-        run = any(name.startswith(c) for c in only)
-        solver = None
-        if run:
-            solver = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
-            solver.solve()
-            print(f"# {name}: fastest solve from scratch seen {solver._t_scratch * 1e3:.1f} ms, output plan "
-                  f"{solver._t_plan * 1e3:.1f} ms", flush=True)
-        for kind, frac, rep, pos, new in B.replay_batches(rng, C, maxcap):
-            if not run:
-                continue
-            r, c, nw = cp.asarray(coo_r[pos]), cp.asarray(C.indices[pos].astype(np.int64)), cp.asarray(new)
+    for name, C, s, t, batches in B.flow_replay(only):
+        solver = D.MaxFlowSolver(B.to_dev(C, "cupy"), s, t, backend="cupy", time_budget=None)
+        solver.solve()
+        print(f"# {name}: fastest solve from scratch seen {solver._t_scratch * 1e3:.1f} ms, output plan "
+              f"{solver._t_plan * 1e3:.1f} ms", flush=True)
+        for kind, frac, rep, rows, cols, new in batches:
+            r, c, nw = cp.asarray(rows), cp.asarray(cols), cp.asarray(new)
             if frac > args.up_to or (kind, frac, rep) in scratch_at:
                 solver.update_capacities(r, c, nw)
                 if frac <= args.up_to:
