@@ -472,6 +472,36 @@ def test_flow_pushed_relabels(backend, name, monkeypatch):
     assert any(pushes for _, pushes in got)
 
 
+@pytest.mark.parametrize("name", sorted(FLOW_GRAPHS))
+@pytest.mark.parametrize("mode", ["near", "off", "every"])
+def test_flow_early_near(backend, name, mode, monkeypatch):
+    """``REPAIR["early_near"]`` (on by default): once the full relabels of
+    a phase found all of its excess able to reach a near target, its later
+    relabels stop early (``stats["early_near_relabels"]``); off, none
+    does.  With ``early_stop`` ("every") every relabel stops early; on
+    RLG such a relabel once labelled a vertex through the far terminal,
+    its excess could never move on, and the repair ran until the guard
+    (the far targets are now held at their height before the BFS).
+    Frequent relabels (``max_period`` 2, the ratio rule off) and the path
+    passes off so that push-relabel does the repairs; every result is a
+    maximum flow (``_flow_batches`` checks each)."""
+    from gpumatch.flow import _dynamic, _maxflow
+
+    assert _dynamic.REPAIR["early_near"] is True
+    monkeypatch.setitem(_maxflow.TUNING, "max_iterations", 100_000)   # a livelock fails, not hangs
+    for key, value in (("max_period", 2), ("relabel_ratio", None), ("paths", False), ("detour", 0),
+                       ("unwind", 0), ("small_batch", 0), ("early_near", mode == "near"),
+                       ("early_stop", mode == "every")):
+        monkeypatch.setitem(_dynamic.REPAIR, key, value)
+    sizes = lambda nnz: [1, 3, max(2, nnz // 100), max(2, nnz // 10), 2]  # noqa: E731
+    early = [res.stats.get("early_near_relabels", 0) for kind in ("inc", "mixed")
+             for res, *_ in _flow_batches(backend, name, kind, sizes, seed=11)]
+    if mode == "near":
+        assert sum(early) > 0
+    else:
+        assert sum(early) == 0
+
+
 @pytest.mark.parametrize("idt", [np.int32, np.int64])
 @pytest.mark.parametrize("deficits", [True, False])
 @pytest.mark.parametrize("seed", range(3))

@@ -160,6 +160,21 @@ __all__ = ["MaxFlowSolver"]
 #: inc 0.1 % gave 7.2x / 6.3x (4.2-6.4x without), GENRMF mixed 0.1 % was
 #: still abandoned (0.86-0.92x), and unit mixed 0.1 % gave 1.06x / 0.94x
 #: (4.4-4.95x in three of four runs without).
+#: ``early_near``: a relabel of phase X or D stops early as with
+#: ``early_stop`` (split at a sealed cut, as with ``split_relabel``) once
+#: every full relabel of that phase found all of its excess able to reach
+#: a near target (the phase's first relabel is always full).  Round 30
+#: measured early stops for every batch above ``small_batch``: GENRMF
+#: 1.4-1.8x faster, but RLG mixed 0.1 % 1.8x slower, its excess wandering
+#: under labels that were only lower bounds while part of it needed the
+#: far terminal.  The condition keeps the gain where the excess only has
+#: to reach the near targets.  On an H100 (round 32 of
+#: ``benchmarks/results/h100_dynamic.md``): the batch that decides GENRMF
+#: inc 0.1 % took 60-85 ms in two budgeted runs with it and 89-92 without
+#: (later, three runs of the final tree: 68-72 ms, 5.6-6.0x); forced, the
+#: row went 75.7 -> 65.4 ms (medians of six) in one A/B and stayed at
+#: 64-66 in another, where GENRMF mixed 0.1 % went 28.4 -> 21.6; RLG's and
+#: the unit network's rows, where it seldom applies, within their noise.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -313,7 +328,7 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
-          "push_bound": 2, "push_bound_hops": 2,
+          "push_bound": 2, "push_bound_hops": 2, "early_near": True,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
@@ -523,12 +538,14 @@ class _Phase:
         `xs` straight to the far terminal (paths of one or two arcs).
     early : bool
         A relabel may stop its BFS once every vertex with excess has a
-        height (``REPAIR["early_stop"]``); the phase's last, confirming
-        relabel never does.
+        height (``REPAIR["early_stop"]``, or ``REPAIR["early_near"]`` after
+        full relabels that found all the excess able to reach a near
+        target); the phase's last, confirming relabel never does.
     sealed : callable or None
-        ``sealed()`` returns the side of the kept cut that holds the near
-        targets (a bool mask) when no residual arc leads from the other side
-        into it, else None.  Then an early-stopping relabel runs two
+        ``sealed(split)`` returns the side of the kept cut that holds the
+        near targets (a bool mask) when `split` (the relabel may split) and
+        no residual arc leads from the other side into it, else None.  Then
+        an early-stopping relabel runs two
         bounded BFS: from the near targets until the excess of their side is
         labelled, and from the far targets over the other side until its
         excess is (the near BFS cannot enter that side).
@@ -558,6 +575,9 @@ class _Phase:
         self.must_clear = must_clear
         self.name = name
         self.full = True       # did the last relabel run the BFS from the far targets (or is there none)?
+        # (``REPAIR["early_near"]``) every full relabel so far found all the
+        # excess able to reach a near target; None before the first one
+        self.near_only = None
 
     def relabel(self, force_full=False):
         """Exact two-tier heights (BFS over reverse residual arcs); returns the seconds it took.
@@ -572,10 +592,17 @@ class _Phase:
         self.work = None
         s._bfs_depth = 0
         early = self.early and not force_full and s._rep.get("early_stop", True)
+        split = bool(s._rep.get("split_relabel"))
+        if self.early and not force_full and not early and s._rep.get("early_near") and self.near_only:
+            # every full relabel of this phase so far found all its excess
+            # able to reach a near target: stop this one early too (split
+            # at a sealed cut)
+            early = split = True
+            s._stats["early_near_relabels"] = s._stats.get("early_near_relabels", 0) + 1
         if self.targets is not None and self.far is not None:
             if not early:
                 return self._relabel_full(force_full, t0)
-            side = self.sealed() if self.sealed is not None else None
+            side = self.sealed(split) if self.sealed is not None else None
             if side is not None:
                 return self._relabel_split(side, t0)
         h = self.st["height"]
@@ -584,21 +611,31 @@ class _Phase:
             h[self.blocked] = self.hlimit
         near = self.near()
         h[near] = 0
-        watch = None
+        watch = held = None
         if early:
             # only the vertices with excess need a height: stop the BFS once
             # they all have one (the rest get the next level, a valid label)
             watch = xp.nonzero(s._inner(self.st["excess"] > 0))[0]
+            if self.far is not None:
+                # the far targets wait for a full relabel: excess that climbs
+                # past the partial labels must not drain into them meanwhile.
+                # They are held at `hlimit` from the start, so that the BFS
+                # does not label anything through them either: a vertex whose
+                # only path to a near target ran through the far terminal got
+                # a height it could never push down from (its excess cannot
+                # pass a terminal), and with every relabel early, it stayed
+                # there for good
+                held = self.far()
+                held = held[h[held] < 0]
+                h[held] = self.hlimit
         level, stopped = s._bfs(self.ctx, self.st, near, 0, watch if watch is not None and watch.shape[0] else None)
         if stopped:
             h[h < 0] = level + 1
-            if self.far is not None:
-                # the far targets wait for a full relabel: excess that climbs
-                # past the partial labels must not drain into them meanwhile
-                h[self.far()] = self.hlimit
             self.full = False
             s._stats["global_relabels"] += 1
             return time.perf_counter() - t0
+        if held is not None:
+            h[held] = -1       # (the far BFS below starts from them)
         self.full = True
         if self.far is not None:
             lazy = s._rep.get("lazy_far", True) and not force_full
@@ -632,6 +669,7 @@ class _Phase:
         s._bfs(self.ctx, st, near, 0)
         lazy = s._rep.get("lazy_far", True) and not force_full
         xs = K.middle(ex, h, side, -1, u, v)      # the excess cut off from the near targets
+        self.near_only = (self.near_only is not False) and xs.shape[0] == 0
         if lazy and xs.shape[0] and self.far_return is not None:
             self.far_return(xs)
         far, watch = K.far(ex, h, far, s._far_level, u, v)
@@ -1801,7 +1839,8 @@ class MaxFlowSolver:
                 return crossed
         _Phase(self, self._ctx, st, terminals=(t, s), hlimit=self._hlimit2,
                far_return=lambda xs: self._far_return(back, self._ctx, st, xs, s, t), early=True,
-               sealed=lambda: self._sealed(False), targets=(t, s, True, lambda: ~self._side), name="X").run()
+               sealed=lambda split: self._sealed(False, split), targets=(t, s, True, lambda: ~self._side),
+               name="X").run()
         return True
 
     def _deficit_phase(self, crossed=False):
@@ -1852,17 +1891,18 @@ class MaxFlowSolver:
         if self._excess_left(stT):
             it = _Phase(self, self._ctxT, stT, terminals=(s, t), hlimit=self._hlimit2,
                         far_return=lambda xs: self._far_return(back, self._ctxT, stT, xs, t, s), early=True,
-                        sealed=lambda: self._sealed(True), targets=(s, t, False, lambda: self._side),
+                        sealed=lambda split: self._sealed(True, split), targets=(s, t, False, lambda: self._side),
                         name="D").run()
             self._stats["phase3_iterations"] = self._stats.get("phase3_iterations", 0) + it
         L["flow"][self._t_of] = LT["flow"]
         self._excess[...] = -stT["excess"]
 
-    def _sealed(self, transposed):
+    def _sealed(self, transposed, split=None):
         """The side of the kept cut that holds the near targets of phase X
         (``transposed`` False: the sink side) or D (True: the source side),
         if no residual arc crosses the cut from the source side to the sink
-        side, else None.
+        side, else None; None too unless `split` (default
+        ``REPAIR["split_relabel"]``): the caller's relabel may split.
 
         Then nothing on the source side reaches the sink side (phase X's
         near targets), and on the transposed network nothing on the sink
@@ -1870,7 +1910,7 @@ class MaxFlowSolver:
         from S to T is saturated and every arc from T to S is empty.  The
         arcs across the cut are listed once per cut; the test reads one flag.
         """
-        if not self._rep.get("split_relabel"):
+        if not (self._rep.get("split_relabel") if split is None else split):
             return None
         xp, E, side = self._xp, self._E, self._side
         if self._cut_arcs is None or self._cut_arcs[0] is not side:
