@@ -72,9 +72,11 @@ __device__ __forceinline__ void fp_step(
         if (atomicCAS((u64*)(fin_u + r), (u64)-1ll, (u64)u) == (u64)-1ll) { fin_a[r] = code; fin_w[r] = w; }
         return;
     }
-    if (!mask[w]) return;
-    // most candidates are taken already: a plain read spares their atomics
+    // the side and the owner read together (one round trip, not two); most
+    // candidates are taken already: a plain read spares their atomics
+    const bool inside = mask[w];
     long long o = ((volatile long long*)owner)[w];
+    if (!inside) return;
     if (o == -1) {
         o = (long long)atomicCAS((u64*)(owner + w), (u64)-1ll, (u64)r);
         if (o == -1) {
@@ -95,8 +97,10 @@ __device__ __forceinline__ void fp_back_step(
     long long* fin_u, long long* fin_a, long long* fin_w, const long long* __restrict__ partner, long long* next,
     u64* next_count)
 {
-    if (x == target || x == other || !mask[x]) return;
+    if (x == target || x == other) return;
+    const bool inside = mask[x];
     long long o = ((volatile long long*)owner)[x];
+    if (!inside) return;
     if (o == -1) {
         o = (long long)atomicCAS((u64*)(owner + x), (u64)-1ll, (u64)(-2 - d));
         if (o == -1) {
@@ -121,38 +125,49 @@ __device__ __forceinline__ void fp_back_step(
 
 // The level step of forward frontier vertex u (tile lane `lane`), shared
 // by the multi-block kernel and the one-block loop: the residual arcs out
-// of u.
+// of u.  The lanes stride over one index range, the out-arcs then the
+// in-arcs, so that a vertex of up to GM_FP_TILE arcs costs one round of
+// loads; u's arc bounds are read with its owner, before the tree's check.
+// A level is a chain of dependent loads and claims per tile, and its
+// length is what a level costs (round 33 of the dynamic results).
 __device__ __forceinline__ void fp_expand(
     long long u, int lane, FP_NET, long long target, long long other, FP_TREES, long long* next, u64* next_count)
 {
     const long long r = owner[u];
+    const long long ob = (long long)indptr[u], odeg = (long long)indptr[u + 1] - ob;
+    const long long ib = (long long)in_indptr[u], deg = odeg + ((long long)in_indptr[u + 1] - ib);
     if (((volatile long long*)fin_u)[r] != -1) return;   // the tree already ended
-    for (long long p = (long long)indptr[u] + lane; p < (long long)indptr[u + 1]; p += GM_FP_TILE) {
-        if (cap[p] - flow[p] <= 0) continue;
-        fp_step(u, r, (long long)indices[p], p, target, other, mask, FP_TREES_ARGS, next, next_count);
-    }
-    for (long long j = (long long)in_indptr[u] + lane; j < (long long)in_indptr[u + 1]; j += GM_FP_TILE) {
-        const long long k = (long long)in_to_out[j];
-        if (flow[k] <= 0) continue;
-        fp_step(u, r, (long long)in_indices[j], -k - 1, target, other, mask, FP_TREES_ARGS, next, next_count);
+    for (long long i = lane; i < deg; i += GM_FP_TILE) {
+        // out-arc p = k: residual cap - flow; in-arc j (arc k into u): flow
+        const bool out = i < odeg;
+        const long long j = out ? ob + i : ib + (i - odeg);
+        const long long k = out ? j : (long long)in_to_out[j];
+        const long long w = (long long)(out ? indices : in_indices)[j];
+        const i64 f = flow[k];
+        if ((out ? cap[k] - f : f) <= 0) continue;
+        fp_step(u, r, w, out ? k : -k - 1, target, other, mask, FP_TREES_ARGS, next, next_count);
     }
 }
 
 // The level step of backward frontier vertex w: the residual arcs into w
-// (x -> w along out-arc k of x, or y -> w cancelling flow on w -> y).
+// (x -> w along out-arc k of x, or y -> w cancelling flow on w -> y), in
+// one index range as in fp_expand.
 __device__ __forceinline__ void fp_back_expand(
     long long w, int lane, FP_NET, long long target, long long other, FP_TREES, long long* next, u64* next_count)
 {
     const long long d = -2 - owner[w];
+    const long long ib = (long long)in_indptr[w], ideg = (long long)in_indptr[w + 1] - ib;
+    const long long ob = (long long)indptr[w], deg = ideg + ((long long)indptr[w + 1] - ob);
     if (((volatile long long*)bclaim)[d] != -1) return;   // a forward tree took this one
-    for (long long j = (long long)in_indptr[w] + lane; j < (long long)in_indptr[w + 1]; j += GM_FP_TILE) {
-        const long long k = (long long)in_to_out[j];
-        if (cap[k] - flow[k] <= 0) continue;
-        fp_back_step((long long)in_indices[j], w, d, k, target, other, mask, FP_TREES_ARGS, next, next_count);
-    }
-    for (long long p = (long long)indptr[w] + lane; p < (long long)indptr[w + 1]; p += GM_FP_TILE) {
-        if (flow[p] <= 0) continue;
-        fp_back_step((long long)indices[p], w, d, -p - 1, target, other, mask, FP_TREES_ARGS, next, next_count);
+    for (long long i = lane; i < deg; i += GM_FP_TILE) {
+        // in-arc j (arc k = x -> w): residual cap - flow; out-arc p = k: flow
+        const bool in = i < ideg;
+        const long long j = in ? ib + i : ob + (i - ideg);
+        const long long k = in ? (long long)in_to_out[j] : j;
+        const long long x = (long long)(in ? in_indices : indices)[j];
+        const i64 f = flow[k];
+        if ((in ? cap[k] - f : f) <= 0) continue;
+        fp_back_step(x, w, d, in ? k : -k - 1, target, other, mask, FP_TREES_ARGS, next, next_count);
     }
 }
 

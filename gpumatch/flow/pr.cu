@@ -489,27 +489,27 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
 }
 
 // One tile's part of a BFS level at frontier vertex x (reverse CSR): lanes
-// stride over x's in-arcs (v -> x with spare capacity) and out-arcs (x -> v
-// carrying flow, so v -> x is residual) and label each unreached v with
-// `label`, appending it to `next` (the CAS lets exactly one tile claim it).
+// stride over one index range, x's in-arcs (v -> x with spare capacity)
+// then its out-arcs (x -> v carrying flow, so v -> x is residual), and
+// label each unreached v with `label`, appending it to `next` (the CAS lets
+// exactly one tile claim it).  One range, not two loops: a vertex of up to
+// TILE arcs costs one round of dependent loads, and a level costs the
+// longest such chain of its tiles.
 __device__ __forceinline__ void bfs_visit_rcsr(
     idx_t x, int lane, const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
     const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
     const idx_t* __restrict__ in_to_out, int* height, idx_t* next, unsigned long long* next_count, int label)
 {
-    for (idx_t j = in_indptr[x] + lane; j < in_indptr[x + 1]; j += TILE) {
-        const idx_t k = in_to_out[j];
-        if (cap[k] - flow[k] > 0) {
-            const idx_t v = in_indices[j];
-            if (atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
-        }
-    }
-    for (idx_t p = indptr[x] + lane; p < indptr[x + 1]; p += TILE) {
-        if (flow[p] > 0) {
-            const idx_t v = indices[p];
-            if (atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
-        }
+    const idx_t ib = in_indptr[x], ideg = in_indptr[x + 1] - ib;
+    const idx_t ob = indptr[x], deg = ideg + (indptr[x + 1] - ob);
+    for (idx_t i = lane; i < deg; i += TILE) {
+        const bool in = i < ideg;
+        const idx_t j = in ? ib + i : ob + (i - ideg);
+        const idx_t k = in ? in_to_out[j] : j;
+        const idx_t v = (in ? in_indices : indices)[j];
+        const i64 f = flow[k];
+        if ((in ? cap[k] - f : f) > 0 && atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
     }
 }
 
@@ -1053,6 +1053,16 @@ __device__ __forceinline__ void bfs_hub_segments_rcsr(
     int* height, const idx_t* __restrict__ seg_vertex, const long long* __restrict__ seg_start,
     long long nseg, long long hub_seg, idx_t* next, unsigned long long* next_count, int level)
 {
+    // whether any of the block's segments has its hub on the frontier: the
+    // block's threads check them side by side (one round of loads) where
+    // the loop below would check them one after the other, at every level
+    // of a BFS whose hubs are mostly the terminals, long labelled or never
+    if (nseg == 0) return;
+    bool on = false;
+    for (long long s = blockIdx.x + (long long)threadIdx.x * gridDim.x; s < nseg && !on;
+         s += (long long)blockDim.x * gridDim.x)
+        on = __ldcg(height + seg_vertex[s]) == level;
+    if (!__syncthreads_or(on)) return;
     for (long long s = blockIdx.x; s < nseg; s += gridDim.x) {
         const idx_t x = seg_vertex[s];
         if (__ldcg(height + x) != level) continue;
