@@ -502,6 +502,44 @@ def test_flow_early_near(backend, name, mode, monkeypatch):
         assert sum(early) == 0
 
 
+@pytest.mark.parametrize("name", ["rlg", "genrmf"])
+def test_flow_scratch_fixed_period(backend, name, monkeypatch):
+    """``REPAIR["scratch_adaptive"]`` False: the solver's own solves from
+    scratch (the first one and those past ``rebuild_fraction``) keep the
+    relabel period they start with, while ``maximum_flow`` still adapts
+    its own; every result is a maximum flow."""
+    from gpumatch.flow import _dynamic, _maxflow
+
+    assert _dynamic.REPAIR["scratch_adaptive"] is True
+    monkeypatch.setitem(_dynamic.REPAIR, "scratch_adaptive", False)
+    monkeypatch.setitem(_maxflow.TUNING, "freq", 7)
+    adapted = []
+
+    def spy(freq, t_gr, t_dis):
+        adapted.append(freq)
+        return freq + 1
+
+    monkeypatch.setattr(_maxflow, "_next_relabel_period", spy)
+    C, s, t, maxcap = FLOW_GRAPHS[name]
+    rng = np.random.default_rng(_seed(name, "fixed"))
+    solver = MaxFlowSolver(C if backend == "numpy" else _cupyx(C), s, t, backend=backend, rebuild_fraction=0.0,
+                           time_budget=None)
+    res = solver.solve()
+    _check_flow_result(res, C, s, t)
+    periods = [res.stats["relabel_period"]]
+    for _ in range(3):
+        r, c, new = _capacity_batch(rng, C, "mixed", max(1, C.nnz // 20), maxcap)
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        C = _apply(C, r, c, new)
+        res = solver.solve()
+        assert res.stats["mode"] == "scratch"
+        _check_flow_result(res, C, s, t)
+        periods.append(res.stats["relabel_period"])
+    assert periods == [7] * 4 and adapted == []
+    maximum_flow(C if backend == "numpy" else _cupyx(C), s, t, backend=backend)
+    assert adapted     # (maximum_flow adapts its period as before)
+
+
 @pytest.mark.parametrize("idt", [np.int32, np.int64])
 @pytest.mark.parametrize("deficits", [True, False])
 @pytest.mark.parametrize("seed", range(3))

@@ -175,6 +175,18 @@ __all__ = ["MaxFlowSolver"]
 #: row went 75.7 -> 65.4 ms (medians of six) in one A/B and stayed at
 #: 64-66 in another, where GENRMF mixed 0.1 % went 28.4 -> 21.6; RLG's and
 #: the unit network's rows, where it seldom applies, within their noise.
+#: ``scratch_adaptive``: False runs the solver's own solves from scratch
+#: (its first solve, and those past ``rebuild_fraction`` or the time
+#: budget) on the fixed relabel period of ``TUNING["freq"]`` (or its
+#: formula) instead of the adaptive one; ``maximum_flow`` is not changed.
+#: Their flows make GENRMF's later repairs several times cheaper: in two
+#: budgeted runs on an H100 (round 33 of
+#: ``benchmarks/results/h100_dynamic.md``) GENRMF mixed 0.1 % went 0.82x
+#: -> 7.4x / 7.6x, mixed 0.01 % 5.4x -> 9.7-10.9x, inc 0.1 % 4.8-5.0x ->
+#: 8.0-10.6x.  But on RLG and on the unit network's mixed batches those
+#: solves took 30-75 % longer than ``maximum_flow``'s, and GENRMF's of
+#: 10 % mixed batches 1.4-1.7x as long (RLG mixed 0.1 % fell to 0.49x,
+#: past the 1.5x bound): off until the solver can choose per network.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -328,7 +340,7 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
-          "push_bound": 2, "push_bound_hops": 2, "early_near": True,
+          "push_bound": 2, "push_bound_hops": 2, "early_near": True, "scratch_adaptive": True,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
@@ -1482,7 +1494,8 @@ class MaxFlowSolver:
             t_s = time.perf_counter()
             L = self._L
             _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
-                                         self.backend, "reverse_csr")
+                                         self.backend, "reverse_csr",
+                                         adaptive=None if REPAIR.get("scratch_adaptive", True) else False)
             L["flow"][...] = f
             if REPAIR.get("cancel_2cycles"):
                 self._cancel_2cycles()

@@ -319,13 +319,14 @@ def _active(xp, st, target, hlimit, idt):
     return xp.nonzero(mask)[0].astype(idt)
 
 
-def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend):
+def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None):
     """One push-relabel phase: discharge the worklist towards `target` until no vertex is active.
 
     Terminates only right after a global relabel that finds no active vertex,
-    so the final heights are exact distances to `target`.
+    so the final heights are exact distances to `target`.  `adaptive`
+    (None: ``TUNING["adaptive"]``) adapts the relabel period to the times.
     """
-    adaptive = TUNING.get("adaptive", True)
+    adaptive = TUNING.get("adaptive", True) if adaptive is None else bool(adaptive)
     guard = TUNING.get("max_iterations")
     batch = max(1, int(TUNING.get("batch", 1)))
     it0 = stats["iterations"]
@@ -404,11 +405,12 @@ def _direct_return(xp, L, st, source, sink):
     ex[source] += d.sum()
 
 
-def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
+def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", adaptive=None):
     """Two-phase push-relabel on canonical CSR arrays of one backend.
 
     Returns ``(value, arc_flow, source_side, stats)`` with `arc_flow`
     aligned with `indices` (0 on self-loops and zero-capacity arcs).
+    `adaptive`: as in :func:`_push_relabel` (None: ``TUNING["adaptive"]``).
     """
     xp = _backend.get_xp(backend)
     t_start = time.perf_counter()
@@ -468,7 +470,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
     t1 = time.perf_counter()
     times["setup"] = t1 - t_start
     # Phase 1: maximum preflow towards the sink.
-    freq = _push_relabel(K, ctx, st, xp, sink, source, V, idt, freq, stats, backend)
+    freq = _push_relabel(K, ctx, st, xp, sink, source, V, idt, freq, stats, backend, adaptive)
     source_side = st["height"] >= V
     value = st["excess"][sink].copy()
     _backend.synchronize(backend)
@@ -493,7 +495,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr"):
             times["return"] = time.perf_counter() - t2
     if bool(stranded.any()):
         it0 = stats["iterations"]
-        _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend)
+        _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend, adaptive)
         stats["phase2_iterations"] = stats["iterations"] - it0
         stranded = st["excess"] > 0
         stranded[sink] = False
