@@ -184,8 +184,8 @@ __all__ = ["MaxFlowSolver"]
 #: ``benchmarks/results/h100_dynamic.md``) GENRMF mixed 0.1 % went 0.82x
 #: -> 7.4x / 7.6x, mixed 0.01 % 5.4x -> 9.7-10.9x, inc 0.1 % 4.8-5.0x ->
 #: 8.0-10.6x.  But on RLG and on the unit network's mixed batches those
-#: solves took 30-75 % longer than ``maximum_flow``'s, and GENRMF's of
-#: 10 % mixed batches 1.4-1.7x as long (RLG mixed 0.1 % fell to 0.49x,
+#: solves took 40-80 % longer than with the adaptive period, and GENRMF's
+#: of 10 % mixed batches 1.2-1.9x as long (RLG mixed 0.1 % fell to 0.49x,
 #: past the 1.5x bound): off until the solver can choose per network.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
