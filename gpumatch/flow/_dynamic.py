@@ -186,7 +186,26 @@ __all__ = ["MaxFlowSolver"]
 #: 8.0-10.6x.  But on RLG and on the unit network's mixed batches those
 #: solves took 40-80 % longer than with the adaptive period, and GENRMF's
 #: of 10 % mixed batches 1.2-1.9x as long (RLG mixed 0.1 % fell to 0.49x,
-#: past the 1.5x bound): off until the solver can choose per network.
+#: past the 1.5x bound): off; ``fixed_pairs`` below chooses per network.
+#: ``fixed_pairs``: the solver's first solve and its solves from scratch
+#: after an abandoned repair (``stats["scratch_reason"]`` ``"time_budget"``
+#: or ``"abandoned before"``: the next batches are likely small ones again)
+#: keep the fixed period on networks where at least this share of the arcs
+#: have an anti-parallel partner (None: never).  There, stale heights let
+#: the excess run back and forth between the two arcs of a pair, and the
+#: flows that the adaptive period's long stretches without a relabel
+#: leave make later repairs costly.  On an H100
+#: (``benchmarks/probe_scratch_period.py``, round 34 of
+#: ``benchmarks/results/h100_dynamic.md``; forced repairs, two rounds)
+#: GENRMF (78 % of its arcs paired) took 389-402 ms for all its small
+#: repairs after fixed-period solves from scratch against 831 after
+#: adaptive ones (inc 0.1 %'s second batch 64 against 381 ms), and the
+#: period of phase 1 alone made that difference; its first solve took
+#: 379 ms against 427.  The unit network and RLG have no pairs and keep
+#: the adaptive period, which their solves from scratch need (fixed: RLG
+#: 200-240 ms against 120-150, the unit network's mixed batches 100-107
+#: against 65).  The solves past ``rebuild_fraction`` stay adaptive:
+#: GENRMF's of 10 % mixed batches took 242 ms fixed against 156.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -341,6 +360,7 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
           "push_bound": 2, "push_bound_hops": 2, "early_near": True, "scratch_adaptive": True,
+          "fixed_pairs": 0.5,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
@@ -383,15 +403,20 @@ def _warm_up(backend):
     # push-relabel phases and the cut's BFS
     C = _warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
-    solver.solve()
-    # (C follows the solver's capacities).  The detour pass goes off for
-    # these runs, which would leave the later steps little to do, and runs
-    # alone last, where either settings use it (its kernels and
-    # element-wise steps compile on first use); so do the bounds on the
-    # pushes across the cut, whose excess reaches both phases here
     saved = dict(REPAIR)
     detour = int((REPAIR.get("small") or {}).get("detour") or REPAIR.get("detour") or 0)
     try:
+        # the adaptive period, whose flow leaves the batches below every
+        # step to reach (the grid's arcs are paired: ``fixed_pairs``); the
+        # search for the pairs compiles all the same
+        REPAIR.update(fixed_pairs=None)
+        solver.solve()
+        solver._pair_index()
+        # (C follows the solver's capacities).  The detour pass goes off for
+        # these runs, which would leave the later steps little to do, and runs
+        # alone last, where either settings use it (its kernels and
+        # element-wise steps compile on first use); so do the bounds on the
+        # pushes across the cut, whose excess reaches both phases here
         REPAIR.update(detour=0, push_bound=False, small=dict(saved.get("small") or {}, detour=0))
         _warm_batches(solver, C, cp.asarray)
         if saved.get("small_batch") and saved.get("small"):
@@ -1106,7 +1131,7 @@ class MaxFlowSolver:
         self._abandon_at = None                  # smallest batch whose repair ran out of time
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
-        self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
+        self._pairs = None                       # anti-parallel pairs of arcs (_pair_index)
         self._dbufs = None                       # work arrays of the detour pass (_detour_pass)
         self._circulates = False                 # an unwind ran out of rounds: the flow circulates (_unwind)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
@@ -1431,7 +1456,9 @@ class MaxFlowSolver:
             A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
-            before"``.
+            before"``, and in ``stats["scratch_period"]`` whether its
+            relabel period was ``"adaptive"`` or ``"fixed"`` (see
+            ``REPAIR["fixed_pairs"]``).
         """
         if self._result is not None:
             res = self._result
@@ -1491,11 +1518,12 @@ class MaxFlowSolver:
         if scratch:
             stats.setdefault("mode", "scratch")
             stats["scratch_reason"] = reason
+            adaptive = self._scratch_adaptive(reason)     # (before the timed part: it may search the pairs)
+            stats["scratch_period"] = "adaptive" if adaptive is None else "fixed"
             t_s = time.perf_counter()
             L = self._L
             _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
-                                         self.backend, "reverse_csr",
-                                         adaptive=None if REPAIR.get("scratch_adaptive", True) else False)
+                                         self.backend, "reverse_csr", adaptive=adaptive)
             L["flow"][...] = f
             if REPAIR.get("cancel_2cycles"):
                 self._cancel_2cycles()
@@ -1953,6 +1981,33 @@ class MaxFlowSolver:
             return None
         return ~side if not transposed else side
 
+    def _scratch_adaptive(self, reason):
+        """The ``adaptive`` argument of ``_maxflow._solve`` for a solve from
+        scratch started for `reason` (``stats["scratch_reason"]``): None
+        adapts the relabel period as :func:`maximum_flow` does, False keeps
+        it fixed (``REPAIR["scratch_adaptive"]``, ``REPAIR["fixed_pairs"]``)."""
+        if not REPAIR.get("scratch_adaptive", True):
+            return False
+        share = REPAIR.get("fixed_pairs")
+        if share is None or reason == "rebuild_fraction" or self._E == 0:
+            return None
+        k, _ = self._pair_index()
+        return False if 2 * int(k.shape[0]) >= share * self._E else None
+
+    def _pair_index(self):
+        """``(k, p)``: the anti-parallel pairs of arcs, ``k < p`` (found once,
+        by a search of the reversed keys of the canonical CSR)."""
+        if self._pairs is None:
+            xp, E = self._xp, self._E
+            V = np.int64(max(self._V, 1))
+            tail, head = self._tail_p[:E], self._head_p[:E]
+            key = tail * V + head                              # sorted: canonical CSR
+            rkey = head * V + tail
+            pos = xp.minimum(xp.searchsorted(key, rkey), max(E - 1, 0))
+            k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0]
+            self._pairs = (k, pos[k])
+        return self._pairs
+
     def _cancel_2cycles(self):
         """Cancel the flow that runs round anti-parallel pairs of arcs.
 
@@ -1961,20 +2016,11 @@ class MaxFlowSolver:
         residual connection stay, but a repair sees less flow to cut and to
         unwind.  The pairs are found once (a search of the reversed keys).
         """
-        xp, E = self._xp, self._E
-        if E == 0:
+        if self._E == 0:
             return
-        if self._pairs is None:
-            V = np.int64(max(self._V, 1))
-            tail, head = self._tail_p[:E], self._head_p[:E]
-            key = tail * V + head                              # sorted: canonical CSR
-            rkey = head * V + tail
-            pos = xp.minimum(xp.searchsorted(key, rkey), E - 1)
-            k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0]
-            self._pairs = (k, pos[k])
-        k, p = self._pairs
+        k, p = self._pair_index()
         if k.shape[0]:
-            f = self._L["flow"]
+            xp, f = self._xp, self._L["flow"]
             m = xp.minimum(f[k], f[p])
             f[k] -= m
             f[p] -= m

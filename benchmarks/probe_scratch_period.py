@@ -1,0 +1,149 @@
+#!/usr/bin/env python3
+"""Which relabel period of the dynamic solver's solves from scratch makes its later repairs cheap (GPU).
+
+    python benchmarks/probe_scratch_period.py                       # all networks, all variants
+    python benchmarks/probe_scratch_period.py --cases genrmf --variants adaptive,fixed --rounds 2
+
+Replays the flow batches of ``bench_dynamic.py --only flow`` (same seed and
+order) on a :class:`~gpumatch.flow.MaxFlowSolver` without a time budget,
+once per variant of the relabel period that the solver's solves from
+scratch use (its first solve and the solves of the batches past its
+``rebuild_fraction``).  For each variant it prints the time of each such
+solve from scratch and of each repair of a batch of at most ``--up-to`` of
+the arcs, timed between device syncs.  The variants:
+
+* ``adaptive``: as :func:`~gpumatch.flow.maximum_flow` (the default);
+* ``fixed``: the period of ``TUNING["freq"]`` in both phases, no early
+  relabels (``REPAIR["scratch_adaptive"] = False``);
+* ``p1fixed`` / ``p2fixed``: fixed in phase 1 (towards the sink) or phase 2
+  (the return to the source) only;
+* ``cap300``: adaptive with the period capped at 300 iterations;
+* ``noearly``: adaptive without the early relabels of
+  ``TUNING["relabel_time_ratio"]``.
+
+The variants run interleaved, ``--rounds`` times each, so that each one's
+times can be compared with the others' on the same machine.  The output
+ends with a table per network: the medians of the solves from scratch of
+the 1 % and 10 % batches, and the sum over the repairs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import contextlib
+import pathlib
+import sys
+import time
+
+import numpy as np
+
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
+sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
+
+VARIANTS = ("adaptive", "fixed", "p1fixed", "p2fixed", "cap300", "noearly")
+
+
+@contextlib.contextmanager
+def period_variant(name):
+    """Run the solver's solves from scratch with the relabel period of variant `name` inside the block."""
+    from gpumatch.flow import _dynamic as D, _maxflow as M
+
+    keep_pr, keep_t, keep_r = M._push_relabel, dict(M.TUNING), dict(D.REPAIR)
+
+    def phase_pr(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None):
+        # the first call of a solve is phase 1 (`stats` is fresh), the second phase 2
+        phase = 2 if stats.get("_phase1_done") else 1
+        stats["_phase1_done"] = True
+        fixed = (name == "p1fixed" and phase == 1) or (name == "p2fixed" and phase == 2)
+        return keep_pr(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend,
+                       False if fixed else adaptive)
+
+    try:
+        if name == "fixed":
+            D.REPAIR["scratch_adaptive"] = False
+        elif name in ("p1fixed", "p2fixed"):
+            M._push_relabel = phase_pr
+        elif name == "cap300":
+            M.TUNING["max_freq"] = 300
+        elif name == "noearly":
+            M.TUNING["relabel_time_ratio"] = None
+        elif name != "adaptive":
+            raise ValueError(f"unknown variant {name!r}")
+        yield
+    finally:
+        M._push_relabel = keep_pr
+        M.TUNING.clear()
+        M.TUNING.update(keep_t)
+        D.REPAIR.clear()
+        D.REPAIR.update(keep_r)
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--cases", default="unit,washington,genrmf", help="comma-separated prefixes of the networks")
+    ap.add_argument("--variants", default=",".join(VARIANTS), help="comma-separated variants (see above)")
+    ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of all variants")
+    ap.add_argument("--up-to", type=float, default=0.0011, help="repair batches of at most this fraction")
+    ap.add_argument("--quiet", action="store_true", help="print the tables only")
+    args = ap.parse_args(argv)
+
+    import cupy as cp
+
+    import bench_dynamic as B
+    from gpumatch.flow import _dynamic as D
+
+    variants = [v for v in args.variants.split(",") if v]
+    for v in variants:
+        if v not in VARIANTS:
+            ap.error(f"unknown variant {v!r}; choose from {', '.join(VARIANTS)}")
+    sync = cp.cuda.Device().synchronize
+    tables = {}
+    for name, C, s, t, batches in B.flow_replay([c for c in args.cases.split(",") if c]):
+        data0 = C.data.copy()
+        batches = list(batches)      # drawn once: every variant replays the same ones
+        C.data[:] = data0
+        Cd = B.to_dev(C, "cupy")
+        res = collections.defaultdict(lambda: collections.defaultdict(list))
+        for rnd in range(args.rounds):
+            for v in variants:
+                with period_variant(v):
+                    sync()
+                    t0 = time.perf_counter()
+                    solver = D.MaxFlowSolver(Cd, s, t, backend="cupy", time_budget=None)
+                    solver.solve()
+                    sync()
+                    res[v]["first"].append(time.perf_counter() - t0)
+                    for kind, frac, rep, rows, cols, new in batches:
+                        r, c, nw = cp.asarray(rows), cp.asarray(cols), cp.asarray(new)
+                        sync()
+                        t0 = time.perf_counter()
+                        solver.update_capacities(r, c, nw)
+                        st = solver.solve().stats
+                        sync()
+                        ms = (time.perf_counter() - t0) * 1e3
+                        if frac > args.up_to:
+                            res[v][f"{kind} {frac:g} scratch"].append(ms)
+                        else:
+                            res[v][f"{kind} {frac:g} rep{rep}"].append(ms)
+                            res[v]["repairs"].append(ms)
+                        if not args.quiet:
+                            print(f"{name} r{rnd} {v:8s} {kind:5s} {frac:<7g} rep{rep} {ms:8.1f} ms "
+                                  f"{st.get('mode')} relabels {st.get('global_relabels')}", flush=True)
+                    del solver
+                    cp.get_default_memory_pool().free_all_blocks()
+        tables[name] = res
+    for name, res in tables.items():
+        keys = [k for k in next(iter(res.values())) if k not in ("first", "repairs")]
+        print(f"\n### {name}: medians over rounds (ms); 'repairs' is the sum of the repairs of one round")
+        print("| batch | " + " | ".join(variants) + " |")
+        print("|---|" + "---|" * len(variants))
+        print("| first solve | " + " | ".join(f"{np.median(res[v]['first']) * 1e3:.0f}" for v in variants) + " |")
+        for k in keys:
+            print(f"| {k} | " + " | ".join(f"{np.median(res[v][k]):.1f}" for v in variants) + " |")
+        print("| repairs (sum) | " + " | ".join(
+            f"{np.sum(res[v]['repairs']) / args.rounds:.0f}" for v in variants) + " |")
+
+
+if __name__ == "__main__":
+    main()
