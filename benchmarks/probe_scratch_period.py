@@ -12,14 +12,19 @@ scratch use (its first solve and the solves of the batches past its
 solve from scratch and of each repair of a batch of at most ``--up-to`` of
 the arcs, timed between device syncs.  The variants:
 
-* ``adaptive``: as :func:`~gpumatch.flow.maximum_flow` (the default);
+* ``pairs``: the library's defaults (``REPAIR["fixed_pairs"]``: the
+  first solve and those after abandoned repairs fixed where most arcs
+  are paired, the others adaptive);
+* ``adaptive``: as :func:`~gpumatch.flow.maximum_flow`;
 * ``fixed``: the period of ``TUNING["freq"]`` in both phases, no early
   relabels (``REPAIR["scratch_adaptive"] = False``);
 * ``p1fixed`` / ``p2fixed``: fixed in phase 1 (towards the sink) or phase 2
   (the return to the source) only;
 * ``cap300``: adaptive with the period capped at 300 iterations;
 * ``noearly``: adaptive without the early relabels of
-  ``TUNING["relabel_time_ratio"]``.
+  ``TUNING["relabel_time_ratio"]``;
+* ``fixed50`` / ``fixed200``: as ``fixed``, with a period of 50 or 200
+  iterations (``TUNING["freq"]``).
 
 The variants run interleaved, ``--rounds`` times each, so that each one's
 times can be compared with the others' on the same machine.  The output
@@ -41,7 +46,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-VARIANTS = ("adaptive", "fixed", "p1fixed", "p2fixed", "cap300", "noearly")
+VARIANTS = ("pairs", "adaptive", "fixed", "p1fixed", "p2fixed", "cap300", "noearly", "fixed50", "fixed200")
 
 
 @contextlib.contextmanager
@@ -60,15 +65,19 @@ def period_variant(name):
                        False if fixed else adaptive)
 
     try:
-        if name == "fixed":
+        if name != "pairs":
+            D.REPAIR["fixed_pairs"] = None
+        if name in ("fixed", "fixed50", "fixed200"):
             D.REPAIR["scratch_adaptive"] = False
+            if name != "fixed":
+                M.TUNING["freq"] = int(name[len("fixed"):])
         elif name in ("p1fixed", "p2fixed"):
             M._push_relabel = phase_pr
         elif name == "cap300":
             M.TUNING["max_freq"] = 300
         elif name == "noearly":
             M.TUNING["relabel_time_ratio"] = None
-        elif name != "adaptive":
+        elif name not in ("adaptive", "pairs"):
             raise ValueError(f"unknown variant {name!r}")
         yield
     finally:

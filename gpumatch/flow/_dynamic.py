@@ -187,25 +187,26 @@ __all__ = ["MaxFlowSolver"]
 #: solves took 40-80 % longer than with the adaptive period, and GENRMF's
 #: of 10 % mixed batches 1.2-1.9x as long (RLG mixed 0.1 % fell to 0.49x,
 #: past the 1.5x bound): off; ``fixed_pairs`` below chooses per network.
-#: ``fixed_pairs``: the solver's first solve and its solves from scratch
-#: after an abandoned repair (``stats["scratch_reason"]`` ``"time_budget"``
-#: or ``"abandoned before"``: the next batches are likely small ones again)
-#: keep the fixed period on networks where at least this share of the arcs
-#: have an anti-parallel partner (None: never).  There, stale heights let
-#: the excess run back and forth between the two arcs of a pair, and the
-#: flows that the adaptive period's long stretches without a relabel
-#: leave make later repairs costly.  On an H100
+#: ``fixed_pairs``, ``pairs_period``: on networks where at least the share
+#: ``fixed_pairs`` of the arcs have an anti-parallel partner (None: never),
+#: the solver's solves from scratch keep a fixed period of
+#: ``pairs_period`` iterations (None: ``TUNING["freq"]`` or its formula).
+#: There, stale heights let the excess run back and forth between the two
+#: arcs of a pair, and the flows that the adaptive period's long stretches
+#: without a relabel leave make later repairs costly.  Measured on an H100
 #: (``benchmarks/probe_scratch_period.py``, round 34 of
-#: ``benchmarks/results/h100_dynamic.md``; forced repairs, two rounds)
-#: GENRMF (78 % of its arcs paired) took 389-402 ms for all its small
-#: repairs after fixed-period solves from scratch against 831 after
-#: adaptive ones (inc 0.1 %'s second batch 64 against 381 ms), and the
-#: period of phase 1 alone made that difference; its first solve took
-#: 379 ms against 427.  The unit network and RLG have no pairs and keep
-#: the adaptive period, which their solves from scratch need (fixed: RLG
-#: 200-240 ms against 120-150, the unit network's mixed batches 100-107
-#: against 65).  The solves past ``rebuild_fraction`` stay adaptive:
-#: GENRMF's of 10 % mixed batches took 242 ms fixed against 156.
+#: ``benchmarks/results/h100_dynamic.md``; forced repairs, two rounds) on
+#: GENRMF (78 % of its arcs paired), the sum of its small repairs: 831 ms
+#: after adaptive solves from scratch, 389-402 after fixed ones of the
+#: formula's 100 iterations (phase 1's period alone made the difference),
+#: 383 after fixed ones of 200.  The period of 200 also made GENRMF's solves
+#: from scratch faster than the adaptive ones: 190-307 ms against 239-376
+#: for the first solve and the 1 % and 10 % increases and decreases, about
+#: the same for 10 % mixed batches (159 against 145-156); with 100 its
+#: 10 % mixed batches took 223-242 ms.  The unit network and RLG have no
+#: pairs and keep the adaptive period, which their solves from scratch
+#: need (fixed: RLG 200-240 ms against 120-150, the unit network's mixed
+#: batches 100-107 against 65).
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -360,7 +361,7 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
           "push_bound": 2, "push_bound_hops": 2, "early_near": True, "scratch_adaptive": True,
-          "fixed_pairs": 0.5,
+          "fixed_pairs": 0.5, "pairs_period": 200,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
@@ -1518,12 +1519,12 @@ class MaxFlowSolver:
         if scratch:
             stats.setdefault("mode", "scratch")
             stats["scratch_reason"] = reason
-            adaptive = self._scratch_adaptive(reason)     # (before the timed part: it may search the pairs)
+            adaptive, freq = self._scratch_period()     # (before the timed part: it may search the pairs)
             stats["scratch_period"] = "adaptive" if adaptive is None else "fixed"
             t_s = time.perf_counter()
             L = self._L
             _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
-                                         self.backend, "reverse_csr", adaptive=adaptive)
+                                         self.backend, "reverse_csr", adaptive=adaptive, freq=freq)
             L["flow"][...] = f
             if REPAIR.get("cancel_2cycles"):
                 self._cancel_2cycles()
@@ -1981,18 +1982,21 @@ class MaxFlowSolver:
             return None
         return ~side if not transposed else side
 
-    def _scratch_adaptive(self, reason):
-        """The ``adaptive`` argument of ``_maxflow._solve`` for a solve from
-        scratch started for `reason` (``stats["scratch_reason"]``): None
-        adapts the relabel period as :func:`maximum_flow` does, False keeps
-        it fixed (``REPAIR["scratch_adaptive"]``, ``REPAIR["fixed_pairs"]``)."""
+    def _scratch_period(self):
+        """``(adaptive, freq)`` arguments of ``_maxflow._solve`` for the
+        solver's solves from scratch: ``(None, None)`` adapts the relabel
+        period as :func:`maximum_flow` does; ``adaptive`` False keeps it
+        fixed at ``freq`` (None: ``TUNING["freq"]`` or its formula).  See
+        ``REPAIR["scratch_adaptive"]``, ``REPAIR["fixed_pairs"]``."""
         if not REPAIR.get("scratch_adaptive", True):
-            return False
+            return False, None
         share = REPAIR.get("fixed_pairs")
-        if share is None or reason == "rebuild_fraction" or self._E == 0:
-            return None
+        if share is None or self._E == 0:
+            return None, None
         k, _ = self._pair_index()
-        return False if 2 * int(k.shape[0]) >= share * self._E else None
+        if 2 * int(k.shape[0]) >= share * self._E:
+            return False, REPAIR.get("pairs_period")
+        return None, None
 
     def _pair_index(self):
         """``(k, p)``: the anti-parallel pairs of arcs, ``k < p`` (found once,

@@ -405,12 +405,14 @@ def _direct_return(xp, L, st, source, sink):
     ex[source] += d.sum()
 
 
-def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", adaptive=None):
+def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", adaptive=None, freq=None):
     """Two-phase push-relabel on canonical CSR arrays of one backend.
 
     Returns ``(value, arc_flow, source_side, stats)`` with `arc_flow`
     aligned with `indices` (0 on self-loops and zero-capacity arcs).
-    `adaptive`: as in :func:`_push_relabel` (None: ``TUNING["adaptive"]``).
+    `adaptive`: as in :func:`_push_relabel` (None: ``TUNING["adaptive"]``);
+    `freq`: the first global relabel period (None: ``TUNING["freq"]`` or
+    its formula).
     """
     xp = _backend.get_xp(backend)
     t_start = time.perf_counter()
@@ -453,7 +455,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         st["excess"][L["bnbr"][b0:b1]] += d
     ctx = _prepare_kernels(backend, L, lay, V, E, (source, sink))
     K = _kernels(backend)
-    freq = TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
+    freq = freq or TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "_stamp": 0,
              "backend": backend, "layout": layout, "method": "push_relabel", "_t": {}}
     times = stats["_t"]
