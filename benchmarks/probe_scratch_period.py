@@ -30,6 +30,16 @@ The variants run interleaved, ``--rounds`` times each, so that each one's
 times can be compared with the others' on the same machine.  The output
 ends with a table per network: the medians of the solves from scratch of
 the 1 % and 10 % batches, and the sum over the repairs.
+
+``--solves NAMES`` times instead ``_maxflow._solve`` alone (what
+:func:`~gpumatch.flow.maximum_flow` runs) with the adaptive period and with
+fixed ones (``--periods``), interleaved, ``--rounds`` times, on networks
+of ``bench_flow.py`` (``genrmf_32x256``, ...) and on the segmentation
+network of ``examples/min_cut_segmentation.py`` (``segN``: an N x N image,
+noise 90; its grid arcs come in anti-parallel pairs), with the share of
+their arcs that have an anti-parallel partner; beside each time, the
+share of the flow's mass that runs round anti-parallel pairs and the
+number of global relabels (of the last round).
 """
 
 from __future__ import annotations
@@ -88,6 +98,124 @@ def period_variant(name):
         D.REPAIR.update(keep_r)
 
 
+def _network(name):
+    """(host capacity CSR, source, sink) of a ``bench_flow.py`` case or ``segN``."""
+    import scipy.sparse as sp
+
+    if name.startswith("seg"):
+        root = pathlib.Path(__file__).resolve().parent.parent / "examples"
+        sys.path.insert(0, str(root))
+        import min_cut_segmentation as M
+
+        n = int(name[3:])
+        _, img = M.synthetic_image(n, n, 90.0, seed=0)
+        C, s, t = M.segmentation_network(img, 90.0, 1.0)
+        return sp.csr_matrix(C), s, t
+    import bench_flow
+
+    return bench_flow.build(name)
+
+
+def _pairs(C):
+    """Positions ``(k, p)`` in ``C.data`` (sorted CSR) of the anti-parallel pairs of arcs, ``k < p``."""
+    r = np.repeat(np.arange(C.shape[0], dtype=np.int64), np.diff(C.indptr))
+    c = C.indices.astype(np.int64)
+    V = np.int64(C.shape[0])
+    key, rkey = r * V + c, c * V + r
+    pos = np.minimum(np.searchsorted(key, rkey), max(key.shape[0] - 1, 0))
+    k = np.flatnonzero((key[pos] == rkey) & (r != c) & (np.arange(key.shape[0]) < pos))
+    return k, pos[k]
+
+
+def paired_share(C):
+    """Share of the stored off-diagonal arcs of `C` whose reverse arc is stored too."""
+    C = C.tocsr()
+    C.sort_indices()
+    n = int((np.repeat(np.arange(C.shape[0]), np.diff(C.indptr)) != C.indices).sum())
+    return 2 * _pairs(C)[0].shape[0] / n if n else 0.0
+
+
+def solve_times(names, periods, rounds):
+    """Median ms of ``_maxflow._solve`` per network, adaptive and fixed at each of `periods`."""
+    import cupy as cp
+
+    from gpumatch.flow import _maxflow as M
+
+    sync = cp.cuda.Device().synchronize
+    print("| network | vertices | arcs | paired | adaptive | " + " | ".join(f"fixed {p}" for p in periods) + " |")
+    print("|---|---|---|---|---|" + "---|" * len(periods))
+    for name in names:
+        C, s, t = _network(name)
+        C.sort_indices()
+        ip, ix, cap = cp.asarray(C.indptr), cp.asarray(C.indices), cp.asarray(C.data.astype(np.int64))
+        runs = [(None, None)] + [(False, p) for p in periods]
+        times = collections.defaultdict(list)
+        values = set()
+        k, p = (cp.asarray(a) for a in _pairs(C))
+        cyc = {}
+        M._solve(ip, ix, cap, s, t, "cupy")          # warm-up
+        for _ in range(rounds):
+            for adaptive, freq in runs:
+                sync()
+                t0 = time.perf_counter()
+                v, f, _, st = M._solve(ip, ix, cap, s, t, "cupy", adaptive=adaptive, freq=freq)
+                sync()
+                times[freq].append((time.perf_counter() - t0) * 1e3)
+                values.add(int(v))
+                mass = float(f.sum())
+                cyc[freq] = (2 * float(cp.minimum(f[k], f[p]).sum()) / max(mass, 1.0), st["global_relabels"])
+        assert len(values) == 1, values
+        print(f"| {name} | {C.shape[0]} | {C.nnz} | {paired_share(C):.2f} | "
+              + " | ".join(f"{np.median(times[f]):.0f} ({cyc[f][0]:.2f}, {cyc[f][1]})" for _, f in runs) + " |",
+              flush=True)
+
+
+def cycle_trajectory(names, rounds):
+    """Per network: after each global relabel of an adaptive ``_maxflow._solve``, the share of the
+    preflow's mass that runs round anti-parallel pairs (printed as ``relabel:share`` every few relabels)."""
+    import cupy as cp
+
+    from gpumatch import csr
+    from gpumatch.flow import _maxflow as M
+
+    build, relabel = M._build_rcsr, M._global_relabel
+    cur = {}
+
+    def build_spy(xp, indptr, indices, cap, V):
+        L = build(xp, indptr, indices, cap, V)
+        rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
+        key = rows * np.int64(V) + indices.astype(np.int64)
+        rkey = indices.astype(np.int64) * np.int64(V) + rows
+        pos = xp.minimum(xp.searchsorted(key, rkey), max(key.shape[0] - 1, 0))
+        k = xp.nonzero((key[pos] == rkey) & (xp.arange(key.shape[0]) < pos))[0]
+        cur.update(L=L, k=k, p=pos[k], seen=[])
+        return L
+
+    def relabel_spy(*a, **kw):
+        out = relabel(*a, **kw)
+        f = cur["L"]["flow"]
+        mass = float(f.sum())
+        cur["seen"].append(2 * float(xp_min(f[cur["k"]], f[cur["p"]]).sum()) / max(mass, 1.0))
+        return out
+
+    xp_min = cp.minimum
+    M._build_rcsr, M._global_relabel = build_spy, relabel_spy
+    try:
+        for name in names:
+            C, s, t = _network(name)
+            C.sort_indices()
+            ip, ix, cap = cp.asarray(C.indptr), cp.asarray(C.indices), cp.asarray(C.data.astype(np.int64))
+            for rnd in range(rounds):
+                M._solve(ip, ix, cap, s, t, "cupy")
+                seen = cur["seen"]
+                step = max(1, len(seen) // 12)
+                print(f"{name} round {rnd}: {len(seen)} relabels; share after relabel: "
+                      + " ".join(f"{i + 1}:{x:.2f}" for i, x in enumerate(seen) if i % step == 0 or i == len(seen) - 1),
+                      flush=True)
+    finally:
+        M._build_rcsr, M._global_relabel = build, relabel
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--cases", default="unit,washington,genrmf", help="comma-separated prefixes of the networks")
@@ -95,7 +223,20 @@ def main(argv=None):
     ap.add_argument("--rounds", type=int, default=1, help="interleaved rounds of all variants")
     ap.add_argument("--up-to", type=float, default=0.0011, help="repair batches of at most this fraction")
     ap.add_argument("--quiet", action="store_true", help="print the tables only")
+    ap.add_argument("--solves", default=None,
+                    help="comma-separated networks (bench_flow.py cases, segN): time _maxflow._solve alone")
+    ap.add_argument("--periods", default="100,200,400", help="with --solves: the fixed periods to time")
+    ap.add_argument("--trajectory", default=None,
+                    help="comma-separated networks (as --solves): the 2-cycle share of the preflow after each "
+                         "global relabel of an adaptive solve")
     args = ap.parse_args(argv)
+    if args.trajectory:
+        cycle_trajectory([n for n in args.trajectory.split(",") if n], args.rounds)
+        return
+    if args.solves:
+        solve_times([n for n in args.solves.split(",") if n], [int(p) for p in args.periods.split(",")],
+                    args.rounds)
+        return
 
     import cupy as cp
 

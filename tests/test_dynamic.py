@@ -110,9 +110,6 @@ def repair_paths(request, monkeypatch):
     monkeypatch.setitem(_dynamic.REPAIR, "cancel_2cycles", "unwind" in request.param)
     if request.param == "unwind":
         monkeypatch.setitem(_paths.LIMITS, "all_levels", 0)
-        # (and adaptive solves from scratch, whose flows leave the walks
-        # work to do on every network; test_flow_batches counts them)
-        monkeypatch.setitem(_dynamic.REPAIR, "fixed_pairs", None)
     return request.param
 
 
@@ -445,7 +442,6 @@ def test_flow_small_batch_settings(backend, name, monkeypatch):
     monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)   # (which would leave the relabels little to do,
     monkeypatch.setitem(_dynamic.REPAIR, "unwind", 0)   # as would the walks back to the source)
     monkeypatch.setitem(_dynamic.REPAIR, "small", {"max_period": 4, "early_stop": True, "split_relabel": True})
-    monkeypatch.setitem(_dynamic.REPAIR, "early_near", False)   # (which splits some relabels of the others)
     nnz = FLOW_GRAPHS[name][0].nnz
     monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 5.5 / nnz)    # batches of 5 arcs or fewer
     before = dict(_dynamic.REPAIR)
@@ -542,58 +538,6 @@ def test_flow_scratch_fixed_period(backend, name, monkeypatch):
     assert periods == [7] * 4 and adapted == []
     maximum_flow(C if backend == "numpy" else _cupyx(C), s, t, backend=backend)
     assert adapted     # (maximum_flow adapts its period as before)
-
-
-@pytest.mark.parametrize("name", ["rlg", "genrmf"])
-def test_flow_scratch_period_by_pairs(backend, name, monkeypatch):
-    """``REPAIR["fixed_pairs"]``: on a network whose arcs are mostly paired
-    with an anti-parallel one (GENRMF's frames, 78 %; RLG has none), every
-    solve from scratch of the solver (the first one, those past
-    ``rebuild_fraction``, those after an abandoned repair) keeps the period
-    ``REPAIR["pairs_period"]``; on RLG they adapt it; ``maximum_flow``
-    adapts its own; every result is a maximum flow."""
-    from gpumatch.flow import _dynamic, _maxflow
-
-    assert _dynamic.REPAIR["scratch_adaptive"] is True and _dynamic.REPAIR["fixed_pairs"] == 0.5
-    monkeypatch.setitem(_maxflow.TUNING, "freq", 7)
-    monkeypatch.setitem(_dynamic.REPAIR, "pairs_period", 5)
-    adapted = []
-
-    def spy(freq, t_gr, t_dis):
-        adapted.append(freq)
-        return freq + 1
-
-    monkeypatch.setattr(_maxflow, "_next_relabel_period", spy)
-    C, s, t, maxcap = FLOW_GRAPHS[name]
-    paired = name == "genrmf"
-    rng = np.random.default_rng(_seed(name, "pairs"))
-    solver = MaxFlowSolver(C if backend == "numpy" else _cupyx(C), s, t, backend=backend,
-                           rebuild_fraction=3.5 / C.nnz, time_budget=None)     # batches of 3 arcs or fewer
-    seen = []
-
-    def solve(C, r, c, new):
-        if r is not None:
-            solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
-            C = _apply(C, r, c, new)
-        del adapted[:]
-        res = solver.solve()
-        _check_flow_result(res, C, s, t)
-        seen.append((res.stats["mode"], res.stats.get("scratch_reason"), res.stats.get("scratch_period"),
-                     bool(adapted), res.stats.get("relabel_period") == 5))
-        return C, res
-
-    C, res = solve(C, None, None, None)
-    C, res = solve(C, *_capacity_batch(rng, C, "mixed", max(4, C.nnz // 20), maxcap))   # past rebuild_fraction
-    solver.time_budget = 0.0            # a repair that needs push-relabel runs out of time at once
-    C, res = solve(C, *_t_side_cuts(C, res, s, t, 2))
-    C, res = solve(C, *_t_side_cuts(C, res, s, t, 3))   # larger than the abandoned one: from scratch at once
-    period = ("fixed", False, True) if paired else ("adaptive", True, False)
-    assert seen == [("scratch", "first solve") + period, ("scratch", "rebuild_fraction") + period,
-                    ("dynamic->scratch", "time_budget") + period, ("scratch", "abandoned before") + period]
-    assert (2 * int(solver._pair_index()[0].shape[0]) >= 0.5 * solver._E) == paired
-    del adapted[:]
-    maximum_flow(C if backend == "numpy" else _cupyx(C), s, t, backend=backend)
-    assert adapted
 
 
 @pytest.mark.parametrize("idt", [np.int32, np.int64])
@@ -1636,9 +1580,7 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
 
     C = _dynamic._warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend=backend, rebuild_fraction=1.0, time_budget=None)
-    with monkeypatch.context() as m:
-        m.setitem(_dynamic.REPAIR, "fixed_pairs", None)      # as the warm-up solves it
-        solver.solve()
+    solver.solve()
     C2 = C.copy()
     # (the warm-up turns the detour pass off for its first rounds, and runs it alone last)
     detour = int(_dynamic.REPAIR["small"].get("detour") or _dynamic.REPAIR.get("detour") or 0)

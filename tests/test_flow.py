@@ -580,3 +580,48 @@ def test_bfs_run_heights(hub_degree, monkeypatch, coop, case, watched):
     within = dist <= ran
     np.testing.assert_array_equal(h[within], dist[within])
     assert (h[~within] == -1).all()
+
+
+@pytest.mark.parametrize("case", ["genrmf", "rlg", "no_watch"])
+def test_pairs_stop_the_adaptive_period(backend, monkeypatch, case):
+    """``TUNING["pairs_share"]``: on GENRMF, whose frames' arcs come in
+    anti-parallel pairs that the preflow runs round, the period stops
+    adapting at the first check past ``pairs_after`` and stays at
+    ``pairs_freq`` for the rest of the solve (both phases); on RLG (no
+    pairs) and with the watch off it adapts to the end.  The flows are
+    maximum either way."""
+    from gpumatch import generators
+    from gpumatch.flow import _maxflow
+
+    monkeypatch.setitem(_maxflow.TUNING, "freq", 7)
+    monkeypatch.setitem(_maxflow.TUNING, "pairs_after", 3)
+    monkeypatch.setitem(_maxflow.TUNING, "pairs_freq", 50)
+    monkeypatch.setitem(_maxflow.TUNING, "relabel_time_ratio", None)
+    if case == "no_watch":
+        monkeypatch.setitem(_maxflow.TUNING, "pairs_share", None)
+    calls = []
+
+    def spy(freq, t_gr, t_dis):
+        calls.append(freq)
+        return freq + 1
+
+    monkeypatch.setattr(_maxflow, "_next_relabel_period", spy)
+    C, s, t = (generators.washington_rlg(16, 32, 100, seed=2) if case == "rlg"
+               else generators.genrmf(6, 20, 10, 1000, 5))
+    if backend == "cupy":
+        import cupyx.scipy.sparse as cpx
+
+        C = cpx.csr_matrix(sp.csr_matrix(C).astype(np.float64))
+    res = maximum_flow(C, s, t, backend=backend)
+    C_host = sp.csr_matrix(C.get() if backend == "cupy" else C).astype(np.int64)
+    assert int(res.flow_value) == scipy_value(C_host, s, t)
+    check_flow(C_host, s, t, res.flow, res.flow_value)
+    relabels = res.stats["global_relabels"]
+    if case == "genrmf":
+        assert res.stats["pairs_fixed"] and res.stats["relabel_period"] == 50
+        # adapted at most until the first check (after the 3rd relabel), fixed after it
+        assert 0 < len(calls) <= 3 < relabels
+    else:
+        # (the spy adds one per call; the period reported is phase 1's last)
+        assert not res.stats["pairs_fixed"] and 7 < res.stats["relabel_period"] < 50
+        assert len(calls) >= 4

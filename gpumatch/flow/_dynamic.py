@@ -186,27 +186,7 @@ __all__ = ["MaxFlowSolver"]
 #: 8.0-10.6x.  But on RLG and on the unit network's mixed batches those
 #: solves took 40-80 % longer than with the adaptive period, and GENRMF's
 #: of 10 % mixed batches 1.2-1.9x as long (RLG mixed 0.1 % fell to 0.49x,
-#: past the 1.5x bound): off; ``fixed_pairs`` below chooses per network.
-#: ``fixed_pairs``, ``pairs_period``: on networks where at least the share
-#: ``fixed_pairs`` of the arcs have an anti-parallel partner (None: never),
-#: the solver's solves from scratch keep a fixed period of
-#: ``pairs_period`` iterations (None: ``TUNING["freq"]`` or its formula).
-#: There, stale heights let the excess run back and forth between the two
-#: arcs of a pair, and the flows that the adaptive period's long stretches
-#: without a relabel leave make later repairs costly.  Measured on an H100
-#: (``benchmarks/probe_scratch_period.py``, round 34 of
-#: ``benchmarks/results/h100_dynamic.md``; forced repairs, two rounds) on
-#: GENRMF (78 % of its arcs paired), the sum of its small repairs: 831 ms
-#: after adaptive solves from scratch, 389-402 after fixed ones of the
-#: formula's 100 iterations (phase 1's period alone made the difference),
-#: 383 after fixed ones of 200.  The period of 200 also made GENRMF's solves
-#: from scratch faster than the adaptive ones: 190-307 ms against 239-376
-#: for the first solve and the 1 % and 10 % increases and decreases, about
-#: the same for 10 % mixed batches (159 against 145-156); with 100 its
-#: 10 % mixed batches took 223-242 ms.  The unit network and RLG have no
-#: pairs and keep the adaptive period, which their solves from scratch
-#: need (fixed: RLG 200-240 ms against 120-150, the unit network's mixed
-#: batches 100-107 against 65).
+#: past the 1.5x bound): off until the solver can choose per network.
 #: ``cancel_2cycles``: after a solve from scratch, the flow that runs round
 #: anti-parallel pairs of arcs is cancelled (same net flow, value and cut;
 #: one pass over the pairs).  On ``genrmf(32, 64)`` that took the arcs'
@@ -361,7 +341,6 @@ REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True
           "pair": 0, "pair_min": 2,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
           "push_bound": 2, "push_bound_hops": 2, "early_near": True, "scratch_adaptive": True,
-          "fixed_pairs": 0.5, "pairs_period": 200,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
                     "period_depth": 1, "period_depth_closer": False, "period_depth_pushed": True, "detour": 32}}
 
@@ -404,20 +383,15 @@ def _warm_up(backend):
     # push-relabel phases and the cut's BFS
     C = _warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    # (C follows the solver's capacities).  The detour pass goes off for
+    # these runs, which would leave the later steps little to do, and runs
+    # alone last, where either settings use it (its kernels and
+    # element-wise steps compile on first use); so do the bounds on the
+    # pushes across the cut, whose excess reaches both phases here
     saved = dict(REPAIR)
     detour = int((REPAIR.get("small") or {}).get("detour") or REPAIR.get("detour") or 0)
     try:
-        # the adaptive period, whose flow leaves the batches below every
-        # step to reach (the grid's arcs are paired: ``fixed_pairs``); the
-        # search for the pairs compiles all the same
-        REPAIR.update(fixed_pairs=None)
-        solver.solve()
-        solver._pair_index()
-        # (C follows the solver's capacities).  The detour pass goes off for
-        # these runs, which would leave the later steps little to do, and runs
-        # alone last, where either settings use it (its kernels and
-        # element-wise steps compile on first use); so do the bounds on the
-        # pushes across the cut, whose excess reaches both phases here
         REPAIR.update(detour=0, push_bound=False, small=dict(saved.get("small") or {}, detour=0))
         _warm_batches(solver, C, cp.asarray)
         if saved.get("small_batch") and saved.get("small"):
@@ -1132,7 +1106,7 @@ class MaxFlowSolver:
         self._abandon_at = None                  # smallest batch whose repair ran out of time
         self._claim = None                       # duplicate stamps of the CUDA batch check
         self._pbufs = None                       # work arrays of the augmenting-path pass
-        self._pairs = None                       # anti-parallel pairs of arcs (_pair_index)
+        self._pairs = None                       # anti-parallel pairs of arcs (_cancel_2cycles)
         self._dbufs = None                       # work arrays of the detour pass (_detour_pass)
         self._circulates = False                 # an unwind ran out of rounds: the flow circulates (_unwind)
         self._cut_arcs = None                    # (side, arcs S -> T, arcs T -> S) of _sealed
@@ -1457,9 +1431,7 @@ class MaxFlowSolver:
             A solve from scratch reports why in
             ``stats["scratch_reason"]``: ``"first solve"``,
             ``"rebuild_fraction"``, ``"time_budget"`` or ``"abandoned
-            before"``, and in ``stats["scratch_period"]`` whether its
-            relabel period was ``"adaptive"`` or ``"fixed"`` (see
-            ``REPAIR["fixed_pairs"]``).
+            before"``.
         """
         if self._result is not None:
             res = self._result
@@ -1519,12 +1491,11 @@ class MaxFlowSolver:
         if scratch:
             stats.setdefault("mode", "scratch")
             stats["scratch_reason"] = reason
-            adaptive, freq = self._scratch_period()     # (before the timed part: it may search the pairs)
-            stats["scratch_period"] = "adaptive" if adaptive is None else "fixed"
             t_s = time.perf_counter()
             L = self._L
             _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
-                                         self.backend, "reverse_csr", adaptive=adaptive, freq=freq)
+                                         self.backend, "reverse_csr",
+                                         adaptive=None if REPAIR.get("scratch_adaptive", True) else False)
             L["flow"][...] = f
             if REPAIR.get("cancel_2cycles"):
                 self._cancel_2cycles()
@@ -1533,6 +1504,7 @@ class MaxFlowSolver:
                 stats[key] = sst.get(key, 0)
             times.update(sst.get("time", {}))
             stats["relabel_period"] = sst.get("relabel_period")
+            stats["pairs_fixed"] = sst.get("pairs_fixed", False)
             _backend.synchronize(self.backend)
             t_scr = time.perf_counter() - t_s
             # the fastest one: a first solve may include one-time costs
@@ -1982,36 +1954,6 @@ class MaxFlowSolver:
             return None
         return ~side if not transposed else side
 
-    def _scratch_period(self):
-        """``(adaptive, freq)`` arguments of ``_maxflow._solve`` for the
-        solver's solves from scratch: ``(None, None)`` adapts the relabel
-        period as :func:`maximum_flow` does; ``adaptive`` False keeps it
-        fixed at ``freq`` (None: ``TUNING["freq"]`` or its formula).  See
-        ``REPAIR["scratch_adaptive"]``, ``REPAIR["fixed_pairs"]``."""
-        if not REPAIR.get("scratch_adaptive", True):
-            return False, None
-        share = REPAIR.get("fixed_pairs")
-        if share is None or self._E == 0:
-            return None, None
-        k, _ = self._pair_index()
-        if 2 * int(k.shape[0]) >= share * self._E:
-            return False, REPAIR.get("pairs_period")
-        return None, None
-
-    def _pair_index(self):
-        """``(k, p)``: the anti-parallel pairs of arcs, ``k < p`` (found once,
-        by a search of the reversed keys of the canonical CSR)."""
-        if self._pairs is None:
-            xp, E = self._xp, self._E
-            V = np.int64(max(self._V, 1))
-            tail, head = self._tail_p[:E], self._head_p[:E]
-            key = tail * V + head                              # sorted: canonical CSR
-            rkey = head * V + tail
-            pos = xp.minimum(xp.searchsorted(key, rkey), max(E - 1, 0))
-            k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0]
-            self._pairs = (k, pos[k])
-        return self._pairs
-
     def _cancel_2cycles(self):
         """Cancel the flow that runs round anti-parallel pairs of arcs.
 
@@ -2020,11 +1962,20 @@ class MaxFlowSolver:
         residual connection stay, but a repair sees less flow to cut and to
         unwind.  The pairs are found once (a search of the reversed keys).
         """
-        if self._E == 0:
+        xp, E = self._xp, self._E
+        if E == 0:
             return
-        k, p = self._pair_index()
+        if self._pairs is None:
+            V = np.int64(max(self._V, 1))
+            tail, head = self._tail_p[:E], self._head_p[:E]
+            key = tail * V + head                              # sorted: canonical CSR
+            rkey = head * V + tail
+            pos = xp.minimum(xp.searchsorted(key, rkey), E - 1)
+            k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0]
+            self._pairs = (k, pos[k])
+        k, p = self._pairs
         if k.shape[0]:
-            xp, f = self._xp, self._L["flow"]
+            f = self._L["flow"]
             m = xp.minimum(f[k], f[p])
             f[k] -= m
             f[p] -= m

@@ -74,10 +74,29 @@ _I64_MAX = np.iinfo(np.int64).max
 #: networks, medians of eight, interleaved) went from 628 to 505 ms on
 #: GENRMF, 182 to 167 on RLG and 96 to 83 on the unit network, whose
 #: last thousands of iterations run over short worklists.
+#: ``pairs_share``, ``pairs_after``, ``pairs_freq``: with ``adaptive``, from
+#: the ``pairs_after``-th global relabel on, a solve checks after each one
+#: how much of the preflow runs round anti-parallel pairs of arcs (reverse
+#: CSR; the pairs are searched once, at the first check); once that is at
+#: least the share ``pairs_share`` of the preflow's mass, the rest of the
+#: solve keeps a fixed period of ``pairs_freq`` iterations
+#: (``stats["pairs_fixed"]``; None: never).  Excess that runs back and
+#: forth along pairs is excess pushed on stale heights: on GENRMF (80 % of
+#: the arcs paired) the share passes 0.5 by the 5th-10th of 25-82 relabels
+#: and stays at 0.75, and the adaptive period, which grows to ``max_freq``
+#: there, took 394-404 ms (32 x 256 frames) and 1 381-1 507 ms (64 x 64)
+#: on an H100 against 318-331 and 860-966 with a fixed period of 200; the
+#: dynamic solver's repairs after such flows took less than half as long
+#: (``benchmarks/probe_scratch_period.py``, round 34 of
+#: ``benchmarks/results/h100_dynamic.md``).  The segmentation networks of
+#: ``examples/min_cut_segmentation.py`` (71 % paired) stay at 0.27 and
+#: need the adaptive period (1024 x 1024 pixels: 35 ms against 58 fixed at
+#: 200); they finish within 4-5 relabels, before ``pairs_after``.
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
                 "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
                 "hub_degree": 1024, "relabel_time_ratio": 5.0,
-                "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192}
+                "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192,
+                "pairs_share": 0.5, "pairs_after": 6, "pairs_freq": 200}
 
 
 @dataclass
@@ -101,8 +120,10 @@ class MaximumFlowResult:
     stats : dict
         ``iterations`` (discharge launches, both phases),
         ``phase2_iterations``, ``global_relabels``, ``relabel_period``
-        (final), ``backend``, ``layout``, ``method`` and ``time`` (seconds
-        per phase: ``setup``, ``phase1``, ``phase2``, ``output``).
+        (final), ``pairs_fixed`` (whether the period stopped adapting
+        because the preflow ran mostly round anti-parallel pairs of arcs),
+        ``backend``, ``layout``, ``method`` and ``time`` (seconds per phase:
+        ``setup``, ``phase1``, ``phase2``, ``output``).
     """
 
     flow_value: Any
@@ -319,14 +340,49 @@ def _active(xp, st, target, hlimit, idt):
     return xp.nonzero(mask)[0].astype(idt)
 
 
-def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None):
+class _PairWatch:
+    """The share of a preflow's mass that runs round anti-parallel pairs of arcs (``TUNING["pairs_share"]``).
+
+    `L` is the reverse-CSR layout (canonical: sorted columns per row); the
+    pairs are searched on the first call of :meth:`share`.
+    """
+
+    def __init__(self, xp, L, V):
+        self.xp, self.L, self.V = xp, L, V
+        self.k = self.p = None
+
+    def share(self):
+        """Flow round pairs over all flow (0.0 without flow), or None when no arc has an anti-parallel partner."""
+        xp, L = self.xp, self.L
+        if self.k is None:
+            E = int(L["indices"].shape[0])
+            rows = csr.segment_owner(L["indptr"].astype(np.int64), E)
+            cols = L["indices"].astype(np.int64)
+            V = np.int64(max(self.V, 1))
+            key, rkey = rows * V + cols, cols * V + rows
+            pos = xp.minimum(xp.searchsorted(key, rkey), max(E - 1, 0))
+            self.k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0] if E else pos[:0]
+            self.p = pos[self.k]
+        if self.k.shape[0] == 0:
+            return None
+        f = L["flow"]
+        mass = float(f.sum())
+        return 2.0 * float(xp.minimum(f[self.k], f[self.p]).sum()) / mass if mass > 0 else 0.0
+
+
+def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None, pairs=None):
     """One push-relabel phase: discharge the worklist towards `target` until no vertex is active.
 
     Terminates only right after a global relabel that finds no active vertex,
     so the final heights are exact distances to `target`.  `adaptive`
-    (None: ``TUNING["adaptive"]``) adapts the relabel period to the times.
+    (None: ``TUNING["adaptive"]``) adapts the relabel period to the times;
+    with `pairs` (a :class:`_PairWatch`) it stops adapting once the preflow
+    runs mostly round anti-parallel pairs (``TUNING["pairs_share"]``).
     """
     adaptive = TUNING.get("adaptive", True) if adaptive is None else bool(adaptive)
+    adaptive = adaptive and not stats.get("pairs_fixed")
+    share = TUNING.get("pairs_share")
+    watch = pairs if share is not None else None
     guard = TUNING.get("max_iterations")
     batch = max(1, int(TUNING.get("batch", 1)))
     it0 = stats["iterations"]
@@ -362,6 +418,13 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
                 acc["discharge"] = acc.get("discharge", 0.0) + t_dis
             if adaptive and since >= freq:
                 freq = _next_relabel_period(freq, t_gr, t_dis)
+            if adaptive and watch is not None and stats["global_relabels"] >= int(TUNING.get("pairs_after") or 0):
+                got = watch.share()
+                if got is None:
+                    watch = None                     # no pairs: nothing to watch
+                elif got >= share:
+                    adaptive, freq = False, int(TUNING.get("pairs_freq") or freq)
+                    stats["pairs_fixed"] = True
             since = 0
             t_win = time.perf_counter()
             continue
@@ -457,7 +520,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     K = _kernels(backend)
     freq = freq or TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "_stamp": 0,
-             "backend": backend, "layout": layout, "method": "push_relabel", "_t": {}}
+             "backend": backend, "layout": layout, "method": "push_relabel", "pairs_fixed": False, "_t": {}}
     times = stats["_t"]
     profile = bool(TUNING.get("profile"))
     if profile:
@@ -472,7 +535,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     t1 = time.perf_counter()
     times["setup"] = t1 - t_start
     # Phase 1: maximum preflow towards the sink.
-    freq = _push_relabel(K, ctx, st, xp, sink, source, V, idt, freq, stats, backend, adaptive)
+    pairs = _PairWatch(xp, L, V) if lay == "rcsr" else None
+    freq = _push_relabel(K, ctx, st, xp, sink, source, V, idt, freq, stats, backend, adaptive, pairs)
     source_side = st["height"] >= V
     value = st["excess"][sink].copy()
     _backend.synchronize(backend)
@@ -497,7 +561,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
             times["return"] = time.perf_counter() - t2
     if bool(stranded.any()):
         it0 = stats["iterations"]
-        _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend, adaptive)
+        _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend, adaptive, pairs)
         stats["phase2_iterations"] = stats["iterations"] - it0
         stranded = st["excess"] > 0
         stranded[sink] = False
