@@ -224,6 +224,17 @@ def forced_repairs(solver, C, kinds, frac, before=None, batches=3, seed=7, maxca
             yield kind, b, time.perf_counter() - t0, res
 
 
+def timed_update(solver, rows, cols, new, sync):
+    """``update_capacities`` + ``solve`` of a flow solver between two ``sync()`` calls:
+    ``(milliseconds, result stats)``."""
+    sync()
+    t0 = time.perf_counter()
+    solver.update_capacities(rows, cols, new)
+    st = solver.solve().stats
+    sync()
+    return (time.perf_counter() - t0) * 1e3, st
+
+
 def _flow_batch(solver, C, coo_r, s, t, maxcap, kind, frac, k, rng, backend, name):
     """One batch: update + solve, then the reference solve from scratch; returns (t_dyn, t_scr, ok)."""
     from gpumatch.flow import maximum_flow

@@ -265,13 +265,7 @@ def main(argv=None):
                     sync()
                     res[v]["first"].append(time.perf_counter() - t0)
                     for kind, frac, rep, rows, cols, new in batches:
-                        r, c, nw = cp.asarray(rows), cp.asarray(cols), cp.asarray(new)
-                        sync()
-                        t0 = time.perf_counter()
-                        solver.update_capacities(r, c, nw)
-                        st = solver.solve().stats
-                        sync()
-                        ms = (time.perf_counter() - t0) * 1e3
+                        ms, st = B.timed_update(solver, cp.asarray(rows), cp.asarray(cols), cp.asarray(new), sync)
                         if frac > args.up_to:
                             res[v][f"{kind} {frac:g} scratch"].append(ms)
                         else:

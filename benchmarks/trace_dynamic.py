@@ -214,12 +214,7 @@ def main(argv=None):
                 continue
             del tree[:]
             del calls[:], searches[:]
-            sync()
-            t0 = time.perf_counter()
-            solver.update_capacities(r, c, nw)
-            st = solver.solve().stats
-            sync()
-            ms = (time.perf_counter() - t0) * 1e3
+            ms, st = B.timed_update(solver, r, c, nw, sync)
             print(f"## {name} {kind} {frac:g} rep{rep}: {ms:.1f} ms (budget {0.25 * solver._t_reference() * 1e3:.1f})"
                   f" mode {st.get('mode')} settings {st.get('repair_settings')} cut {st.get('cut')}"
                   f" fallback {st.get('fallback')} relabels {st.get('global_relabels')}"

