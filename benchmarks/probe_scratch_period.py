@@ -12,10 +12,10 @@ scratch use (its first solve and the solves of the batches past its
 solve from scratch and of each repair of a batch of at most ``--up-to`` of
 the arcs, timed between device syncs.  The variants:
 
-* ``pairs``: the library's defaults (``REPAIR["fixed_pairs"]``: the
-  first solve and those after abandoned repairs fixed where most arcs
-  are paired, the others adaptive);
-* ``adaptive``: as :func:`~gpumatch.flow.maximum_flow`;
+* ``default``: as :func:`~gpumatch.flow.maximum_flow` solves (the
+  adaptive period, which stops adapting where the preflow runs mostly round
+  anti-parallel pairs of arcs: ``TUNING["pairs_share"]``);
+* ``adaptive``: the adaptive period without that watch;
 * ``fixed``: the period of ``TUNING["freq"]`` in both phases, no early
   relabels (``REPAIR["scratch_adaptive"] = False``);
 * ``p1fixed`` / ``p2fixed``: fixed in phase 1 (towards the sink) or phase 2
@@ -32,7 +32,8 @@ ends with a table per network: the medians of the solves from scratch of
 the 1 % and 10 % batches, and the sum over the repairs.
 
 ``--solves NAMES`` times instead ``_maxflow._solve`` alone (what
-:func:`~gpumatch.flow.maximum_flow` runs) with the adaptive period and with
+:func:`~gpumatch.flow.maximum_flow` runs) with its default period
+(adaptive, with the pair watch of ``TUNING["pairs_share"]``) and with
 fixed ones (``--periods``), interleaved, ``--rounds`` times, on networks
 of ``bench_flow.py`` (``genrmf_32x256``, ...) and on the segmentation
 network of ``examples/min_cut_segmentation.py`` (``segN``: an N x N image,
@@ -56,7 +57,7 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-VARIANTS = ("pairs", "adaptive", "fixed", "p1fixed", "p2fixed", "cap300", "noearly", "fixed50", "fixed200")
+VARIANTS = ("default", "adaptive", "fixed", "p1fixed", "p2fixed", "cap300", "noearly", "fixed50", "fixed200")
 
 
 @contextlib.contextmanager
@@ -75,8 +76,8 @@ def period_variant(name):
                        False if fixed else adaptive)
 
     try:
-        if name != "pairs":
-            D.REPAIR["fixed_pairs"] = None
+        if name != "default":
+            M.TUNING["pairs_share"] = None
         if name in ("fixed", "fixed50", "fixed200"):
             D.REPAIR["scratch_adaptive"] = False
             if name != "fixed":
@@ -87,7 +88,7 @@ def period_variant(name):
             M.TUNING["max_freq"] = 300
         elif name == "noearly":
             M.TUNING["relabel_time_ratio"] = None
-        elif name not in ("adaptive", "pairs"):
+        elif name not in ("adaptive", "default"):
             raise ValueError(f"unknown variant {name!r}")
         yield
     finally:
@@ -136,13 +137,13 @@ def paired_share(C):
 
 
 def solve_times(names, periods, rounds):
-    """Median ms of ``_maxflow._solve`` per network, adaptive and fixed at each of `periods`."""
+    """Median ms of ``_maxflow._solve`` per network, with its default period and fixed at each of `periods`."""
     import cupy as cp
 
     from gpumatch.flow import _maxflow as M
 
     sync = cp.cuda.Device().synchronize
-    print("| network | vertices | arcs | paired | adaptive | " + " | ".join(f"fixed {p}" for p in periods) + " |")
+    print("| network | vertices | arcs | paired | default | " + " | ".join(f"fixed {p}" for p in periods) + " |")
     print("|---|---|---|---|---|" + "---|" * len(periods))
     for name in names:
         C, s, t = _network(name)
@@ -171,14 +172,15 @@ def solve_times(names, periods, rounds):
 
 
 def cycle_trajectory(names, rounds):
-    """Per network: after each global relabel of an adaptive ``_maxflow._solve``, the share of the
-    preflow's mass that runs round anti-parallel pairs (printed as ``relabel:share`` every few relabels)."""
+    """Per network: after each global relabel of an adaptive ``_maxflow._solve`` (without the pair
+    watch), the share of the preflow's mass that runs round anti-parallel pairs (printed as
+    ``relabel:share`` every few relabels)."""
     import cupy as cp
 
     from gpumatch import csr
     from gpumatch.flow import _maxflow as M
 
-    build, relabel = M._build_rcsr, M._global_relabel
+    build, relabel, share = M._build_rcsr, M._global_relabel, M.TUNING.get("pairs_share")
     cur = {}
 
     def build_spy(xp, indptr, indices, cap, V):
@@ -200,6 +202,7 @@ def cycle_trajectory(names, rounds):
 
     xp_min = cp.minimum
     M._build_rcsr, M._global_relabel = build_spy, relabel_spy
+    M.TUNING["pairs_share"] = None
     try:
         for name in names:
             C, s, t = _network(name)
@@ -214,6 +217,7 @@ def cycle_trajectory(names, rounds):
                       flush=True)
     finally:
         M._build_rcsr, M._global_relabel = build, relabel
+        M.TUNING["pairs_share"] = share
 
 
 def main(argv=None):
