@@ -57,6 +57,8 @@ import numpy as np
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent))
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
+from gpumatch import csr  # noqa: E402
+
 VARIANTS = ("default", "adaptive", "fixed", "p1fixed", "p2fixed", "cap300", "noearly", "fixed50", "fixed200")
 
 
@@ -117,23 +119,12 @@ def _network(name):
     return bench_flow.build(name)
 
 
-def _pairs(C):
-    """Positions ``(k, p)`` in ``C.data`` (sorted CSR) of the anti-parallel pairs of arcs, ``k < p``."""
-    r = np.repeat(np.arange(C.shape[0], dtype=np.int64), np.diff(C.indptr))
-    c = C.indices.astype(np.int64)
-    V = np.int64(C.shape[0])
-    key, rkey = r * V + c, c * V + r
-    pos = np.minimum(np.searchsorted(key, rkey), max(key.shape[0] - 1, 0))
-    k = np.flatnonzero((key[pos] == rkey) & (r != c) & (np.arange(key.shape[0]) < pos))
-    return k, pos[k]
-
-
 def paired_share(C):
     """Share of the stored off-diagonal arcs of `C` whose reverse arc is stored too."""
     C = C.tocsr()
     C.sort_indices()
     n = int((np.repeat(np.arange(C.shape[0]), np.diff(C.indptr)) != C.indices).sum())
-    return 2 * _pairs(C)[0].shape[0] / n if n else 0.0
+    return 2 * csr.antiparallel_pairs(C.indptr, C.indices, C.shape[0])[0].shape[0] / n if n else 0.0
 
 
 def solve_times(names, periods, rounds):
@@ -152,7 +143,7 @@ def solve_times(names, periods, rounds):
         runs = [(None, None)] + [(False, p) for p in periods]
         times = collections.defaultdict(list)
         values = set()
-        k, p = (cp.asarray(a) for a in _pairs(C))
+        k, p = csr.antiparallel_pairs(ip, ix, C.shape[0])
         cyc = {}
         M._solve(ip, ix, cap, s, t, "cupy")          # warm-up
         for _ in range(rounds):
@@ -177,7 +168,6 @@ def cycle_trajectory(names, rounds):
     ``relabel:share`` every few relabels)."""
     import cupy as cp
 
-    from gpumatch import csr
     from gpumatch.flow import _maxflow as M
 
     build, relabel, share = M._build_rcsr, M._global_relabel, M.TUNING.get("pairs_share")
@@ -185,12 +175,8 @@ def cycle_trajectory(names, rounds):
 
     def build_spy(xp, indptr, indices, cap, V):
         L = build(xp, indptr, indices, cap, V)
-        rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
-        key = rows * np.int64(V) + indices.astype(np.int64)
-        rkey = indices.astype(np.int64) * np.int64(V) + rows
-        pos = xp.minimum(xp.searchsorted(key, rkey), max(key.shape[0] - 1, 0))
-        k = xp.nonzero((key[pos] == rkey) & (xp.arange(key.shape[0]) < pos))[0]
-        cur.update(L=L, k=k, p=pos[k], seen=[])
+        k, p = csr.antiparallel_pairs(indptr, indices, V)
+        cur.update(L=L, k=k, p=p, seen=[])
         return L
 
     def relabel_spy(*a, **kw):

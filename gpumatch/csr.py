@@ -36,6 +36,7 @@ __all__ = [
     "expand_segments",
     "transpose",
     "reverse_arc_index",
+    "antiparallel_pairs",
     "bipartite_flow_network",
     "compact",
     "first_min_neighbor",
@@ -158,6 +159,43 @@ def reverse_arc_index(indptr, indices, n_vertices: int):
     out_to_in = xp.empty_like(in_to_out)
     out_to_in[in_to_out] = xp.arange(in_to_out.shape[0], dtype=in_to_out.dtype)
     return in_indptr, in_indices, in_to_out, out_to_in
+
+
+def antiparallel_pairs(indptr, indices, n_vertices: int):
+    """The anti-parallel pairs of arcs of a directed CSR graph.
+
+    The graph's rows must have sorted, distinct columns (canonical CSR).
+    A pair is two stored arcs ``u -> v`` and ``v -> u`` with ``u != v``;
+    self-loops pair with nothing.
+
+    Returns
+    -------
+    k, p : arrays of int64
+        Positions in `indices` of the two arcs of each pair, ``k < p``
+        (``k`` ascending).
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import antiparallel_pairs
+    >>> # arcs 0->1, 0->2, 1->0, 2->2
+    >>> k, p = antiparallel_pairs(np.array([0, 2, 3, 4]), np.array([1, 2, 0, 2]), 3)
+    >>> k.tolist(), p.tolist()
+    ([0], [2])
+    """
+    xp = array_module(indptr, indices)
+    E = int(indices.shape[0])
+    if E == 0:
+        return xp.zeros(0, dtype=np.int64), xp.zeros(0, dtype=np.int64)
+    rows = segment_owner(indptr.astype(np.int64), E)
+    cols = indices.astype(np.int64)
+    V = np.int64(max(n_vertices, 1))
+    key = rows * V + cols                                   # ascending: canonical CSR
+    rkey = cols * V + rows
+    pos = xp.minimum(xp.searchsorted(key, rkey), E - 1)
+    # (a self-loop finds itself: pos == its own position, not after it)
+    k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0].astype(np.int64, copy=False)
+    return k, pos[k].astype(np.int64, copy=False)
 
 
 def bipartite_flow_network(indptr, indices, shape):

@@ -57,6 +57,26 @@ def test_reverse_arc_index_round_trip(seed, backend):
     assert rng is not None
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_antiparallel_pairs_brute_force(seed, backend):
+    """Every stored arc u -> v (u != v) whose reverse is stored is in exactly
+    one pair, with its reverse; self-loops and lone arcs are in none."""
+    C = sp.random(40, 40, density=0.15, format="csr", random_state=seed)
+    C = (C + sp.random(40, 40, density=0.05, format="csr", random_state=seed + 7).T).tocsr()
+    C.setdiag(1.0)       # self-loops, which pair with nothing
+    C.sort_indices()
+    indptr, indices = C.indptr.astype(np.int32), C.indices.astype(np.int32)
+    k, p = _np(*csr.antiparallel_pairs(*_to(backend, indptr, indices), 40))
+    rows = np.repeat(np.arange(40), np.diff(indptr))
+    where = {(int(u), int(v)): i for i, (u, v) in enumerate(zip(rows, indices))}
+    expected = sorted((i, where[(v, u)]) for (u, v), i in where.items() if u != v and (v, u) in where
+                      and i < where[(v, u)])
+    assert expected and list(zip(k.tolist(), p.tolist())) == expected
+    assert k.dtype == p.dtype == np.int64
+    empty = csr.antiparallel_pairs(*_to(backend, np.zeros(4, dtype=np.int32), np.zeros(0, dtype=np.int32)), 3)
+    assert [a.shape[0] for a in empty] == [0, 0]
+
+
 def test_bipartite_flow_network_value_is_matching_size():
     from scipy.sparse.csgraph import maximum_bipartite_matching, maximum_flow
 

@@ -1962,20 +1962,12 @@ class MaxFlowSolver:
         residual connection stay, but a repair sees less flow to cut and to
         unwind.  The pairs are found once (a search of the reversed keys).
         """
-        xp, E = self._xp, self._E
-        if E == 0:
-            return
+        xp, L = self._xp, self._L
         if self._pairs is None:
-            V = np.int64(max(self._V, 1))
-            tail, head = self._tail_p[:E], self._head_p[:E]
-            key = tail * V + head                              # sorted: canonical CSR
-            rkey = head * V + tail
-            pos = xp.minimum(xp.searchsorted(key, rkey), E - 1)
-            k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0]
-            self._pairs = (k, pos[k])
+            self._pairs = csr.antiparallel_pairs(L["indptr"], L["indices"], self._V)
         k, p = self._pairs
         if k.shape[0]:
-            f = self._L["flow"]
+            f = L["flow"]
             m = xp.minimum(f[k], f[p])
             f[k] -= m
             f[p] -= m

@@ -357,14 +357,7 @@ class _PairWatch:
         """Flow round pairs over all flow (0.0 without flow), or None when no arc has an anti-parallel partner."""
         xp, L = self.xp, self.L
         if self.k is None:
-            E = int(L["indices"].shape[0])
-            rows = csr.segment_owner(L["indptr"].astype(np.int64), E)
-            cols = L["indices"].astype(np.int64)
-            V = np.int64(max(self.V, 1))
-            key, rkey = rows * V + cols, cols * V + rows
-            pos = xp.minimum(xp.searchsorted(key, rkey), max(E - 1, 0))
-            self.k = xp.nonzero((key[pos] == rkey) & (xp.arange(E) < pos))[0] if E else pos[:0]
-            self.p = pos[self.k]
+            self.k, self.p = csr.antiparallel_pairs(L["indptr"], L["indices"], self.V)
         if self.k.shape[0] == 0:
             return None
         f = L["flow"]
