@@ -419,6 +419,7 @@ def test_flow_pairs(backend, name, kind, pair_min, monkeypatch):
 
     monkeypatch.setitem(_dynamic.REPAIR, "pair", 16)
     monkeypatch.setitem(_dynamic.REPAIR, "pair_min", pair_min)
+    monkeypatch.setitem(_dynamic.REPAIR, "pair_share", 0)   # (tested on its own)
     monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)     # (which would go instead)
     monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], pair=16, detour=0))
     sizes = lambda nnz: [1, 2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
@@ -1201,6 +1202,64 @@ def test_flow_detours(backend, name, kind, monkeypatch):
         assert runs and sum(r[4] for r in runs) > 0
 
 
+@pytest.mark.parametrize("kind", ["dec", "mixed"])
+def test_flow_pair_share(backend, kind, monkeypatch):
+    """``REPAIR["pair_share"]`` gates the detour pass by the share of the cut
+    flow that its pairs carry: on the unit network with cuts of one unit
+    paired (``pair_min`` 1), a share of 0 lets the pass run, one above 1
+    never does (the pairs' cuts are part of all the cuts), and the flows
+    stay maximum either way (``_flow_batches`` checks each one).  (What the
+    pass moves depends on the flow, which differs between the backends.)"""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "pair_min", 1)
+    sizes = lambda nnz: [2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
+    ran = {}
+    for share in (0.0, 1.01):
+        monkeypatch.setitem(_dynamic.REPAIR, "pair_share", share)
+        ran[share] = [d for res, *_ in _flow_batches(backend, "unit_bipartite", kind, sizes, seed=29)
+                      for d in res.stats.get("detours", [])]
+    assert ran[0.0]
+    assert ran[1.01] == []
+
+
+def test_update_counts_cut_flow(backend, monkeypatch):
+    """``update_capacities`` sums the flow its batches cut (new capacity
+    below the flow), in all and on the arcs the pair passes take (cuts of
+    at least ``REPAIR["pair_min"]`` units, neither end a terminal), which
+    ``REPAIR["pair_share"]`` compares; the sums agree with the flow read from
+    the result, across two batches of decreases, and restart after a solve."""
+    from gpumatch.flow import _dynamic
+
+    monkeypatch.setitem(_dynamic.REPAIR, "pair_min", 50)
+    C, s, t = G.washington_rlg(8, 12, 100, seed=3)       # no anti-parallel arcs
+    C = sp.csr_matrix(C).astype(np.int64)
+    solver = MaxFlowSolver(C if backend == "numpy" else _cupyx(C), s, t, backend=backend,
+                           rebuild_fraction=1.0, time_budget=None)
+    F = solver.solve().flow
+    F = sp.csr_matrix(F.get() if hasattr(F, "get") else F).tolil()
+    coo = sp.coo_matrix(C)
+    cap = coo.data.astype(np.int64).copy()
+    rng = np.random.default_rng(5)
+    total = paired = 0
+    for _ in range(2):
+        k = rng.choice(coo.nnz, size=coo.nnz // 4, replace=False)
+        r, c = coo.row[k].astype(np.int64), coo.col[k].astype(np.int64)
+        new = np.minimum(rng.integers(0, 60, size=k.shape[0]), cap[k]).astype(np.int64)   # decreases only
+        f = np.asarray(F[r, c].todense()).ravel().astype(np.int64)
+        cut = np.maximum(f - new, 0)
+        inner = (r != s) & (r != t) & (c != s) & (c != t)
+        total += int(cut.sum())
+        paired += int(cut[(cut >= 50) & inner].sum())
+        solver.update_capacities(_to_backend(r, backend), _to_backend(c, backend), _to_backend(new, backend))
+        F[r, c] = np.minimum(f, new)          # the flow the batch leaves on its arcs
+        cap[k] = new
+    assert total > paired > 0
+    assert (solver._cut_flow, solver._paired_flow) == (total, paired)
+    solver.solve()
+    assert (solver._cut_flow, solver._paired_flow) == (0, 0)
+
+
 @pytest.mark.parametrize("limit", ["levels", "all_levels"])
 def test_path_pass_limits(backend, limit):
     """A pass stopped by a level limit (long levels, or all levels) is not
@@ -1365,6 +1424,26 @@ def test_flow_cross_fill(monkeypatch, cross_fill):
         assert crossed and not fallbacks
     else:
         assert not crossed and fallbacks
+
+
+def test_path_pass_stuck(backend):
+    """A pass whose trees all ran to their end with most roots left without
+    a path reports ``stuck``: with ``few`` the next pass proves those roots
+    stuck (``exhausted``); with ``few`` 0 (phase D's first pass under
+    ``REPAIR["cross_proof"]`` False) the passes end there, not exhausted."""
+    from gpumatch.flow import _maxflow, _paths
+
+    xp = np if backend == "numpy" else __import__("cupy")
+    # 1 -> 5 (capacity 1); vertices 1-4 hold one unit each, 2-4 have no arc out; 5 is the target, 0 the other terminal
+    ip, ix = np.array([0, 0, 1, 1, 1, 1, 1]), np.array([5])
+    for few, phases, exhausted in ((1024, 2, True), (0, 1, False)):
+        L = _maxflow._build_rcsr(np, ip, ix, np.ones(1, dtype=np.int64), 6)
+        L = {k: xp.asarray(v) for k, v in L.items()}
+        excess = xp.asarray([0, 1, 1, 1, 1, 0])
+        st = _paths.route(_paths.buffers(backend, 6, np.int64), L, excess, xp.ones(6, dtype=bool), 5, 0,
+                          limits={"few": few})
+        assert (st["phases"], st["paths"], st["exhausted"], st["stuck"]) == (phases, 1, exhausted, True)
+        assert _host_array(excess).tolist() == [0, 0, 1, 1, 1, 1]
 
 
 def _check_cut(res, C, s, t):

@@ -226,6 +226,13 @@ __all__ = ["MaxFlowSolver"]
 #: in 4 of 9 repairs with it, in all 9 without), those of 0.01 % 16-20
 #: ms with it and 13-14 ms without (no fallback either way); so it is
 #: off for small batches.
+#: ``cross_proof``: with ``cross_fill``, phase D's first pass (from the
+#: source over its side) and the cross fill run the pass after one that
+#: placed little, which proves the rest stuck (:data:`._paths.LIMITS`
+#: ``few``).  False: they skip it; the cross fill's trees cover the first
+#: pass's side, and the deficits it leaves are cancelled towards the sink,
+#: where the sink's BFS at the end and phase F would still catch a path to
+#: a deficit that a skipped pass would have found.
 #: ``f_root``: phase F (an augmenting path is left after the phases)
 #: starts with up to this many augmenting-path passes from the source
 #: itself, one path each (0: none); when the last finds no path the flow is
@@ -309,6 +316,13 @@ __all__ = ["MaxFlowSolver"]
 #: GENRMF dec 0.1 % 594 -> 28 ms, GENRMF mixed 0.1 % 206 -> 50, GENRMF dec
 #: 0.01 % 20.6 -> 6.4, RLG dec 0.1 % 84 -> 53, RLG dec 0.01 % 12.6 -> 6.8;
 #: increases do not cut arcs and are unchanged.  So every batch uses it.
+#: ``pair_share``: the pair or detour pass runs only when the cut arcs of
+#: at least ``pair_min`` units between two vertices other than the
+#: terminals carry at least this share of all the flow the batches cut
+#: (0: always).  On RLG and GENRMF they carry nearly all of it; on the
+#: unit network, where an arc cut by two units is rare, a mixed batch of
+#: 0.1 % had 5-8 such arcs for ~1 000 units cut, and the detour pass spent
+#: about 1 ms on them before the path passes that place the rest anyway.
 #: ``push_bound``, ``push_bound_hops``: an increase of at least
 #: ``push_bound`` units on a saturated arc ``u -> v`` of the kept cut
 #: pushes only what ``u`` can still take in from the source side (residual
@@ -335,10 +349,10 @@ __all__ = ["MaxFlowSolver"]
 REPAIR = {"group": 4, "relabel_ratio": 3.0, "max_period": 2048, "lazy_far": True, "discharge_loop": 128,
           "discharge_coop": 8192,
           "early_stop": False, "paths": True, "unwind": 2048, "cancel_2cycles": False,
-          "split_relabel": False, "cross_fill": True, "f_root": 4,
+          "split_relabel": False, "cross_fill": True, "cross_proof": False, "f_root": 4,
           "small_batch": 1.5e-4, "period_depth": 0,
           "period_depth_closer": True, "walk": 0, "walk_stall": 0.9,
-          "pair": 0, "pair_min": 2,
+          "pair": 0, "pair_min": 2, "pair_share": 0.25,
           "period_depth_pushed": False, "detour": 32, "far_direct": True, "pushed_relabels": False,
           "push_bound": 2, "push_bound_hops": 2, "early_near": True, "scratch_adaptive": True,
           "small": {"max_period": 32, "early_stop": True, "split_relabel": True, "cross_fill": False, "pair": 16,
@@ -482,6 +496,12 @@ def _pairing():
     so that updates keep their arcs and cuts."""
     small = REPAIR.get("small") or {}
     return bool(REPAIR.get("pair") or small.get("pair") or REPAIR.get("detour") or small.get("detour"))
+
+
+def _pair_min():
+    """The smallest cut (units) that the pair and detour passes re-route
+    (``REPAIR["pair_min"]``, at least 1)."""
+    return max(1, int(REPAIR.get("pair_min") or 1))
 
 
 def _side_room(net, x, frm, depth, into, want, term):
@@ -1099,6 +1119,8 @@ class MaxFlowSolver:
         self._pending = 0                        # arcs changed since the last solve
         self._pushed = 0                         # of those, arcs of the kept cut that pushed new flow across it
         self._reroute = []                       # (arc slots, cuts) of the batches since then (_pairing)
+        self._cut_flow = 0                       # the flow those batches cut, in all
+        self._paired_flow = 0                    # and on arcs the pair passes take (_pairs_worth)
         self._rep = REPAIR                       # the REPAIR settings of the repair under way
         self._solved = False
         self._result = None
@@ -1240,6 +1262,8 @@ class MaxFlowSolver:
         self._cap_cut += (h["cut_hi"] << 32) + h["cut_lo"]
         self._pending += n
         self._pushed += pushed
+        self._cut_flow += h["cut_flow"]
+        self._paired_flow += h["paired_flow"]
         self._result = None
 
     def _classify_xp(self, rows, cols, caps):
@@ -1286,14 +1310,21 @@ class MaxFlowSolver:
             return (xp.where(mask, (caps >> 32) - (old >> 32), 0).sum(),
                     xp.where(mask, (caps & lo) - (old & lo), 0).sum())
 
+        def cut_halves(mask):
+            return xp.where(mask, d >> 32, 0).sum(), xp.where(mask, d & lo, 0).sum()
+
         ps, pe = self._s_out
+        s, t = self.source, self.sink
+        paired = (d >= _pair_min()) & (u != s) & (u != t) & (v != s) & (v != t)
         vals = (caps.min(), rows.min(), rows.max(), cols.min(), cols.max(), dup_any, dup_key, ~found[miss],
-                rows[miss], cols[miss], *halves((a >= ps) & (a < pe)), *halves(cross), (d != 0).sum(), (d < 0).sum())
+                rows[miss], cols[miss], *halves((a >= ps) & (a < pe)), *halves(cross), (d != 0).sum(), (d < 0).sum(),
+                *cut_halves(d > 0), *cut_halves((d > 0) & paired))
         r = _backend.to_numpy(xp.stack([xp.asarray(x, dtype=np.int64) for x in vals])).tolist()
         h = dict(zip(("min_cap", "min_row", "max_row", "min_col", "max_col"), r[:5]))
         h["dup"] = (r[6] // int(Vl), r[6] % int(Vl)) if r[5] else None
         h["miss"] = (r[8], r[9]) if r[7] else None
-        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[10:]))
+        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[10:16]))
+        h["cut_flow"], h["paired_flow"] = (r[16] << 32) + r[17], (r[18] << 32) + r[19]
 
         def apply(moved, pushed):
             self._data[at] = caps
@@ -1353,7 +1384,7 @@ class MaxFlowSolver:
             self._batch_id = 0
         self._batch_id += 1
         big, small = _mf._I64_MAX, -_mf._I64_MAX - 1
-        acc = cp.asarray(np.array([big, big, small, big, small, big, big, 0, 0, 0, 0, 0, 0], dtype=np.int64))
+        acc = cp.asarray(np.array([big, big, small, big, small, big, big] + [0] * 10, dtype=np.int64))
         at = cp.empty(n, dtype=np.int64)
         slot = cp.empty(n, dtype=np.int64)
         d = cp.empty(n, dtype=np.int64)
@@ -1362,12 +1393,14 @@ class MaxFlowSolver:
         ps, pe = self._s_out
         k(grid, (256,), (rows, cols, caps, np.int64(n), self._keys, np.int64(nnz), self._arc_of, np.int64(self._V),
                          np.int64(E), self._cap_p, self._flow_p, self._tail_p, self._head_p, self._side,
-                         np.int64(ps), np.int64(pe), self._claim, np.int32(self._batch_id), at, slot, d, acc))
+                         np.int64(ps), np.int64(pe), self._claim, np.int32(self._batch_id), np.int64(_pair_min()),
+                         np.int64(self.source), np.int64(self.sink), at, slot, d, acc))
         r = [int(x) for x in acc.get()]
         h = dict(zip(("min_cap", "min_row", "max_row", "min_col", "max_col"), r[:5]))
         h["dup"] = (int(rows[r[5]]), int(cols[r[5]])) if r[5] != big else None
         h["miss"] = (int(rows[r[6]]), int(cols[r[6]])) if r[6] != big else None
-        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[7:]))
+        h.update(zip(("src_hi", "src_lo", "cut_hi", "cut_lo", "moved", "pushed"), r[7:13]))
+        h["cut_flow"], h["paired_flow"] = (r[13] << 32) + r[14], (r[15] << 32) + r[16]
 
         def apply(moved, pushed):
             k2 = _cuda.get_kernel("flow/dynamic.cu", "gpumatch_dyn_apply")
@@ -1522,6 +1555,7 @@ class MaxFlowSolver:
         self._pending = 0
         self._pushed = 0
         self._reroute = []
+        self._cut_flow = self._paired_flow = 0
         self._solved = True
         self._result = _mf.MaximumFlowResult(np.int64(value), flow, side_out, stats)
         return self._result
@@ -1808,7 +1842,7 @@ class MaxFlowSolver:
             # flags took CuPy's CUB path and compiled for 6 s in the first
             # real repair, past the warm-up's small arrays)
             arcs = arcs[amounts >= max(1, int(self._rep.get("pair_min") or 1))]
-            if arcs.shape[0]:
+            if arcs.shape[0] and self._pairs_worth():
                 # (the solver's tail and head arrays are int64, as the pair kernels take them)
                 if ndetour:
                     self._detour_pass(self._tail_p[arcs], self._head_p[arcs], ndetour)
@@ -1857,6 +1891,15 @@ class MaxFlowSolver:
                name="X").run()
         return True
 
+    def _pairs_worth(self):
+        """Whether the cuts that the pair passes take (at least
+        ``REPAIR["pair_min"]`` units, neither end a terminal) carry at least
+        ``REPAIR["pair_share"]`` of all the flow the batches since the last
+        solve cut, so that re-routing them pair by pair is worth its pass
+        (the sums come with each update's one read-back)."""
+        share = float(self._rep.get("pair_share") or 0)
+        return share <= 0 or self._paired_flow >= share * self._cut_flow
+
     def _deficit_phase(self, crossed=False):
         """Phase D: deficits filled from the source, else by cancelling flow towards the sink.
 
@@ -1882,15 +1925,22 @@ class MaxFlowSolver:
             # augmenting paths inside each side first: from the source to the
             # source side's deficits; the sink side's deficits cancel the
             # flow that left them, back along it to the sink
-            done = self._path_pass("D", self._LT, stT["excess"], self._side, s, t)
+            cross = crossed and self._rep.get("cross_fill")
+            # (``cross_proof`` False: no pass only to prove the rest stuck
+            # once most roots found none, as the cross fill searches a
+            # superset of the first pass's side, and what it leaves is
+            # cancelled towards the sink)
+            quick = {"few": 0} if cross and not self._rep.get("cross_proof", True) else None
+            ps = self._path_pass("D", self._LT, stT["excess"], self._side, s, t, limits=quick, full=True)
+            done = ps["exhausted"]
             self._unwind(self._ctxT, stT, ~self._side, t, s)
             self._path_pass("D", self._LT, stT["excess"], ~self._side, t, s)
-            if done:
-                if crossed and self._rep.get("cross_fill"):
+            if done or (quick and ps["stuck"]):
+                if cross:
                     # phase X sent excess back across the cut, which then
                     # has residual arcs out of the source side: the source
                     # may reach a deficit through the sink side now
-                    self._path_pass("Dx", self._LT, stT["excess"], None, s, t)
+                    self._path_pass("Dx", self._LT, stT["excess"], None, s, t, limits=quick)
                 elif not crossed and self._rep.get("far_direct") and self._unwinds():
                     # the pass's trees ran to their end inside the source
                     # side, and with the cut still sealed (nothing crossed

@@ -583,7 +583,11 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
         trees grew), ``paths`` (augmented), ``amount`` (flow moved) and
         ``exhausted``: True when no excess is left in `mask` or
         none of it can reach a target (the last pass grew every tree to its
-        end and found no path), False when the limits stopped the pass.
+        end and found no path), False when the limits stopped the pass;
+        ``stuck``: the last pass grew every tree to its end and at least
+        half its roots found no path (with ``exhausted`` False: the limits,
+        ``few`` among them, ended the passes before one proved those roots
+        stuck).
 
     Examples
     --------
@@ -649,7 +653,8 @@ def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps
     """The passes of :func:`route`; with `pair_up` (pairs), ``inner =
     pair_up()`` before each pass; with `hub` (the one root), its tree's
     first level by ``bufs.hub_level``."""
-    stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False}
+    stats = {"phases": 0, "levels": 0, "back_levels": 0, "paths": 0, "amount": 0, "exhausted": False,
+             "stuck": False}
     back, floor = float(lim["back"]), int(lim["back_floor"])
     t_trace = [time.perf_counter()]
     while int(lim["phases"]) > 0:
@@ -707,7 +712,7 @@ def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps
             # vertex the roots reach joined one of them (a forward tree that
             # reaches a backward tree always takes it when no other path was
             # found), so no root reaches a target
-            stats["exhausted"] = frontier.shape[0] == 0
+            stats["exhausted"] = stats["stuck"] = frontier.shape[0] == 0
             break
         # most roots found a path but little of their excess got through:
         # the paths are narrow (their bottlenecks), not missing, and the next
@@ -720,7 +725,8 @@ def _passes(bufs, L, excess, mask, inner, target, other, check, lim, near, steps
         # roots) either routes them or proves it (``exhausted``), which
         # push-relabel would need a global relabel to learn
         left = int(roots.shape[0]) - paths
-        few = frontier.shape[0] == 0 and paths <= left and left <= int(lim["few"] or 0)
+        stats["stuck"] = frontier.shape[0] == 0 and paths <= left
+        few = stats["stuck"] and left <= int(lim["few"] or 0)
         if pair_up is None and (frontier.shape[0] or
                                 (amount < float(lim["progress"]) * supply and not narrow and not few)):
             # trees still growing at the level limit, or little of the excess

@@ -23,12 +23,16 @@
 //   claim, batch : nnz stamps; an entry claimed twice in one batch is a duplicate
 //   at, slot, d : n, out: stored position, arc (E if none) and the flow
 //                moved (tail gains d, head loses d)
-//   acc        : 13, in/out: min cap, min/max row, min/max col (atomic
+//   pair_min, src, snk : cuts of at least pair_min units on arcs between
+//                two vertices other than the terminals src and snk count as
+//                paired (MaxFlowSolver._pairs_worth)
+//   acc        : 17, in/out: min cap, min/max row, min/max col (atomic
 //                min/max), first duplicate and first missing index (atomic
 //                min), the capacity change of the source's arcs and of the
 //                cut's arcs as sums of high and low 32-bit halves, the
-//                number of arcs whose flow moves, and the number of those
-//                that push new flow across the cut (d < 0)
+//                number of arcs whose flow moves, the number of those
+//                that push new flow across the cut (d < 0), and the flow
+//                cut (d > 0) in all and on paired arcs, as sums of halves
 // Thread mapping: one thread per change (grid-stride).  A decrease below
 // the flow cuts it to the new capacity; an increase of a saturated arc of
 // the cut (tail on the source side, head not) pushes the new residual.
@@ -37,7 +41,7 @@ extern "C" __global__ void gpumatch_dyn_classify(
     long long n, const long long* __restrict__ keys, long long nnz, const long long* __restrict__ arc_of,
     long long V, long long E, const long long* __restrict__ cap, const long long* __restrict__ flow,
     const long long* __restrict__ tail, const long long* __restrict__ head, const bool* __restrict__ side,
-    long long s_lo, long long s_hi, int* claim, int batch,
+    long long s_lo, long long s_hi, int* claim, int batch, long long pair_min, long long src, long long snk,
     long long* at, long long* slot, long long* d, long long* acc)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -81,6 +85,15 @@ extern "C" __global__ void gpumatch_dyn_classify(
             }
             if (dd != 0) gm_add(acc + 11, 1);
             if (dd < 0) gm_add(acc + 12, 1);
+            if (dd > 0) {
+                gm_add(acc + 13, dd >> 32);
+                gm_add(acc + 14, dd & LOW32);
+                const long long u = tail[a], v = head[a];
+                if (dd >= pair_min && u != src && u != snk && v != src && v != snk) {
+                    gm_add(acc + 15, dd >> 32);
+                    gm_add(acc + 16, dd & LOW32);
+                }
+            }
         }
         at[i] = pos;
         slot[i] = a;
