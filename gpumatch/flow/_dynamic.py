@@ -498,10 +498,10 @@ def _pairing():
     return bool(REPAIR.get("pair") or small.get("pair") or REPAIR.get("detour") or small.get("detour"))
 
 
-def _pair_min():
+def _pair_min(rep=None):
     """The smallest cut (units) that the pair and detour passes re-route
-    (``REPAIR["pair_min"]``, at least 1)."""
-    return max(1, int(REPAIR.get("pair_min") or 1))
+    (``pair_min`` of `rep`, None: :data:`REPAIR`; at least 1)."""
+    return max(1, int((REPAIR if rep is None else rep).get("pair_min") or 1))
 
 
 def _side_room(net, x, frm, depth, into, want, term):
@@ -1841,7 +1841,7 @@ class MaxFlowSolver:
             # (boolean indexing, not ``any()``: a reduction of a few hundred
             # flags took CuPy's CUB path and compiled for 6 s in the first
             # real repair, past the warm-up's small arrays)
-            arcs = arcs[amounts >= max(1, int(self._rep.get("pair_min") or 1))]
+            arcs = arcs[amounts >= _pair_min(self._rep)]
             if arcs.shape[0] and self._pairs_worth():
                 # (the solver's tail and head arrays are int64, as the pair kernels take them)
                 if ndetour:
