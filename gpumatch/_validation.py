@@ -13,6 +13,7 @@ semantics call ``A.eliminate_zeros()`` first.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 from typing import Any
 
@@ -33,6 +34,7 @@ __all__ = [
 ]
 
 INT32_MAX = np.iinfo(np.int32).max
+INT64_MAX = np.iinfo(np.int64).max
 _ACCEPTED = "scipy.sparse CSR, CSC or COO (matrix or array), cupyx.scipy.sparse CSR/CSC/COO, or an (indptr, indices, shape) tuple"
 
 
@@ -116,35 +118,48 @@ class CSRGraph:
 
 
 def _check_shape(shape, name):
+    """``(m, n)`` as Python ints: TypeError for a non-integer dimension (as
+    scipy), ValueError for another length, a negative dimension or a shape
+    whose ``m * n`` does not fit int64 (the coordinate keys' range)."""
     try:
-        m, n = (int(s) for s in shape)
-        if any(s != int(s0) for s, s0 in zip((m, n), shape)):
-            raise ValueError
-    except Exception:
-        raise ValueError(f"{name}: shape must be a pair of non-negative integers, got {shape!r}") from None
+        dims = tuple(shape)
+    except TypeError:
+        raise TypeError(f"{name}: shape must be a pair of integers (m, n), got {shape!r}") from None
+    if len(dims) != 2:
+        raise ValueError(f"{name}: shape must be a pair of integers (m, n), got {shape!r}")
+    for d in dims:
+        if isinstance(d, (bool, np.bool_)) or not isinstance(d, numbers.Integral):
+            raise TypeError(f"{name}: shape must be a pair of integers (m, n), got {shape!r} "
+                            f"({type(d).__name__} {d!r} is not an integer)")
+    m, n = (int(d) for d in dims)
     if m < 0 or n < 0:
         raise ValueError(f"{name}: shape must be non-negative, got {(m, n)}")
+    if m * n > INT64_MAX:
+        raise ValueError(f"{name}: shape {(m, n)} is too large: m * n must fit int64")
     return m, n
 
 
-def _check_pattern_arrays(indptr, indices, shape, name):
+def _check_pattern_arrays(indptr, indices, shape, name, *, csc=False):
     """Validate raw CSR arrays (NumPy or CuPy); raise ValueError naming the problem.
 
     Returns ``(indptr, indices, canonical)``, `canonical` telling whether the
     indices already strictly increase within every row.  On CuPy the checks
     cost one kernel and one read-back (:func:`gpumatch.csr.pattern_summary`).
+    With `csc` the arrays are a CSC matrix's (`shape` is then its transpose's)
+    and the messages speak of columns and row indices.
     """
     xp = _backend.cp if _backend.is_cupy_array(indptr) or _backend.is_cupy_array(indices) else np
     indptr = xp.asarray(indptr)
     indices = xp.asarray(indices)
     m, n = shape
+    seg, idx, count = ("n", "row", "rows") if csc else ("m", "column", "columns")
     for arr, what in ((indptr, "indptr"), (indices, "indices")):
         if arr.ndim != 1:
             raise ValueError(f"{name}: {what} must be one-dimensional, got {arr.ndim} dimensions")
         if arr.dtype.kind not in "iu":
             raise ValueError(f"{name}: {what} must have an integer dtype, got {arr.dtype}")
     if indptr.shape[0] != m + 1:
-        raise ValueError(f"{name}: indptr must have length m + 1 = {m + 1}, got {indptr.shape[0]}")
+        raise ValueError(f"{name}: indptr must have length {seg} + 1 = {m + 1}, got {indptr.shape[0]}")
     summary = pattern_summary(indptr, indices)
     if summary.first != 0:
         raise ValueError(f"{name}: indptr[0] must be 0, got {summary.first}")
@@ -156,9 +171,9 @@ def _check_pattern_arrays(indptr, indices, shape, name):
         )
     if summary.min_index is not None:
         if summary.min_index < 0:
-            raise ValueError(f"{name}: column indices must be non-negative, found {summary.min_index}")
+            raise ValueError(f"{name}: {idx} indices must be non-negative, found {summary.min_index}")
         if summary.max_index >= n:
-            raise ValueError(f"{name}: column index {summary.max_index} is out of range for {n} columns")
+            raise ValueError(f"{name}: {idx} index {summary.max_index} is out of range for {n} {count}")
     return indptr, indices, summary.canonical
 
 
@@ -262,11 +277,61 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
     return CSRGraph(indptr, indices, (m, n), name_b, cupy_out, data, kind, fmt, sparray)
 
 
+def _exact_values(data, nnz, name):
+    """Stored values ready to be summed exactly: int64 for integers and
+    booleans (uint64 beyond int64 raises OverflowError), float64 for
+    floats, anything else as it is.  The caller's array when it already
+    has that dtype (it is only read)."""
+    data = np.asarray(data)
+    if data.ndim != 1 or data.shape[0] != nnz:
+        raise ValueError(f"{name}: data must be one-dimensional with one value per stored entry ({nnz}), "
+                         f"got shape {data.shape}")
+    kind = data.dtype.kind
+    if kind == "u" and data.dtype.itemsize == 8 and nnz and int(data.max()) > INT64_MAX:
+        raise OverflowError(f"{name}: value {int(data.max())} does not fit int64")
+    if kind in "iub":
+        return data.astype(np.int64, copy=False)
+    if kind == "f":
+        return data.astype(np.float64, copy=False)
+    return data
+
+
+def _summed_exactly(make, values, name):
+    """``make(values)``: a new scipy CSR of the caller's entries with
+    `values`, duplicates summed and indices sorted.  Integer sums that pass
+    the int64 range raise OverflowError naming the entry: the sums of the
+    high and the low 32 bits of the values are exact in int64, and tell.
+    """
+    A = make(values)
+    A.sum_duplicates()
+    if values.dtype.kind == "i" and A.nnz < values.shape[0]:      # some entries were merged
+        hi, lo = make(values >> 32), make(values & 0xFFFFFFFF)
+        hi.sum_duplicates()
+        lo.sum_duplicates()
+        carry = hi.data + (lo.data >> 32)                          # the exact sum's high 32 bits
+        bad = np.flatnonzero((carry > np.iinfo(np.int32).max) | (carry < np.iinfo(np.int32).min))
+        if bad.size:
+            k = int(bad[0])
+            row = int(np.searchsorted(A.indptr, k, side="right")) - 1
+            total = (int(hi.data[k]) << 32) + int(lo.data[k])
+            raise OverflowError(f"{name}: the duplicate entries at ({row}, {int(A.indices[k])}) sum to {total}, "
+                                "which does not fit int64")
+    return A
+
+
 def _canonical_scipy(graph, shape, name, with_data):
+    """Canonical CSR arrays of a scipy sparse matrix or array, never written
+    into: a canonical CSR gives its own arrays back, anything else new ones
+    (read-only inputs are fine)."""
     m, n = shape
-    if graph.format == "coo":
+    fmt = graph.format
+    if fmt == "coo":
         row = np.asarray(graph.row if hasattr(graph, "row") else graph.coords[0])
         col = np.asarray(graph.col if hasattr(graph, "col") else graph.coords[1])
+        for arr, what in ((row, "row"), (col, "column")):
+            if arr.ndim != 1 or arr.shape[0] != row.shape[0] or arr.dtype.kind not in "iu":
+                raise ValueError(f"{name}: COO {what} indices must be a one-dimensional integer array "
+                                 "with one index per stored entry")
         if row.size:
             if row.min() < 0 or col.min() < 0:
                 raise ValueError(f"{name}: indices must be non-negative, found a negative index")
@@ -274,25 +339,30 @@ def _canonical_scipy(graph, shape, name, with_data):
                 raise ValueError(f"{name}: row index {int(row.max())} is out of range for {m} rows")
             if col.max() >= n:
                 raise ValueError(f"{name}: column index {int(col.max())} is out of range for {n} columns")
-    elif graph.format == "csc":
-        _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)")
+        nnz, canonical = row.shape[0], False
+    elif fmt == "csc":
+        _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)", csc=True)
+        nnz = graph.indices.shape[0]
     else:
-        _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
-    if with_data:
-        vals = graph.data
-        A = sp.csr_matrix(graph, copy=True)  # pattern conversion keeps explicit zeros
-        A.sum_duplicates()
-        return A.indptr, A.indices, A.data if vals is not None else None
-    # Pattern only: a value of 1 on every stored entry keeps explicit zeros as edges.
-    if graph.format == "csr":
-        A = sp.csr_matrix((np.ones(graph.indices.shape[0], dtype=np.int8), graph.indices, graph.indptr), shape=(m, n))
-    elif graph.format == "csc":
-        A = sp.csc_matrix((np.ones(graph.indices.shape[0], dtype=np.int8), graph.indices, graph.indptr), shape=(m, n)).tocsr()
+        _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
+        nnz = graph.indices.shape[0]
+    data = _exact_values(graph.data, nnz, name) if with_data else None
+    if fmt == "csr" and canonical:
+        return graph.indptr, graph.indices, data
+    if fmt == "csr":   # copies: sum_duplicates sorts in place (`v` may be the caller's data)
+        make = lambda v: sp.csr_matrix((v.copy(), graph.indices.copy(), graph.indptr.copy()),  # noqa: E731
+                                       shape=(m, n))
+    elif fmt == "csc":
+        make = lambda v: sp.csc_matrix((v, graph.indices, graph.indptr), shape=(m, n)).tocsr()  # noqa: E731
     else:
-        A = sp.coo_matrix((np.ones(row.shape[0], dtype=np.int8), (row, col)), shape=(m, n)).tocsr()
-    if not A.has_canonical_format:
+        make = lambda v: sp.coo_matrix((v, (row, col)), shape=(m, n)).tocsr()  # noqa: E731
+    if not with_data:
+        # pattern only: a value of 1 on every stored entry keeps explicit zeros as edges
+        A = make(np.ones(nnz, dtype=np.int8))
         A.sum_duplicates()
-    return A.indptr, A.indices, None
+        return A.indptr, A.indices, None
+    A = _summed_exactly(make, data, name)
+    return A.indptr, A.indices, A.data
 
 
 def _canonical_cupyx(graph, shape, name, with_data):
@@ -317,7 +387,7 @@ def _canonical_cupyx(graph, shape, name, with_data):
         canonical = False  # duplicates are merged by the generic pass
     else:
         if graph.format == "csc":
-            _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)")
+            _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)", csc=True)
             graph = graph.tocsr()
             canonical = pattern_summary(graph.indptr, graph.indices).canonical
         else:
@@ -331,9 +401,11 @@ def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
     """Canonical NumPy CSR of a square capacity matrix with int64 values.
 
     Integer dtypes (and floats that hold whole numbers) are accepted;
-    anything else, a non-square shape or a negative capacity raises
-    ``ValueError``.  Used by the DIMACS writer and the flow certificate,
-    which both need exact non-negative integer capacities on the host.
+    anything else (NaN and infinities included), a non-square shape or a
+    negative capacity raises ``ValueError``; a value or a sum of duplicate
+    entries beyond int64 raises ``OverflowError``.  Used by the DIMACS
+    writer and the flow certificate, which both need exact non-negative
+    integer capacities on the host.
 
     Examples
     --------
@@ -346,9 +418,15 @@ def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
     if g.m != g.n:
         raise ValueError(f"{name} must be a square matrix, got shape {g.shape}")
     data = g.data
-    if data.dtype.kind not in "iub":
-        if data.dtype.kind != "f" or not np.all(data == np.round(data)):
-            raise ValueError(f"{name} must hold integers, got dtype {data.dtype}")
+    if data.dtype.kind == "f":
+        bad = np.flatnonzero(~np.isfinite(data) | (data != np.round(data)))
+        if bad.size:
+            raise ValueError(f"{name} must hold integers, found {float(data[bad[0]])!r}")
+        big = np.flatnonzero((data >= 2.0 ** 63) | (data < -2.0 ** 63))
+        if big.size:
+            raise OverflowError(f"{name}: value {float(data[big[0]])!r} does not fit int64")
+    elif data.dtype.kind not in "iub":
+        raise ValueError(f"{name} must hold integers, got dtype {data.dtype}")
     data = data.astype(np.int64)
     if data.size and int(data.min()) < 0:
         raise ValueError(f"{name} must be non-negative, found {int(data.min())}")
@@ -361,13 +439,20 @@ def as_index_array(a, what: str, backend: str):
 
     Accepts NumPy or CuPy arrays and sequences (an empty sequence becomes an
     empty int64 array); anything else, or another shape or dtype, raises
-    ``ValueError`` naming `what`.  The dtype is kept: callers widen as needed.
+    ``ValueError`` naming `what`.  The dtype is kept (callers widen as
+    needed), but for uint64, which becomes int64: a value beyond int64
+    raises ``ValueError`` instead of wrapping to a negative id.
 
     Examples
     --------
+    >>> import numpy as np
     >>> from gpumatch._validation import as_index_array
     >>> as_index_array([3, 1], "rows", "numpy").tolist()
     [3, 1]
+    >>> as_index_array(np.array([2**64 - 1], dtype=np.uint64), "rows", "numpy")
+    Traceback (most recent call last):
+    ...
+    ValueError: rows: value 18446744073709551615 is out of range (beyond int64)
     """
     if not (_backend.is_cupy_array(a) or isinstance(a, np.ndarray)):
         try:
@@ -379,4 +464,8 @@ def as_index_array(a, what: str, backend: str):
     if a.ndim != 1 or a.dtype.kind not in "iu":
         raise ValueError(f"{what} must be a one-dimensional integer array, got shape {a.shape} "
                          f"and dtype {a.dtype}")
+    if a.dtype.kind == "u" and a.dtype.itemsize == 8:
+        if a.shape[0] and int(a.max()) > INT64_MAX:
+            raise ValueError(f"{what}: value {int(a.max())} is out of range (beyond int64)")
+        a = a.astype(np.int64)
     return _backend.to_backend(a, backend)

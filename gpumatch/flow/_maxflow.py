@@ -174,18 +174,27 @@ def _check_vertex(what, v, nv):
 
 
 def _capacity_graph(csgraph, backend):
-    """Validated int64 capacity CSR (scipy's checks and messages, in scipy's order)."""
+    """Validated int64 capacity CSR (scipy's checks and messages, in scipy's order).
+
+    Duplicate entries are summed exactly: a sum past int64 raises
+    OverflowError (:func:`gpumatch._validation.as_csr_graph`).
+    """
     if sp.issparse(csgraph) or _backend.is_cupy_sparse(csgraph):
         dt = np.dtype(csgraph.dtype)
         if dt.kind == "f" and _backend.is_cupy_sparse(csgraph):
             # cupyx sparse matrices hold only bool/float/complex values: accept
             # floats that are exact integers (|x| <= 2**53), as a float flow
+            exact = 2.0 ** 53
             d = csgraph.data
-            if d.size and not bool(((d == _backend.cp.round(d)) & (abs(d) <= 2.0**53)).all()):
+            if d.size and not bool(((d == _backend.cp.round(d)) & (abs(d) <= exact)).all()):
                 raise ValueError("graph capacities must be integers")
-            g = as_csr_graph(csgraph, backend, name="csgraph", with_data=True, data_dtype=np.int64)
+            g = as_csr_graph(csgraph, backend, name="csgraph", with_data=True)
             if g.m != g.n:
                 raise ValueError("graph must be specified as a square matrix.")
+            if g.nnz and float(abs(g.data).max()) > exact:   # duplicates summed past float64's integers
+                raise OverflowError("csgraph: duplicate entries sum past 2**53, beyond the integers that "
+                                    "a float64 (cupyx sparse) holds exactly")
+            g.data = g.data.astype(np.int64)
             if g.nnz and int(g.data.min()) < 0:
                 raise ValueError("graph capacities must be non-negative")
             return g
@@ -193,10 +202,6 @@ def _capacity_graph(csgraph, backend):
             raise ValueError("graph capacities must be integers")
         if csgraph.shape[0] != csgraph.shape[1]:
             raise ValueError("graph must be specified as a square matrix.")
-        if dt == np.uint64 and csgraph.nnz and int(csgraph.data.max()) > _I64_MAX:
-            raise OverflowError("graph capacities do not fit int64")
-        if dt != np.int64:
-            csgraph = csgraph.astype(np.int64)
     g = as_csr_graph(csgraph, backend, name="csgraph", with_data=True, data_dtype=np.int64)
     if g.m != g.n:
         raise ValueError("graph must be specified as a square matrix.")
@@ -627,8 +632,15 @@ def _host_method(g, source, sink, method):
     C = sp.csr_matrix((data.astype(np.int32), indices.astype(np.int32), indptr.astype(np.int32)), shape=(V, V))
     res = sp_maximum_flow(C, source, sink, method=method)
     F = sp.csr_matrix(res.flow).astype(np.int64)
-    # per-arc flow: split the net flow of each vertex pair over its (anti-parallel) arcs
-    net = np.asarray(F[rows, indices]).ravel()
+    F.sum_duplicates()
+    # per-arc flow: split the net flow of each vertex pair over its (anti-parallel) arcs.
+    # The net flow of each arc, looked up by key (F[rows, indices] is no
+    # array when there is no arc: issue 45, item 4)
+    width = np.int64(max(V, 1))
+    fkeys = csr.segment_owner(F.indptr.astype(np.int64), F.nnz) * width + F.indices.astype(np.int64)
+    keys = rows * width + indices.astype(np.int64)
+    at = np.minimum(np.searchsorted(fkeys, keys), max(F.nnz - 1, 0))
+    net = np.where(fkeys[at] == keys, F.data[at], 0) if F.nnz else np.zeros(keys.shape[0], dtype=np.int64)
     arc_flow = np.where(rows == indices, 0, np.clip(net, 0, None))
     arc_flow = np.minimum(arc_flow, data)
     # source side: vertices that cannot reach the sink in the residual graph
