@@ -365,6 +365,11 @@ _RELABEL_KEYS = ("max_period", "early_stop", "split_relabel", "period_depth", "p
 _WARMED = set()
 
 
+def _host_copy(a):
+    """A NumPy copy of `a` (a NumPy array is copied, a CuPy one fetched)."""
+    return a.copy() if isinstance(a, np.ndarray) else _backend.to_numpy(a)
+
+
 def _scatter_add(xp, a, idx, vals):
     """``a[idx] += vals`` with repeated indices accumulated (both backends)."""
     xp.add.at(a, idx, vals)  # cupy.add.at is what the deprecated cupyx.scatter_add calls
@@ -1042,6 +1047,9 @@ class MaxFlowSolver:
         backend_r = _backend.resolve_backend(backend)
         g = _mf._capacity_graph(csgraph, backend_r)
         self.source, self.sink = _mf._check_terminals(source, sink, g.n)
+        # the solver's own pattern: a canonical input's arrays come through
+        # validation as they are, and the caller may change them later
+        g.indptr, g.indices = g.indptr.copy(), g.indices.copy()
         self._g = g
         self.backend = g.backend
         self.shape = g.shape
@@ -1173,8 +1181,6 @@ class MaxFlowSolver:
         if length is not None and arr.shape[0] != length:
             raise ValueError(f"rows, cols and new_capacities must have the same length, got {length} and "
                              f"{arr.shape[0]} ({what})")
-        if arr.dtype == np.uint64 and arr.shape[0] and int(arr.max()) > _mf._I64_MAX:
-            raise ValueError(f"{what}: value {int(arr.max())} does not fit int64")
         return arr.astype(np.int64, copy=False)
 
     # ------------------------------------------------------------------
@@ -1187,20 +1193,23 @@ class MaxFlowSolver:
         return self._nnz
 
     def capacities(self):
-        """The current capacity matrix (CSR of the input's kind, int64 values)."""
+        """The current capacity matrix (CSR of the input's kind, int64 values).
+
+        A copy: changing it changes nothing in the solver (use
+        :meth:`update_capacities`).
+        """
         g = self._g
         data = self._data
         if g.cupy_out:
             import cupyx.scipy.sparse as cpx
 
             cp = _backend.cp
-            return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.asarray(g.indices),
-                                   cp.asarray(g.indptr)), shape=g.shape)
+            return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.array(g.indices, copy=True),
+                                   cp.array(g.indptr, copy=True)), shape=g.shape)
         import scipy.sparse as sp
 
         cls = sp.csr_array if g.sparray else sp.csr_matrix
-        return cls((_backend.to_numpy(data), _backend.to_numpy(g.indices), _backend.to_numpy(g.indptr)),
-                   shape=g.shape)
+        return cls((_host_copy(data), _host_copy(g.indices), _host_copy(g.indptr)), shape=g.shape)
 
     def update_capacities(self, rows, cols, new_capacities):
         """Set the capacities of a batch of existing arcs ``rows[i] -> cols[i]``.
@@ -1467,10 +1476,13 @@ class MaxFlowSolver:
             before"``.
         """
         if self._result is not None:
+            # nothing changed since: the same answer in new arrays (a caller
+            # may have written into the last result's)
             res = self._result
             stats = dict(res.stats)
             stats["mode"] = "cached"
-            return _mf.MaximumFlowResult(res.flow_value, res.flow, res.source_side, stats)
+            return _mf.MaximumFlowResult(res.flow_value, self._flow_matrix(),
+                                         _backend.output_like(self._side.copy(), self._g.cupy_out), stats)
         t_start = time.perf_counter()
         self._stats = stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0,
                                "backend": self.backend, "layout": "reverse_csr", "method": "push_relabel",
@@ -1557,8 +1569,8 @@ class MaxFlowSolver:
         self._reroute = []
         self._cut_flow = self._paired_flow = 0
         self._solved = True
-        self._result = _mf.MaximumFlowResult(np.int64(value), flow, side_out, stats)
-        return self._result
+        self._result = _mf.MaximumFlowResult(np.int64(value), None, None, dict(stats))   # (for a cached solve)
+        return _mf.MaximumFlowResult(np.int64(value), flow, side_out, stats)
 
     def _flow_matrix(self):
         """Skew-symmetric flow CSR (as :func:`maximum_flow`), from a plan of the fixed pattern.
@@ -1586,8 +1598,9 @@ class MaxFlowSolver:
             import cupyx.scipy.sparse as cpx
 
             cp = _backend.cp
-            return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.asarray(ucol), cp.asarray(indptr)),
-                                  shape=shape)
+            # copies of the plan's pattern: the result is the caller's to change
+            return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.array(ucol, copy=True),
+                                   cp.array(indptr, copy=True)), shape=shape)
         import scipy.sparse as sp
 
         data, ucol, indptr = (_backend.to_numpy(a) for a in (data, ucol, indptr))

@@ -247,18 +247,23 @@ class MatchingSolver:
         return st
 
     def graph(self):
-        """The current graph as a CSR matrix (scipy, or cupyx for CuPy input), values 1."""
+        """The current graph as a CSR matrix (scipy, or cupyx for CuPy input), values 1.
+
+        A copy: changing it changes nothing in the solver (use
+        :meth:`add_edges` and :meth:`remove_edges`).
+        """
         indptr, cols, shape = self._rptr, self._rind, self.shape
         data = self._xp.ones(cols.shape[0], dtype=np.float64)
         if self._cupy_out:
             import cupyx.scipy.sparse as cpx
 
             cp = _backend.cp
-            return cpx.csr_matrix((cp.asarray(data), cp.asarray(cols), cp.asarray(indptr)), shape=shape)
+            return cpx.csr_matrix((cp.asarray(data), cp.array(cols, copy=True), cp.array(indptr, copy=True)),
+                                  shape=shape)
         import scipy.sparse as sp
 
-        return sp.csr_matrix((_backend.to_numpy(data), _backend.to_numpy(cols), _backend.to_numpy(indptr)),
-                             shape=shape)
+        host = lambda a: a.copy() if isinstance(a, np.ndarray) else _backend.to_numpy(a)  # noqa: E731
+        return sp.csr_matrix((_backend.to_numpy(data), host(cols), host(indptr)), shape=shape)
 
     def _batch(self, rows, cols, adding):
         """Validate a batch and find it in both patterns (ValueError on any
@@ -400,9 +405,12 @@ class MatchingSolver:
             seconds without a device sync; ``aug_certificate``: whether the
             kept forest or the backward trees proved the matching maximum).
         """
+        out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
         if self._result is not None:
+            # nothing changed since: the same matching in new arrays (a
+            # caller may have written into the last result's)
             res = self._result
-            return _api.MatchingResult(res.row_to_col, res.col_to_row, res.size,
+            return _api.MatchingResult(out(self._mu_row), out(self._mu_col), res.size,
                                        dict(res.stats, mode="cached"))
         t0 = time.perf_counter()
         m, n = self.shape
@@ -423,7 +431,6 @@ class MatchingSolver:
         size = gstats.get("aug_matched")
         if size is None:
             size = int(st.xp.count_nonzero(st.mu_col >= 0))
-        out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
         stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
                      time_update=self._t_update)
         self._pending = 0
@@ -431,7 +438,7 @@ class MatchingSolver:
         self._solved = True
         res = _api.MatchingResult(out(self._mu_row), out(self._mu_col), int(size), stats)
         stats["time_total"] = time.perf_counter() - t0
-        self._result = res
+        self._result = _api.MatchingResult(None, None, int(size), dict(stats))   # (for a cached solve)
         return res
 
     def _augment(self, st):

@@ -60,13 +60,13 @@ def _check_params(init, relabel_k, shrink_threshold):
         raise ValueError(f"shrink_threshold must be a non-negative integer, got {shrink_threshold!r}")
 
 
-def _initial_col_to_row(initial, g, st, perm_type):
-    """Validate a warm start and return it as col_to_row on the state's backend."""
-    xp = st.xp
+def _initial_col_to_row(initial, g, perm_type, idx):
+    """Validate a warm start and return it as col_to_row (dtype `idx`) on the graph's backend."""
+    xp = g.xp
     m, n = g.m, g.n
     if isinstance(initial, MatchingResult):
         initial, perm_type = initial.col_to_row, "row"
-    arr = as_index_array(initial, "initial", st.backend)
+    arr = as_index_array(initial, "initial", g.backend)
     length, other = (n, m) if perm_type == "row" else (m, n)
     side, oside = ("column", "row") if perm_type == "row" else ("row", "column")
     if arr.shape[0] != length:
@@ -89,8 +89,8 @@ def _initial_col_to_row(initial, g, st, perm_type):
     if rows.shape[0]:
         # Edge test: key row * n + col against the sorted keys of all edges.
         nnz = g.nnz
-        erow = _driver._csr.segment_owner(st.rptr.astype(np.int64), nnz)
-        ekeys = erow * max(n, 1) + st.rind.astype(np.int64)
+        erow = _driver._csr.segment_owner(g.indptr.astype(np.int64), nnz)
+        ekeys = erow * max(n, 1) + g.indices.astype(np.int64)
         keys = rows * max(n, 1) + cols
         at = xp.searchsorted(ekeys, keys)
         at = xp.minimum(at, max(nnz - 1, 0))
@@ -99,15 +99,15 @@ def _initial_col_to_row(initial, g, st, perm_type):
             k = int(xp.flatnonzero(~ok)[0])
             raise ValueError(f"initial is not a matching of the graph: ({int(rows[k])}, {int(cols[k])}) "
                              "is not a stored entry (row, column)")
-    col_to_row = xp.full(n, -1, dtype=st.idx)
-    col_to_row[cols] = rows.astype(st.idx, copy=False)
+    col_to_row = xp.full(n, -1, dtype=idx)
+    col_to_row[cols] = rows.astype(idx, copy=False)
     return col_to_row
 
 
 def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type="row", certificate=False):
     g = as_csr_graph(graph, backend)
     st = _driver.make_state(g)
-    initial_col = None if initial is None else _initial_col_to_row(initial, g, st, perm_type)
+    initial_col = None if initial is None else _initial_col_to_row(initial, g, perm_type, st.idx)
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
                             shrink_threshold=int(shrink_threshold))
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
@@ -142,7 +142,8 @@ def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend=
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
         of `graph` (right length, stored entries only, no vertex twice),
-        else ``ValueError``.
+        else ``ValueError``, whatever the `method`; ``method="flow"``
+        checks it but starts from an empty matching.
     init : {"greedy", "karp_sipser", "none"}, optional
         Initial-matching heuristic, applied on top of `initial`.
     relabel_k : float, optional
@@ -205,6 +206,8 @@ def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend=
     _check_params(init, relabel_k, shrink_threshold)
     if method == "flow":
         g = as_csr_graph(graph, backend)
+        if initial is not None:   # checked as for "gpr" (a bad one is an error), not used
+            _initial_col_to_row(initial, g, perm_type, g.index_dtype)
         try:
             from ..flow import matching_by_flow
         except ImportError:
