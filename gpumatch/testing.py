@@ -23,6 +23,7 @@ and several million edges are verified in a few seconds.
 
 from __future__ import annotations
 
+import numbers
 from dataclasses import dataclass
 
 import numpy as np
@@ -41,6 +42,7 @@ __all__ = [
 ]
 
 _PATH_SHOWN = 12  # vertices of an augmenting path printed in full
+_I64_MAX = np.iinfo(np.int64).max
 
 
 # ---------------------------------------------------------------------------
@@ -117,6 +119,14 @@ def _validate_matching(g, matching, perm_type: str):
             f"with perm_type={perm_type!r} the matching must have one entry per {own} "
             f"(length {n_own}), got length {arr.shape[0]}"
         )
+    if arr.dtype.kind == "u" and arr.dtype.itemsize == 8:
+        big = np.flatnonzero(arr > np.uint64(np.iinfo(np.int64).max))
+        if big.size:  # would wrap to a negative int64 (2**64 - 1 to -1, "unmatched")
+            i = int(big[0])
+            raise AssertionError(
+                f"matching[{i}] = {int(arr[i])} is out of range: {own} {i} must be matched to -1 "
+                f"or a {other} index in [0, {n_other})"
+            )
     arr = arr.astype(np.int64, copy=False)
     bad = np.flatnonzero((arr < -1) | (arr >= n_other))
     if bad.size:
@@ -330,8 +340,9 @@ def check_matching(graph, matching, perm_type="row", *, expected_size=None):
     size = int(np.count_nonzero(r2c >= 0))
     cover_rows, cover_cols = _konig(g, r2c, c2r)
     _verify_cover(g, cover_rows, cover_cols, size)
-    if expected_size is not None and size != int(expected_size):
-        raise AssertionError(f"matching has size {size} but the expected size is {int(expected_size)}")
+    expected = None if expected_size is None else _exact_number(expected_size, "expected_size")
+    if expected is not None and size != expected:
+        raise AssertionError(f"matching has size {size} but the expected size is {expected!r}")
     return MatchingCertificate(size, cover_rows, cover_cols)
 
 
@@ -361,6 +372,10 @@ def _verify_cover(g, cover_rows, cover_cols, size):
 def _int64_values(vals, what):
     """Cast values to int64; raise AssertionError for non-integral ones."""
     vals = np.asarray(vals)
+    if vals.dtype.kind == "u" and vals.dtype.itemsize == 8:
+        big = np.flatnonzero(vals > np.uint64(_I64_MAX))
+        if big.size:
+            raise AssertionError(f"{what} holds {int(vals[big[0]])}, beyond int64")
     if vals.dtype.kind in "iu":
         return vals.astype(np.int64, copy=False)
     if vals.dtype.kind == "b":
@@ -370,11 +385,18 @@ def _int64_values(vals, what):
     bad = np.flatnonzero(~np.isfinite(vals) | (vals != np.round(vals)))
     if bad.size:
         raise AssertionError(f"{what} holds a non-integral value {vals[bad[0]]!r}")
+    big = np.flatnonzero((vals >= 2.0 ** 63) | (vals < -2.0 ** 63))
+    if big.size:
+        raise AssertionError(f"{what} holds {float(vals[big[0]])!r}, beyond int64")
     return vals.astype(np.int64)
 
 
 def _flow_matrix(flow, nv):
-    """The flow as a canonical int64 CSR matrix on the host."""
+    """The flow as a canonical int64 CSR matrix on the host, without zeros.
+
+    Duplicate entries are summed exactly (a sum past int64 is no flow);
+    the value ``-2**63`` is refused (no capacity bounds its negation).
+    """
     if _backend.is_cupy_sparse(flow):
         flow = flow.get()
     if sp.issparse(flow):
@@ -386,11 +408,19 @@ def _flow_matrix(flow, nv):
         F = sp.csr_matrix(dense)
     if F.shape != (nv, nv):
         raise AssertionError(f"flow has shape {F.shape} but the capacity matrix has shape {(nv, nv)}")
-    F = F.copy()
-    F.sum_duplicates()
-    data = _int64_values(F.data, "flow")
-    F = sp.csr_matrix((data, F.indices, F.indptr), shape=F.shape)
+    data = np.array(_int64_values(F.data, "flow"), copy=True)   # (eliminate_zeros below writes into it)
+    try:
+        g = as_csr_graph(sp.csr_matrix((data, F.indices.copy(), F.indptr.copy()), shape=F.shape), "numpy",
+                         name="flow", with_data=True)
+    except OverflowError as exc:
+        raise AssertionError(str(exc)) from None
+    F = sp.csr_matrix((g.data, g.indices, g.indptr), shape=F.shape)
     F.eliminate_zeros()
+    low = np.flatnonzero(F.data == np.iinfo(np.int64).min)
+    if low.size:
+        u, v = _entry_at(F, int(low[0]))
+        raise AssertionError(f"flow[{u}, {v}] = {int(F.data[low[0]])} is below every capacity's negation "
+                             f"(flow[{v}, {u}] would be 2**63)")
     return F
 
 
@@ -403,10 +433,53 @@ def _capacity_matrix(capacity):
     return sp.csr_matrix((data[keep], (rows[keep], cols[keep])), shape=g.shape)
 
 
-def _first_entry(M):
-    """(row, col, value) of the first stored entry of a CSR matrix."""
-    M = sp.coo_matrix(M)
-    return int(M.row[0]), int(M.col[0]), int(M.data[0])
+def _entry_at(M, k):
+    """(row, col) of the `k`-th stored entry of a CSR matrix."""
+    return int(np.searchsorted(M.indptr, k, side="right")) - 1, int(M.indices[k])
+
+
+def _keys(M):
+    """Sorted keys ``row * n + col`` of a canonical CSR matrix."""
+    rows = np.repeat(np.arange(M.shape[0], dtype=np.int64), np.diff(M.indptr.astype(np.int64)))
+    return rows * np.int64(max(M.shape[1], 1)) + M.indices.astype(np.int64)
+
+
+def _lookup(keys, values, want):
+    """``values`` at the sorted `keys` equal to `want` (0 where absent), and the mask of those present."""
+    if keys.shape[0] == 0:
+        return np.zeros(want.shape[0], dtype=np.int64), np.zeros(want.shape[0], dtype=bool)
+    at = np.minimum(np.searchsorted(keys, want), keys.shape[0] - 1)
+    found = keys[at] == want
+    return np.where(found, values[at], 0), found
+
+
+def _row_sums_exact(M):
+    """Exact row sums of an int64 CSR matrix as ``(carry, low)``: the sum
+    of row i is ``carry[i] * 2**32 + low[i]`` with ``0 <= low < 2**32``
+    (sums of the high and low 32 bits of the values are exact in int64)."""
+    ptr = M.indptr.astype(np.int64)
+
+    def sums(x):
+        cs = np.concatenate([[0], np.cumsum(x, dtype=np.int64)])
+        return cs[ptr[1:]] - cs[ptr[:-1]]
+
+    hi, lo = sums(M.data >> 32), sums(M.data & 0xFFFFFFFF)
+    return hi + (lo >> 32), lo & 0xFFFFFFFF
+
+
+def _exact_number(x, what):
+    """A claimed number (Python, NumPy or CuPy scalar) as a Python int or
+    float, so that comparing it with an int is exact (3.9 is not 3)."""
+    if _backend.is_cupy_array(x) or isinstance(x, np.ndarray):
+        x = _backend.to_numpy(x)
+        if x.ndim != 0:
+            raise TypeError(f"{what} must be a number, got an array of shape {x.shape}")
+        x = x.item()
+    if isinstance(x, np.generic):
+        x = x.item()
+    if isinstance(x, bool) or not isinstance(x, (numbers.Integral, numbers.Real)):
+        raise TypeError(f"{what} must be a number, got {x!r}")
+    return int(x) if isinstance(x, numbers.Integral) else float(x)
 
 
 def check_flow(capacity, source, sink, flow, value=None):
@@ -434,7 +507,9 @@ def check_flow(capacity, source, sink, flow, value=None):
         net flow from u to v.  scipy or cupyx sparse, or a dense NumPy/CuPy
         array for small cases.
     value : int, optional
-        Claimed flow value, for example ``MaximumFlowResult.flow_value``.
+        Claimed flow value, for example ``MaximumFlowResult.flow_value``;
+        it must equal the flow's value exactly (a float with a fraction
+        never does).
 
     Returns
     -------
@@ -451,8 +526,10 @@ def check_flow(capacity, source, sink, flow, value=None):
 
     Notes
     -----
-    All arithmetic is in int64, so capacities up to ``2**31`` and totals well
-    beyond int32 are exact.
+    Every comparison and sum is exact: capacities up to ``2**63 - 1`` and
+    totals beyond int64 give no wrapped differences or sums, and the
+    claimed `value` is compared as it is (``3.9`` is not the value of a
+    flow of 3).
 
     Examples
     --------
@@ -475,52 +552,63 @@ def check_flow(capacity, source, sink, flow, value=None):
     s, t = int(source), int(sink)
     if s == t:
         raise ValueError(f"source and sink must differ, both are {s}")
+    claimed = None if value is None else _exact_number(value, "value")
     F = _flow_matrix(flow, nv)
+    # Every test below compares values or sums them exactly: capacities up
+    # to 2**63 - 1 must not wrap (C - F, F + F.T and row sums in int64 can).
+    kF, kC = _keys(F), _keys(C)
+    Fu = np.repeat(np.arange(nv, dtype=np.int64), np.diff(F.indptr.astype(np.int64)))
+    Fv = F.indices.astype(np.int64)
 
     # skew symmetry
-    asym = (F + F.T).tocsr()
-    asym.eliminate_zeros()
-    if asym.nnz:
-        u, v, _ = _first_entry(asym)
-        if u == v:
-            raise AssertionError(f"flow is not antisymmetric (skew symmetric): flow[{u}, {u}] = {int(F[u, u])}, must be 0")
+    diag = np.flatnonzero(Fu == Fv)
+    if diag.size:
+        u = int(Fu[diag[0]])
+        raise AssertionError(f"flow is not antisymmetric (skew symmetric): flow[{u}, {u}] = "
+                             f"{int(F.data[diag[0]])}, must be 0")
+    back, found = _lookup(kF, F.data, Fv * np.int64(max(nv, 1)) + Fu)   # flow[v, u] of each entry (u, v)
+    bad = np.flatnonzero(~found | (back != -F.data))
+    if bad.size:
+        k = int(bad[0])
+        u, v = int(Fu[k]), int(Fv[k])
         raise AssertionError(
-            f"flow is not antisymmetric (skew symmetric): flow[{u}, {v}] = {int(F[u, v])} "
-            f"but flow[{v}, {u}] = {int(F[v, u])}"
+            f"flow is not antisymmetric (skew symmetric): flow[{u}, {v}] = {int(F.data[k])} "
+            f"but flow[{v}, {u}] = {int(back[k])}"
         )
 
-    # capacity bounds
-    excess = (F - C).tocsr()
-    excess.data = np.maximum(excess.data, 0)
-    excess.eliminate_zeros()
-    if excess.nnz:
-        u, v, _ = _first_entry(excess)
+    # capacity bounds (flow[u, v] >= -capacity[v, u] follows by skew symmetry)
+    cap_at_f, _ = _lookup(kC, C.data, kF)
+    over = np.flatnonzero(F.data > cap_at_f)
+    if over.size:
+        k = int(over[0])
+        u, v = int(Fu[k]), int(Fv[k])
         raise AssertionError(
-            f"capacity violated: flow[{u}, {v}] = {int(F[u, v])} exceeds capacity[{u}, {v}] = {int(C[u, v])}"
+            f"capacity violated: flow[{u}, {v}] = {int(F.data[k])} exceeds capacity[{u}, {v}] = {int(cap_at_f[k])}"
         )
 
-    # conservation and value
-    net_out = np.asarray(F.sum(axis=1, dtype=np.int64)).ravel()
-    inner = net_out.copy()
-    inner[[s, t]] = 0
+    # conservation and value (exact row sums)
+    carry, low = _row_sums_exact(F)
+    net = lambda x: (int(carry[x]) << 32) + int(low[x])  # noqa: E731
+    inner = (carry != 0) | (low != 0)
+    inner[[s, t]] = False
     bad = np.flatnonzero(inner)
     if bad.size:
         v = int(bad[0])
-        raise AssertionError(
-            f"flow conservation violated at vertex {v}: net outflow is {int(net_out[v])}, expected 0"
-        )
-    flow_value = int(net_out[s])
-    if int(net_out[t]) != -flow_value:
+        raise AssertionError(f"flow conservation violated at vertex {v}: net outflow is {net(v)}, expected 0")
+    flow_value = net(s)
+    if net(t) != -flow_value:
         raise AssertionError(  # pragma: no cover - implied by skew symmetry and conservation
-            f"net flow out of the source is {flow_value} but net flow into the sink is {-int(net_out[t])}"
+            f"net flow out of the source is {flow_value} but net flow into the sink is {-net(t)}"
         )
-    if value is not None and int(value) != flow_value:
-        raise AssertionError(f"flow value is {flow_value} (net outflow of source {s}) but {int(value)} was claimed")
+    if claimed is not None and claimed != flow_value:
+        raise AssertionError(f"flow value is {flow_value} (net outflow of source {s}) but {claimed!r} was claimed")
 
-    # residual graph and cut
-    R = (C - F).tocsr()
-    R.data = np.maximum(R.data, 0)
-    R.eliminate_zeros()
+    # residual graph (capacity[u, v] > flow[u, v]) and cut
+    f_at_c, _ = _lookup(kF, F.data, kC)
+    _, f_in_c = _lookup(kC, C.data, kF)
+    res_keys = np.concatenate([kC[C.data > f_at_c], kF[~f_in_c & (F.data < 0)]])
+    width = np.int64(max(nv, 1))
+    R = sp.csr_matrix((np.ones(res_keys.shape[0]), (res_keys // width, res_keys % width)), shape=(nv, nv))
     order, pred = breadth_first_order(R, s, directed=True, return_predecessors=True)
     side = np.zeros(nv, dtype=bool)
     side[order] = True
@@ -529,7 +617,7 @@ def check_flow(capacity, source, sink, flow, value=None):
         while path[-1] != s:
             path.append(int(pred[path[-1]]))
         path.reverse()
-        bottleneck = min(int(R[a, b]) for a, b in zip(path[:-1], path[1:]))
+        bottleneck = min(int(C[a, b]) - int(F[a, b]) for a, b in zip(path[:-1], path[1:]))
         shown = [str(v) for v in path]
         if len(shown) > _PATH_SHOWN:
             shown = shown[:_PATH_SHOWN // 2] + ["..."] + shown[-_PATH_SHOWN // 2:]
@@ -538,8 +626,8 @@ def check_flow(capacity, source, sink, flow, value=None):
             f"({len(path) - 1} arcs, residual capacity {bottleneck})"
         )
     Cc = C.tocoo()
-    crossing = side[Cc.row] & ~side[Cc.col]
-    cut = int(Cc.data[crossing].sum(dtype=np.int64))
+    crossing = Cc.data[side[Cc.row] & ~side[Cc.col]]
+    cut = (int((crossing >> 32).sum(dtype=np.int64)) << 32) + int((crossing & 0xFFFFFFFF).sum(dtype=np.int64))
     if cut != flow_value:  # pragma: no cover - max-flow min-cut theorem
         raise AssertionError(f"cut capacity {cut} differs from the flow value {flow_value}")
     return FlowCertificate(flow_value, side, cut)
