@@ -10,8 +10,11 @@ Commands::
 
 FILE is a Matrix Market file (``.mtx``, ``.mtx.gz``) for ``match`` and
 ``rank``, and a DIMACS max-flow file (``.max``, ``.max.gz``) or a square
-Matrix Market capacity matrix for ``flow``.  Errors (a missing or malformed
-file, a bad option) print one line on stderr and exit non-zero.
+Matrix Market capacity matrix for ``flow``.  Errors print one line on
+stderr.  Exit status: 0 done; 2 bad usage or bad input (an unknown option,
+a missing, unreadable or malformed file, an option value or an input the
+solvers reject); 1 a check that failed (``demo``, ``--check``) or any other
+error while running.
 """
 
 from __future__ import annotations
@@ -298,8 +301,8 @@ def _cmd_demo(args) -> int:
 
     if args.size < 1:
         raise CLIError(f"--size must be positive, got {args.size}")
-    if args.degree <= 0:
-        raise CLIError(f"--degree must be positive, got {args.degree}")
+    if not 0 < args.degree < float("inf"):   # (NaN fails both)
+        raise CLIError(f"--degree must be a positive finite number, got {args.degree}")
     if args.flow_frame < 2:
         raise CLIError(f"--flow-frame must be at least 2, got {args.flow_frame}")
     backend = _resolve(args.backend)
@@ -371,7 +374,7 @@ def _cmd_bench(args) -> int:
 
 
 def main(argv=None) -> int:
-    """Run the command line; returns the exit code (0 ok, 1 failure, 2 usage error)."""
+    """Run the command line; returns the exit code (0 ok, 1 failure, 2 bad usage or input)."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if not getattr(args, "command", None):
@@ -381,7 +384,10 @@ def main(argv=None) -> int:
         return int(args.func(args) or 0)
     except CLIError as exc:
         print(f"gpumatch {args.command}: error: {exc}", file=sys.stderr)
-        return 1
+        return 2
+    except (ValueError, TypeError, OverflowError) as exc:   # the input, as the library's checks found it
+        print(f"gpumatch {args.command}: error: {type(exc).__name__}: {_short(exc)}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print(f"gpumatch {args.command}: interrupted", file=sys.stderr)
         return 130

@@ -58,7 +58,9 @@ def _check_real(name, value, lo=None, hi=None):
     if isinstance(value, (bool, np.bool_)) or not isinstance(value, numbers.Real):
         raise TypeError(f"{name} must be a real number, got {value!r}")
     value = float(value)
-    if not np.isfinite(value) or (lo is not None and value < lo) or (hi is not None and value > hi):
+    if not np.isfinite(value):
+        raise ValueError(f"{name} must be a finite number, got {value!r}")
+    if (lo is not None and value < lo) or (hi is not None and value > hi):
         lo_s = "-inf" if lo is None else f"{lo:g}"
         hi_s = "inf" if hi is None else f"{hi:g}"
         raise ValueError(f"{name} must be in [{lo_s}, {hi_s}], got {value!r}")

@@ -26,7 +26,7 @@ import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
-from ._validation import square_capacity_graph
+from ._validation import as_csr_graph, square_capacity_graph
 
 __all__ = [
     "read_matrix_market",
@@ -71,6 +71,47 @@ def _mmread(source):
         return scipy.io.mmread(source)
 
 
+def _source_name(source) -> str:
+    if _is_path(source):
+        return os.fspath(source)
+    name = getattr(source, "name", None)
+    return name if isinstance(name, str) else f"<{type(source).__name__}>"
+
+
+def _banner_ok(first_line) -> bool:
+    """Whether a first line opens a Matrix Market file as scipy's reader
+    sees it: its first word is ``%%MatrixMarket`` (or ``%MatrixMarket``)."""
+    if isinstance(first_line, bytes):
+        first_line = first_line.decode("latin-1")
+    words = first_line.split()
+    return bool(words) and words[0] in ("%%MatrixMarket", "%MatrixMarket")
+
+
+def _checked_stream(fh, name):
+    """`fh` positioned where it was, after its first line was found to be a
+    Matrix Market banner (a stream that cannot seek back is read into memory
+    first); ValueError naming `name` otherwise.
+
+    scipy's reader aborts the whole process (a C++ ``terminate``) on a file
+    object without a banner, instead of raising: it must never see one.
+    """
+    seekable = False
+    try:
+        seekable = fh.seekable()
+    except Exception:
+        pass
+    if not seekable:
+        data = fh.read()
+        fh = io.BytesIO(data.encode("utf-8") if isinstance(data, str) else data)
+    pos = fh.tell()
+    first = fh.readline(4096)
+    fh.seek(pos)
+    if not _banner_ok(first):
+        raise ValueError(f"{name}: not a Matrix Market file (line 1 does not start with the "
+                         "'%%MatrixMarket' banner)")
+    return fh
+
+
 def read_matrix_market(path):
     """Read a Matrix Market file into a CSR matrix.
 
@@ -79,6 +120,13 @@ def read_matrix_market(path):
     path : str, path-like or file object
         A ``.mtx`` or ``.mtx.gz`` file (gzip is detected by the suffix), or
         an open file object.
+
+    Raises
+    ------
+    ValueError
+        A file that is not Matrix Market (no ``%%MatrixMarket`` banner on
+        its first line) or a malformed one; the message starts with the
+        file's name.
 
     Returns
     -------
@@ -103,11 +151,23 @@ def read_matrix_market(path):
     >>> A.shape, A.nnz, A.toarray().tolist()
     ((2, 3), 3, [[1, 0, 0], [0, 5, 0]])
     """
-    if _is_path(path):
-        with _open_binary(path, "rb") as fh:
-            M = _mmread(fh)
-    else:
-        M = _mmread(path)
+    name = _source_name(path)
+    try:
+        if _is_path(path):
+            with _open_binary(path, "rb") as fh:
+                M = _mmread(_checked_stream(fh, name))
+        else:
+            M = _mmread(_checked_stream(path, name))
+    except ValueError as exc:
+        msg = str(exc)
+        raise ValueError(msg if msg.startswith(name) else f"{name}: {msg}") from None
+    if sp.issparse(M) and np.dtype(M.dtype).kind in "iu":
+        # integer duplicates summed exactly: a sum past int64 is an error, not a wrap
+        try:
+            g = as_csr_graph(M, "numpy", name=name, with_data=True)
+        except OverflowError as exc:
+            raise ValueError(str(exc)) from None
+        return sp.csr_matrix((g.data, g.indices, g.indptr), shape=g.shape)
     if sp.issparse(M):
         A = sp.csr_matrix(M)  # COO -> CSR keeps explicit zeros and sums duplicates
     else:
@@ -234,8 +294,9 @@ def read_dimacs_max(path):
         a missing, repeated or malformed ``p max`` line, a wrong number of
         fields, a non-integer, a vertex id outside ``1..n``, a negative
         capacity, a missing or repeated source or sink, a source equal to
-        the sink, an unknown line type, or a number of arc lines different
-        from the ``m`` of the ``p`` line.
+        the sink, an unknown line type, a number of arc lines different
+        from the ``m`` of the ``p`` line, or parallel arcs whose capacities
+        sum past int64 (``2**63 - 1``).
 
     Examples
     --------
@@ -286,6 +347,9 @@ def read_dimacs_max(path):
                 raise ValueError(f"line {lineno}: number of vertices must be at least 2, got {n}")
             if m < 0:
                 raise ValueError(f"line {lineno}: number of arcs must be non-negative, got {m}")
+            for what, x in (("number of vertices", n), ("number of arcs", m)):
+                if x > _INT64_MAX - 1:
+                    raise ValueError(f"line {lineno}: {what} {x} is too large (does not fit int64)")
             p_line = lineno
         elif kind == "n":
             if p_line is None:
@@ -325,11 +389,31 @@ def read_dimacs_max(path):
     cap = _int64_column(arc_c, linenos, "capacity", 0, _INT64_MAX)
     u = u.astype(np.int64) - 1
     v = v.astype(np.int64) - 1
-    C = sp.coo_matrix((cap, (u, v)), shape=(n, n)).tocsr()
-    C.sum_duplicates()
-    idt = _index_dtype(n + 1, C.nnz)
-    C = sp.csr_matrix((C.data.astype(np.int64), C.indices.astype(idt), C.indptr.astype(idt)), shape=(n, n))
+    try:   # parallel arcs summed exactly (a sum past int64 raises, never wraps)
+        g = as_csr_graph(sp.coo_matrix((cap, (u, v)), shape=(n, n)), "numpy", name="capacity", with_data=True)
+    except OverflowError:
+        bad = _overflowing_arcs(u, v, cap)
+        lines = linenos[bad]
+        shown = ", ".join(str(int(x)) for x in lines[:5]) + (", ..." if lines.size > 5 else "")
+        raise ValueError(f"line {int(lines[-1])}: the capacities of the parallel arcs {int(u[bad[0]]) + 1} -> "
+                         f"{int(v[bad[0]]) + 1} (lines {shown}) sum to {sum(int(cap[k]) for k in bad)}, "
+                         "which does not fit int64") from None
+    idt = _index_dtype(n + 1, g.nnz)
+    C = sp.csr_matrix((g.data.astype(np.int64), g.indices.astype(idt), g.indptr.astype(idt)), shape=(n, n))
     return C, ends["s"][0] - 1, ends["t"][0] - 1
+
+
+def _overflowing_arcs(u, v, cap):
+    """Indices (in file order) of the first group of parallel arcs whose capacities sum past int64."""
+    order = np.lexsort((v, u))
+    us, vs = u[order], v[order]
+    start = np.flatnonzero(np.r_[True, (us[1:] != us[:-1]) | (vs[1:] != vs[:-1])])
+    ends = np.r_[start[1:], order.size]
+    for a, b in zip(start[ends - start > 1], ends[ends - start > 1]):
+        group = np.sort(order[a:b])
+        if sum(int(cap[k]) for k in group) > _INT64_MAX:
+            return group
+    raise AssertionError("no overflowing arcs")  # pragma: no cover - only called after an overflow
 
 
 def write_dimacs_max(path, capacity, source, sink, comment=None):

@@ -185,13 +185,13 @@ def test_flow_from_matrix_market(tmp_path, capsys):
 def test_flow_matrix_market_needs_terminals(tmp_path, capsys):
     C, _, _ = _network()
     path = _write_mtx(tmp_path / "cap.mtx", C)
-    assert main(["flow", str(path), "--backend", "numpy"]) == 1
+    assert main(["flow", str(path), "--backend", "numpy"]) == 2
     assert "--source and --sink" in _one_error_line(capsys.readouterr().err)
 
 
 def test_flow_terminal_out_of_range(maxfile, capsys):
     path, C, _, _ = maxfile
-    assert main(["flow", str(path), "--backend", "numpy", "--sink", str(C.shape[0] + 1)]) == 1
+    assert main(["flow", str(path), "--backend", "numpy", "--sink", str(C.shape[0] + 1)]) == 2
     assert "out of range" in _one_error_line(capsys.readouterr().err)
 
 
@@ -225,7 +225,7 @@ def test_bench_subcommand(tmp_path, capsys):
 
 @pytest.mark.parametrize("command", ["match", "rank", "flow"])
 def test_missing_file_is_one_line_error(tmp_path, capsys, command):
-    assert main([command, str(tmp_path / "nope.mtx"), "--backend", "numpy"]) == 1
+    assert main([command, str(tmp_path / "nope.mtx"), "--backend", "numpy"]) == 2
     assert "no such file" in _one_error_line(capsys.readouterr().err)
 
 
@@ -233,7 +233,7 @@ def test_missing_file_is_one_line_error(tmp_path, capsys, command):
 def test_malformed_file_is_one_line_error(tmp_path, capsys, command, name):
     path = tmp_path / name
     path.write_bytes(b"this is not a graph file\n1 2 3\n")
-    assert main([command, str(path), "--backend", "numpy"]) == 1
+    assert main([command, str(path), "--backend", "numpy"]) == 2
     line = _one_error_line(capsys.readouterr().err)
     assert line.startswith(f"gpumatch {command}: error:")
 
@@ -241,7 +241,7 @@ def test_malformed_file_is_one_line_error(tmp_path, capsys, command, name):
 def test_bad_dimacs_line_names_the_problem(tmp_path, capsys):
     path = tmp_path / "net.max"
     path.write_text("p max 3 1\nn 1 s\nn 3 t\na 1 9 5\n")
-    assert main(["flow", str(path), "--backend", "numpy"]) == 1
+    assert main(["flow", str(path), "--backend", "numpy"]) == 2
     assert "DIMACS" in _one_error_line(capsys.readouterr().err)
 
 
@@ -260,7 +260,7 @@ def test_bad_option_is_one_line_error(capsys, argv):
 
 
 def test_bench_bad_solver_is_one_line_error(tmp_path, capsys):
-    assert main(["bench", "--solvers", "magic", "--out", str(tmp_path)]) == 1
+    assert main(["bench", "--solvers", "magic", "--out", str(tmp_path)]) == 2
     assert "unknown solver" in _one_error_line(capsys.readouterr().err)
 
 
@@ -293,5 +293,5 @@ def test_python_dash_m(tmp_path):
     assert ok.returncode == 0 and "match" in ok.stdout
     bad = subprocess.run([sys.executable, "-m", "gpumatch", "rank", str(tmp_path / "missing.mtx")],
                          capture_output=True, text=True, env=env, cwd=tmp_path, timeout=60, check=False)
-    assert bad.returncode == 1
+    assert bad.returncode == 2
     _one_error_line(bad.stderr)
