@@ -29,6 +29,23 @@ from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_fl
 from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
                        structural_rank)
 
+#: Submodules reachable as attributes of the package (``gpumatch.testing``),
+#: imported on first use.
+_SUBMODULES = ("testing", "io", "generators", "csr", "flow", "matching", "cli", "bench")
+
+
+def __getattr__(name):
+    if name in _SUBMODULES:
+        import importlib
+
+        return importlib.import_module(f"{__name__}.{name}")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def __dir__():
+    return sorted(set(globals()) | set(_SUBMODULES))
+
+
 __all__ = [
     "maximum_bipartite_matching",
     "structural_rank",
