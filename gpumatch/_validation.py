@@ -301,10 +301,14 @@ def _summed_exactly(make, values, name):
     `values`, duplicates summed and indices sorted.  Integer sums that pass
     the int64 range raise OverflowError naming the entry: the sums of the
     high and the low 32 bits of the values are exact in int64, and tell.
+    They are only computed when a sum can wrap at all: when the largest
+    magnitude times the largest possible group passes int64.
     """
     A = make(values)
     A.sum_duplicates()
-    if values.dtype.kind == "i" and A.nnz < values.shape[0]:      # some entries were merged
+    merged = values.shape[0] - A.nnz          # entries folded into others: no group has more than merged + 1
+    if values.dtype.kind == "i" and merged and \
+            max(-int(values.min()), int(values.max())) * (merged + 1) > INT64_MAX:   # a sum may have wrapped
         hi, lo = make(values >> 32), make(values & 0xFFFFFFFF)
         hi.sum_duplicates()
         lo.sum_duplicates()
