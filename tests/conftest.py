@@ -6,11 +6,35 @@
 * ``corpus_dir`` is the shared corpus folder: ``$GPUMATCH_CORPUS`` when set,
   else ``../shared/corpus`` beside the repository; tests that need it skip
   when it is absent.
+* Hypothesis profiles for the property tests (``test_properties.py``),
+  chosen by ``$GPUMATCH_HYPOTHESIS_PROFILE``: ``ci`` (default;
+  deterministic, 5 400 cases in all, about 30 s on two CPU
+  cores) and ``device`` (deterministic too, four times the cases; the same
+  properties also run with ``backend="cupy"`` where a device answers).
 """
 
 from __future__ import annotations
 
+import os
+
 import pytest
+
+try:
+    from hypothesis import HealthCheck, settings
+except ImportError:  # the property tests skip without hypothesis
+    settings = None
+
+#: Cases of the ``ci`` profile for a test of weight 1 (test_properties.py
+#: gives each test a weight by its cost); ``device`` runs four times as many.
+HYPOTHESIS_BASE = 100
+
+if settings is not None:
+    _common = dict(derandomize=True, database=None, deadline=None, print_blob=True,
+                   suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                          HealthCheck.filter_too_much])
+    settings.register_profile("ci", max_examples=HYPOTHESIS_BASE, **_common)
+    settings.register_profile("device", max_examples=4 * HYPOTHESIS_BASE, **_common)
+    settings.load_profile(os.environ.get("GPUMATCH_HYPOTHESIS_PROFILE", "ci"))
 
 from gpumatch import _backend
 
