@@ -133,7 +133,7 @@ def _read_matrix(path):
     try:
         return read_matrix_market(path)
     except Exception as exc:
-        raise CLIError(f"{path}: cannot read as Matrix Market: {_short(exc)}") from None
+        raise CLIError(f"{path}: cannot read as Matrix Market: {_short(_unnamed(exc, path))}") from None
 
 
 def _read_flow(path, source, sink):
@@ -168,6 +168,12 @@ def _read_flow(path, source, sink):
     if s == t:
         raise CLIError(f"source and sink must differ, both are {s + 1}")
     return C, int(s), int(t)
+
+
+def _unnamed(exc, path) -> str:
+    """The message of `exc` without a leading ``path: `` (the CLI names the file itself)."""
+    text = str(exc)
+    return text[len(path) + 2:] if text.startswith(f"{path}: ") else text
 
 
 def _short(exc) -> str:

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import math
 import os
 import pathlib
 
@@ -37,6 +38,7 @@ __all__ = [
 ]
 
 _INT64_MAX = np.iinfo(np.int64).max
+_MAX_VERTICES = math.isqrt(int(_INT64_MAX))   # the coordinate keys u * n + v must fit int64
 
 
 def _is_path(target) -> bool:
@@ -350,6 +352,9 @@ def read_dimacs_max(path):
             for what, x in (("number of vertices", n), ("number of arcs", m)):
                 if x > _INT64_MAX - 1:
                     raise ValueError(f"line {lineno}: {what} {x} is too large (does not fit int64)")
+            if n > _MAX_VERTICES:
+                raise ValueError(f"line {lineno}: number of vertices {n} is too large (n * n must fit int64, "
+                                 f"n <= {_MAX_VERTICES})")
             p_line = lineno
         elif kind == "n":
             if p_line is None:

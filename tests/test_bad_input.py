@@ -160,6 +160,7 @@ def test_item2_cli_match_of_a_dimacs_file_is_one_line_exit_2(tmp_path):
     assert out.returncode == 2
     lines = [ln for ln in out.stderr.splitlines() if ln.strip()]
     assert len(lines) == 1 and "net.max" in lines[0] and "not a Matrix Market file" in lines[0]
+    assert lines[0].count("net.max") == 1
 
 
 def test_item2_banner_variants_scipy_accepts_still_read():
@@ -468,6 +469,8 @@ def test_item11_write_dimacs_max_names_the_bad_capacity(value, error, message):
     ("p max 3 100000000000000000000\nn 1 s\nn 2 t\na 1 2 3\n",
      "line 1: number of arcs 100000000000000000000 is too large"),
     ("p max 1e20 1\nn 1 s\nn 2 t\na 1 2 3\n", "line 1: number of vertices must be an integer, got '1e20'"),
+    ("p max 3037000500 1\nn 1 s\nn 2 t\na 1 2 3\n",
+     r"line 1: number of vertices 3037000500 is too large \(n \* n must fit int64"),
 ])
 def test_item11_dimacs_problem_line_names_its_line(text, message):
     with pytest.raises(ValueError, match=message):
