@@ -9,6 +9,11 @@ dimension does not fit int32 (never a silent wrap).
 Stored entries are edges, explicit zeros included (scipy's rule for
 ``maximum_bipartite_matching``).  Callers that want MATLAB ``sprank``
 semantics call ``A.eliminate_zeros()`` first.
+
+The caller's arrays are never written into, and read-only ones are fine:
+a canonical CSR comes through as it is (no copy), anything else is sorted
+and merged in new arrays.  Integer values of duplicate entries are summed
+exactly in int64 (``OverflowError`` past it, never a wrap).
 """
 
 from __future__ import annotations
@@ -206,8 +211,9 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
     name : str
         Name used in error messages.
     with_data : bool
-        Keep the stored values (duplicates summed), e.g. capacities.
-        Tuples carry no values: every entry then has value 1.
+        Keep the stored values (duplicates summed), e.g. capacities:
+        integers and booleans as int64, floats as float64.  Tuples carry
+        no values: every entry then has value 1.
     data_dtype : dtype, optional
         Cast the kept values to this dtype.
 
@@ -218,9 +224,18 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
     Raises
     ------
     TypeError
-        Dense input ("graph must be sparse") or an unsupported sparse format.
+        Dense input ("graph must be sparse"), an unsupported sparse format,
+        a tuple's shape that is not a pair of integers.
     ValueError
         Malformed arrays, out-of-range or negative indices, bad options.
+    OverflowError
+        With `with_data`: a uint64 value or a sum of duplicate integer
+        entries beyond int64.
+
+    Notes
+    -----
+    The returned arrays may be the caller's own (a canonical CSR, or an
+    already canonical tuple): callers read them and never write into them.
 
     Examples
     --------

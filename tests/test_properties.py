@@ -375,9 +375,9 @@ def as_ids(values, kind):
 
 
 @settings(max_examples=examples(5))
-@given(inp=matching_inputs(), ops=st.lists(st.tuples(st.sampled_from(("add", "remove", "solve", "solve", "bad", "graph")),
-                                                     st.integers(1, 6), st.sampled_from(ID_KINDS)),
-                                           min_size=2, max_size=10),
+@given(inp=matching_inputs(),
+       ops=st.lists(st.tuples(st.sampled_from(("add", "remove", "solve", "solve", "bad", "graph")),
+                              st.integers(1, 6), st.sampled_from(ID_KINDS)), min_size=2, max_size=10),
        seed=st.integers(0, 2**32 - 1), warm_method=st.sampled_from(("augment", "gpr")),
        rebuild_fraction=st.sampled_from((float("inf"), float("inf"), 1.0, 0.02, 0.0)))
 @pytest.mark.parametrize("backend", BACKENDS)
