@@ -132,7 +132,10 @@ def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
     comment : str, optional
         Comment written into the header.
     field : {"real", "integer", "complex", "pattern"}, optional
-        Matrix Market field; by default it follows the dtype of `A`.
+        Matrix Market field; by default it follows the dtype of `A`:
+        ``"integer"`` for integer and boolean dtypes (unsigned values are
+        written as signed integers, so they must fit in int64), else what
+        scipy picks (``"real"`` for floats).
     symmetry : str, optional
         Matrix Market symmetry; ``"general"`` (the default) writes every
         stored entry as it is.  Pass ``None`` to let scipy detect symmetry.
@@ -154,6 +157,14 @@ def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
     if not sp.issparse(A):
         raise TypeError(f"A must be a sparse matrix, got {type(A).__name__}")
     M = sp.coo_matrix(A)
+    if field is None and (M.dtype.kind in "iub"):
+        # integral data as the standard "integer" field, whatever scipy's
+        # writer would pick (capacity files must read back as integers)
+        field = "integer"
+        if M.dtype.kind == "u" and M.nnz and int(M.data.max()) > _INT64_MAX:
+            raise OverflowError(f"A holds values above {_INT64_MAX}: they do not fit a Matrix Market integer")
+        if M.dtype.kind != "i":
+            M = sp.coo_matrix((M.data.astype(np.int64), (M.row, M.col)), shape=M.shape)
     kwargs = {"comment": comment, "field": field}
     if symmetry is not None:
         kwargs["symmetry"] = symmetry
