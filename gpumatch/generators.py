@@ -107,7 +107,7 @@ def _capacities(rows, cols, caps, nv):
 # ---------------------------------------------------------------------------
 
 
-def random_bipartite(m, n, degree, seed=0):
+def random_bipartite(m: int, n: int, degree: float, seed: int = 0) -> sp.csr_matrix:
     """Random bipartite graph with Poisson row degrees.
 
     Row ``i`` draws ``k_i ~ Poisson(degree)`` columns uniformly at random,
@@ -162,7 +162,8 @@ def _morton_key(pts, bits=16):
     return key
 
 
-def delaunay(npoints, seed=0, *, return_points=False):
+def delaunay(npoints: int, seed: int = 0, *, return_points: bool = False
+             ) -> sp.csr_matrix | tuple[sp.csr_matrix, np.ndarray]:
     """Adjacency of the Delaunay triangulation of random points.
 
     The points are uniform in the unit square; two vertices are adjacent when
@@ -208,7 +209,8 @@ def delaunay(npoints, seed=0, *, return_points=False):
     return (A, pts) if return_points else A
 
 
-def rmat(scale, edge_factor, a=0.57, b=0.19, c=0.19, seed=0, *, permute=False):
+def rmat(scale: int, edge_factor: int, a: float = 0.57, b: float = 0.19, c: float = 0.19, seed: int = 0, *,
+         permute: bool = False) -> sp.csr_matrix:
     """R-MAT (recursive matrix) directed graph.
 
     Each of the ``edge_factor * 2**scale`` edges picks one quadrant of the
@@ -272,7 +274,7 @@ def rmat(scale, edge_factor, a=0.57, b=0.19, c=0.19, seed=0, *, permute=False):
     return _pattern(rows, cols, nv, nv)
 
 
-def grid(nx, ny, drop=0.0, seed=0):
+def grid(nx: int, ny: int, drop: float = 0.0, seed: int = 0) -> sp.csr_matrix:
     """Adjacency of a 4-neighbour grid graph, with edges dropped at random.
 
     Vertex ``(x, y)``, ``0 <= x < nx``, ``0 <= y < ny``, has index
@@ -320,7 +322,7 @@ def grid(nx, ny, drop=0.0, seed=0):
 # ---------------------------------------------------------------------------
 
 
-def genrmf(a, b, c1, c2, seed=0):
+def genrmf(a: int, b: int, c1: int, c2: int, seed: int = 0) -> tuple[sp.csr_matrix, int, int]:
     """GENRMF max-flow network (Goldfarb and Grigoriadis; DIMACS generator).
 
     The network has `b` frames, each an ``a x a`` grid, ``a*a*b`` vertices
@@ -398,7 +400,7 @@ def genrmf(a, b, c1, c2, seed=0):
     return C, 0, nv - 1
 
 
-def washington_rlg(rows, cols, max_cap, seed=0):
+def washington_rlg(rows: int, cols: int, max_cap: int, seed: int = 0) -> tuple[sp.csr_matrix, int, int]:
     """Washington random level graph (RLG) max-flow network.
 
     The vertices form `cols` levels of `rows` vertices each, plus a source

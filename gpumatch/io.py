@@ -22,10 +22,13 @@ import io
 import os
 import pathlib
 
+from typing import IO, Union
+
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from ._typing import SparseMatrix
 from ._validation import square_capacity_graph
 
 __all__ = [
@@ -37,6 +40,9 @@ __all__ = [
 ]
 
 _INT64_MAX = np.iinfo(np.int64).max
+
+#: A file name (``.gz``: gzip) or an open file object.
+PathOrFile = Union[str, "os.PathLike[str]", IO]
 
 
 def _is_path(target) -> bool:
@@ -71,7 +77,7 @@ def _mmread(source):
         return scipy.io.mmread(source)
 
 
-def read_matrix_market(path):
+def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     """Read a Matrix Market file into a CSR matrix.
 
     Parameters
@@ -116,7 +122,8 @@ def read_matrix_market(path):
     return A
 
 
-def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
+def write_matrix_market(path: PathOrFile, A: SparseMatrix, *, comment: str = "", field: str | None = None,
+                        symmetry: str | None = "general") -> None:
     """Write a sparse matrix to a Matrix Market file.
 
     Every stored entry is written, explicit zeros included, so that
@@ -220,7 +227,7 @@ def _int64_column(values, linenos, what, lo, hi):
     return arr
 
 
-def read_dimacs_max(path):
+def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
     """Read a DIMACS max-flow problem.
 
     Parameters
@@ -343,7 +350,8 @@ def read_dimacs_max(path):
     return C, ends["s"][0] - 1, ends["t"][0] - 1
 
 
-def write_dimacs_max(path, capacity, source, sink, comment=None):
+def write_dimacs_max(path: PathOrFile, capacity: SparseMatrix, source: int, sink: int,
+                     comment: str | None = None) -> None:
     """Write a max-flow problem in DIMACS format.
 
     Each stored entry of `capacity` (after summing duplicates) becomes one
@@ -429,7 +437,7 @@ _MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 _FLOW_SUFFIXES = (".max", ".max.gz")
 
 
-def read_graph(path):
+def read_graph(path: str | os.PathLike[str]) -> sp.csr_matrix | tuple[sp.csr_matrix, int, int]:
     """Read a graph file, choosing the reader by the file name's suffix.
 
     Parameters

@@ -70,10 +70,12 @@ from __future__ import annotations
 
 import itertools
 import time
+from typing import Literal
 
 import numpy as np
 
 from .. import _backend, csr
+from .._typing import Backend, GraphLike, IndexLike, SparseMatrix
 from .._validation import as_index_array, index_dtype_for
 from . import _maxflow as _mf
 from . import _detour, _labels, _paths
@@ -1022,8 +1024,9 @@ class MaxFlowSolver:
     (1, [[0, 1, 0], [-1, 0, 1], [0, -1, 0]])
     """
 
-    def __init__(self, csgraph, source, sink, *, backend="auto", layout="reverse_csr", rebuild_fraction=0.002,
-                 time_budget=0.25):
+    def __init__(self, csgraph: GraphLike, source: int, sink: int, *, backend: Backend = "auto",
+                 layout: Literal["reverse_csr"] = "reverse_csr", rebuild_fraction: float = 0.002,
+                 time_budget: float | None = 0.25) -> None:
         _mf._check_method("push_relabel", layout)
         if layout != "reverse_csr":
             raise ValueError(f"MaxFlowSolver supports layout='reverse_csr' only, got {layout!r}")
@@ -1186,7 +1189,7 @@ class MaxFlowSolver:
         """Number of stored entries (arcs, self-loops included)."""
         return self._nnz
 
-    def capacities(self):
+    def capacities(self) -> SparseMatrix:
         """The current capacity matrix (CSR of the input's kind, int64 values)."""
         g = self._g
         data = self._data
@@ -1202,7 +1205,7 @@ class MaxFlowSolver:
         return cls((_backend.to_numpy(data), _backend.to_numpy(g.indices), _backend.to_numpy(g.indptr)),
                    shape=g.shape)
 
-    def update_capacities(self, rows, cols, new_capacities):
+    def update_capacities(self, rows: IndexLike, cols: IndexLike, new_capacities: IndexLike) -> None:
         """Set the capacities of a batch of existing arcs ``rows[i] -> cols[i]``.
 
         Parameters
@@ -1424,7 +1427,7 @@ class MaxFlowSolver:
 
         return h, apply
 
-    def solve(self):
+    def solve(self) -> _mf.MaximumFlowResult:
         """Maximum flow for the current capacities, from the previous flow when there is one.
 
         Returns

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .. import _backend
+from .._typing import Array, Backend, GraphLike, IndexLike, PermType
 from .._validation import as_csr_graph, as_index_array, check_option
 from . import _driver
 
@@ -114,8 +115,11 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     return g, st, stats, cover
 
 
-def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend="auto", initial=None,
-                               init="greedy", relabel_k=0.7, shrink_threshold=512):
+def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
+                               method: Literal["gpr", "flow"] = "gpr", backend: Backend = "auto",
+                               initial: IndexLike | None = None,
+                               init: Literal["greedy", "karp_sipser", "none"] = "greedy", relabel_k: float = 0.7,
+                               shrink_threshold: int = 512) -> Array:
     """Maximum cardinality matching of a bipartite graph (drop-in for scipy).
 
     The rows and the columns of the ``m x n`` sparse matrix `graph` are the
@@ -218,7 +222,7 @@ def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend=
     return _backend.output_like(out.astype(np.int32, copy=False), g.cupy_out)
 
 
-def structural_rank(graph, *, backend="auto"):
+def structural_rank(graph: GraphLike, *, backend: Backend = "auto") -> int:
     """Structural rank of a sparse matrix: its maximum matching size.
 
     Same result as :func:`scipy.sparse.csgraph.structural_rank`: stored
@@ -256,8 +260,9 @@ def structural_rank(graph, *, backend="auto"):
     return int(st.xp.count_nonzero(st.mu_col >= 0))
 
 
-def bipartite_matching(graph, *, backend="auto", initial=None, init="greedy", certificate=False,
-                       relabel_k=0.7, shrink_threshold=512):
+def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto", initial: IndexLike | None = None,
+                       init: Literal["greedy", "karp_sipser", "none"] = "greedy", certificate: bool = False,
+                       relabel_k: float = 0.7, shrink_threshold: int = 512) -> MatchingResult:
     """Maximum bipartite matching with both directions, statistics and a certificate.
 
     Parameters
