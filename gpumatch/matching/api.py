@@ -117,7 +117,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
 
 def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
                                method: Literal["gpr", "flow"] = "gpr", backend: Backend = "auto",
-                               initial: IndexLike | None = None,
+                               initial: IndexLike | MatchingResult | None = None,
                                init: Literal["greedy", "karp_sipser", "none"] = "greedy", relabel_k: float = 0.7,
                                shrink_threshold: int = 512) -> Array:
     """Maximum cardinality matching of a bipartite graph (drop-in for scipy).
@@ -260,7 +260,8 @@ def structural_rank(graph: GraphLike, *, backend: Backend = "auto") -> int:
     return int(st.xp.count_nonzero(st.mu_col >= 0))
 
 
-def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto", initial: IndexLike | None = None,
+def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
+                       initial: IndexLike | MatchingResult | None = None,
                        init: Literal["greedy", "karp_sipser", "none"] = "greedy", certificate: bool = False,
                        relabel_k: float = 0.7, shrink_threshold: int = 512) -> MatchingResult:
     """Maximum bipartite matching with both directions, statistics and a certificate.
