@@ -16,6 +16,8 @@ capacities.
 :func:`delaunay`          Delaunay triangulation of random points (a mesh)
 :func:`rmat`              R-MAT / Kronecker power-law directed graph
 :func:`grid`              4-neighbour grid, edges dropped at random
+:func:`triangular`        all-ones triangular pattern (long alternating paths)
+:func:`bidiagonal`        bidiagonal pattern: a path of 2n vertices
 :func:`genrmf`            DIMACS GENRMF max-flow network (frames of grids)
 :func:`washington_rlg`    Washington random level graph max-flow network
 ========================  ===================================================
@@ -33,6 +35,8 @@ __all__ = [
     "delaunay",
     "rmat",
     "grid",
+    "triangular",
+    "bidiagonal",
     "genrmf",
     "washington_rlg",
 ]
@@ -315,6 +319,88 @@ def grid(nx: int, ny: int, drop: float = 0.0, seed: int = 0) -> sp.csr_matrix:
         keep = rng.random(u.shape[0]) >= drop
         u, v = u[keep], v[keep]
     return _pattern(np.concatenate([u, v]), np.concatenate([v, u]), nv, nv)
+
+
+def _permuted(rows, cols, m, n, permute, seed):
+    if permute:
+        rng = np.random.default_rng(seed)
+        rows, cols = rng.permutation(m)[rows], rng.permutation(n)[cols]
+    return _pattern(rows, cols, m, n)
+
+
+def triangular(n, *, lower=False, permute=False, seed=0):
+    """All-ones triangular ``n x n`` pattern, optionally with rows and
+    columns permuted at random.
+
+    Upper triangular: row ``i`` holds columns ``i .. n-1``.  The diagonal is
+    the only perfect matching, and a matching found greedily in index order
+    leaves augmenting paths of length up to ``2n``: a hard case for
+    push-relabel matching (and a trivial one for Hopcroft-Karp).
+
+    Parameters
+    ----------
+    n : int
+        Size (non-negative).
+    lower : bool
+        Lower instead of upper triangular.
+    permute : bool
+        Permute rows and columns independently at random.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng` (used with `permute`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n x n`` float64 pattern of ones with ``n (n + 1) / 2`` entries.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import triangular
+    >>> triangular(3).toarray()
+    array([[1., 1., 1.],
+           [0., 1., 1.],
+           [0., 0., 1.]])
+    """
+    n = _check_int("n", n)
+    i, j = np.triu_indices(n)
+    if lower:
+        i, j = j, i
+    return _permuted(i.astype(np.int64), j.astype(np.int64), n, n, permute, seed)
+
+
+def bidiagonal(n, *, permute=False, seed=0):
+    """Bidiagonal ``n x n`` pattern: entries ``(i, i)`` and ``(i, i + 1)``.
+
+    As a bipartite graph it is one path through all ``2n`` vertices: the
+    longest augmenting paths a matching can need.
+
+    Parameters
+    ----------
+    n : int
+        Size (non-negative).
+    permute : bool
+        Permute rows and columns independently at random.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng` (used with `permute`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n x n`` float64 pattern of ones with ``2n - 1`` entries.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import bidiagonal
+    >>> bidiagonal(3).toarray()
+    array([[1., 1., 0.],
+           [0., 1., 1.],
+           [0., 0., 1.]])
+    """
+    n = _check_int("n", n)
+    i = np.arange(n, dtype=np.int64)
+    rows = np.concatenate([i, i[:-1]])
+    cols = np.concatenate([i, i[:-1] + 1])
+    return _permuted(rows, cols, n, n, permute, seed)
 
 
 # ---------------------------------------------------------------------------

@@ -35,8 +35,13 @@ class MatchingResult:
         Number of matched pairs.
     stats : dict
         ``backend``, ``initial_size``, ``push_iterations``,
-        ``global_relabels``, ``max_level`` and the time in seconds of each
-        phase: ``time_init``, ``time_relabel``, ``time_push``, ``time_fix``.
+        ``global_relabels``, ``max_level``, the time in seconds of each
+        phase (``time_init``, ``time_relabel``, ``time_push``,
+        ``time_fix``), ``finished_by`` (``"push-relabel"``, or
+        ``"augmenting-paths"`` when the progress watch handed over;
+        then also ``switch_reason``, ``aug_phases``, ``aug_paths`` and
+        ``time_augment``) and ``active_history`` (the active columns
+        found by each global relabel).
     cover_rows, cover_cols : array of bool or None
         With ``certificate=True``: a minimum vertex cover (König), as masks
         over rows and columns.  Every edge has an endpoint in it and it has
@@ -179,9 +184,14 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
     row).  Every unmatched column pushes to its neighbour row of minimum ψ,
     taking the row from its current column, which becomes unmatched; a BFS
     from the free rows makes the labels exact every few iterations and
-    ends the run when no free column is reachable.  Races between GPU
-    threads are rolled back by a fix-up step, without atomics.  The worst
-    case is O(nnz · (m + n)) work, but far fewer iterations are typical.
+    ends the run when no free column is reachable.  On the GPU each push
+    iteration is a claim (every active column names its row; one claim per
+    row survives) then a push by the surviving claims, without atomics.
+    A progress watch hands over to augmenting-path phases (vertex-disjoint
+    alternating BFS trees) when the active columns stop halving over a few
+    global relabels, so every input finishes: at most
+    ``4 (log2 n + 2)`` relabels, then at most ``2 a + 4`` phases for ``a``
+    active columns, each O(nnz) work.  Far fewer are typical.
 
     Several maximum matchings may exist; which one is returned may vary
     between runs and backends (the size does not).
