@@ -111,7 +111,7 @@ def _capacities(rows, cols, caps, nv):
 # ---------------------------------------------------------------------------
 
 
-def random_bipartite(m: int, n: int, degree: float, seed: int = 0) -> sp.csr_matrix:
+def random_bipartite(m: int, n: int, degree: float, seed: int | None = 0) -> sp.csr_matrix:
     """Random bipartite graph with Poisson row degrees.
 
     Row ``i`` draws ``k_i ~ Poisson(degree)`` columns uniformly at random,
@@ -166,7 +166,7 @@ def _morton_key(pts, bits=16):
     return key
 
 
-def delaunay(npoints: int, seed: int = 0, *, return_points: bool = False
+def delaunay(npoints: int, seed: int | None = 0, *, return_points: bool = False
              ) -> sp.csr_matrix | tuple[sp.csr_matrix, np.ndarray]:
     """Adjacency of the Delaunay triangulation of random points.
 
@@ -213,7 +213,7 @@ def delaunay(npoints: int, seed: int = 0, *, return_points: bool = False
     return (A, pts) if return_points else A
 
 
-def rmat(scale: int, edge_factor: int, a: float = 0.57, b: float = 0.19, c: float = 0.19, seed: int = 0, *,
+def rmat(scale: int, edge_factor: int, a: float = 0.57, b: float = 0.19, c: float = 0.19, seed: int | None = 0, *,
          permute: bool = False) -> sp.csr_matrix:
     """R-MAT (recursive matrix) directed graph.
 
@@ -278,7 +278,7 @@ def rmat(scale: int, edge_factor: int, a: float = 0.57, b: float = 0.19, c: floa
     return _pattern(rows, cols, nv, nv)
 
 
-def grid(nx: int, ny: int, drop: float = 0.0, seed: int = 0) -> sp.csr_matrix:
+def grid(nx: int, ny: int, drop: float = 0.0, seed: int | None = 0) -> sp.csr_matrix:
     """Adjacency of a 4-neighbour grid graph, with edges dropped at random.
 
     Vertex ``(x, y)``, ``0 <= x < nx``, ``0 <= y < ny``, has index
@@ -328,7 +328,7 @@ def _permuted(rows, cols, m, n, permute, seed):
     return _pattern(rows, cols, m, n)
 
 
-def triangular(n, *, lower=False, permute=False, seed=0):
+def triangular(n: int, *, lower: bool = False, permute: bool = False, seed: int | None = 0) -> sp.csr_matrix:
     """All-ones triangular ``n x n`` pattern, optionally with rows and
     columns permuted at random.
 
@@ -368,7 +368,7 @@ def triangular(n, *, lower=False, permute=False, seed=0):
     return _permuted(i.astype(np.int64), j.astype(np.int64), n, n, permute, seed)
 
 
-def bidiagonal(n, *, permute=False, seed=0):
+def bidiagonal(n: int, *, permute: bool = False, seed: int | None = 0) -> sp.csr_matrix:
     """Bidiagonal ``n x n`` pattern: entries ``(i, i)`` and ``(i, i + 1)``.
 
     As a bipartite graph it is one path through all ``2n`` vertices: the
@@ -408,7 +408,7 @@ def bidiagonal(n, *, permute=False, seed=0):
 # ---------------------------------------------------------------------------
 
 
-def genrmf(a: int, b: int, c1: int, c2: int, seed: int = 0) -> tuple[sp.csr_matrix, int, int]:
+def genrmf(a: int, b: int, c1: int, c2: int, seed: int | None = 0) -> tuple[sp.csr_matrix, int, int]:
     """GENRMF max-flow network (Goldfarb and Grigoriadis; DIMACS generator).
 
     The network has `b` frames, each an ``a x a`` grid, ``a*a*b`` vertices
@@ -486,7 +486,7 @@ def genrmf(a: int, b: int, c1: int, c2: int, seed: int = 0) -> tuple[sp.csr_matr
     return C, 0, nv - 1
 
 
-def washington_rlg(rows: int, cols: int, max_cap: int, seed: int = 0) -> tuple[sp.csr_matrix, int, int]:
+def washington_rlg(rows: int, cols: int, max_cap: int, seed: int | None = 0) -> tuple[sp.csr_matrix, int, int]:
     """Washington random level graph (RLG) max-flow network.
 
     The vertices form `cols` levels of `rows` vertices each, plus a source
