@@ -96,7 +96,7 @@ class MatchingSolver:
         scratch at 0.01 % and 0.1 % of the edges changed (1.7-6.4x), were
         level with it or ahead at 1 % (1.05-1.2x) and lost at 10 %
         (``benchmarks/bench_dynamic.py``,
-        ``benchmarks/results/h100_dynamic.md``).
+        ``benchmarks/RESULTS.md``).
     warm_init : {"none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
         G-PR (``init`` of :func:`~gpumatch.matching.bipartite_matching`).
