@@ -28,11 +28,10 @@ work (the host building a batch and its reference graph, or asleep) the
 first half millisecond of GPU work runs slower: on an H100 a 0.1 %
 matching update took 0.79 ms after a 50 ms sleep and 0.78 ms after 50 ms
 of NumPy work, against 0.32 ms after 3 ms of GPU work (0.49 ms after the
-NumPy work and then the GPU work), ``results/h100_dynamic.md`` round 18
-(a second machine did not repeat the GPU-work rows: the point is that
-both parts start alike).
-Before round 18 only the dynamic part paid that: the solve from scratch
-ran right after it.  ``--gpu-idle`` measures the old way.
+NumPy work and then the GPU work; a second machine did not repeat the
+GPU-work rows: the point is that both parts start alike).  Without this
+only the dynamic part paid that: the solve from scratch ran right after
+it.  ``--gpu-idle`` measures that way.
 """
 
 from __future__ import annotations

@@ -21,9 +21,12 @@ foreground scribble sets ``source -> p`` to a capacity larger than any cut
 through ``p`` and ``p -> sink`` to 0, a background scribble the reverse.
 
 After each round the example checks the dynamic cut value against a
-solve from scratch (``gpumatch.flow.maximum_flow``) and, with
-``--scipy``, against ``scipy.sparse.csgraph.maximum_flow``, and prints the
-pixels still wrong and both times.  The last column is the solver's
+solve from scratch (``gpumatch.flow.maximum_flow``; ``--no-compare``
+skips it) and, with ``--scipy``, against
+``scipy.sparse.csgraph.maximum_flow``, and prints the pixels still wrong
+and both times.  It prints a line before each step that can take a while:
+on a GPU the first solve of a process compiles the kernels (seconds on a
+fresh machine; CuPy caches them on disk for later runs).  The last column is the solver's
 ``stats["mode"]``: ``dynamic`` for a repair, ``dynamic->scratch`` where a
 repair ran past its time budget (``--time-budget``) and the solver
 finished from scratch, ``scratch`` where it started from scratch at once
@@ -40,6 +43,7 @@ solve from scratch as well.
 
     python examples/interactive_segmentation.py
     python examples/interactive_segmentation.py --size 512 --rounds 12 --out rounds.png
+    python examples/interactive_segmentation.py --size 1024 --no-compare    # re-solves only
 """
 
 from __future__ import annotations
@@ -106,6 +110,8 @@ def main(argv=None) -> dict:
     p.add_argument("--seed", type=int, default=1)
     p.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto")
     p.add_argument("--scipy", action="store_true", help="also check every round against scipy's maximum_flow")
+    p.add_argument("--no-compare", action="store_true",
+                   help="skip the solve from scratch after each round (its check and its time)")
     p.add_argument("--time-budget", default="1.0",
                    help="MaxFlowSolver's time_budget: a repair longer than this many solves from scratch "
                         "is abandoned for one ('none': never; default 1.0, the solver's own is 0.25)")
@@ -118,8 +124,12 @@ def main(argv=None) -> dict:
     except ValueError:
         p.error(f"--time-budget must be a number or 'none', got {args.time_budget!r}")
 
+    def say(*parts):
+        print(*parts, flush=True)   # progress shows at once, also through a pipe
+
     h = w = args.size
     radius = args.radius if args.radius is not None else max(1, args.size // 24)
+    say(f"building the {h} x {w} image and its network ...")
     truth, img = synthetic_image(h, w, args.noise, seed=args.seed)
     C, s, t = segmentation_network(img, args.noise, args.smoothness, keep_terminal_zeros=True)
     C = sp.csr_matrix(C)
@@ -127,8 +137,10 @@ def main(argv=None) -> dict:
     # arcs and its largest terminal arc
     hard = int(C.data.max()) * 5 + 1
     backend = resolve_backend(args.backend)
-    print(f"image {h} x {w}, noise sigma {args.noise:g}: network of {C.shape[0]} vertices, {C.nnz} arcs "
-          f"({int((C.data == 0).sum())} terminal arcs at 0), backend {backend}")
+    say(f"image {h} x {w}, noise sigma {args.noise:g}: network of {C.shape[0]} vertices, {C.nnz} arcs "
+        f"({int((C.data == 0).sum())} terminal arcs at 0), backend {backend}")
+    say("first cut: setting up the solver and solving from scratch"
+        + (" (the first GPU solve of a process compiles the kernels) ..." if backend == "cupy" else " ..."))
 
     t0 = time.perf_counter()
     solver = MaxFlowSolver(C, s, t, backend=backend, time_budget=budget)
@@ -137,15 +149,15 @@ def main(argv=None) -> dict:
     t_first = time.perf_counter() - t0
     mask = to_numpy(res.source_side)[: h * w].reshape(h, w).astype(bool)
     first = mask
-    print(f"first cut {int(res.flow_value)} in {t_first * 1e3:.1f} ms: {int((mask != truth).sum())} pixels wrong")
-    print("round | label | pixels | arcs | wrong pixels | cut | update + solve ms | from scratch ms | mode")
+    say(f"first cut {int(res.flow_value)} in {t_first * 1e3:.1f} ms: {int((mask != truth).sum())} pixels wrong")
+    say("round | label | pixels | arcs | wrong pixels | cut | update + solve ms | from scratch ms | mode")
 
     rounds = []
     tied = np.zeros(h * w, dtype=np.int8)   # +1 foreground, -1 background scribbles
     for r in range(1, args.rounds + 1):
         pick = next_scribble(mask, truth, radius)
         if pick is None:
-            print("the segmentation matches the ground truth: no scribble left to make")
+            say("the segmentation matches the ground truth: no scribble left to make")
             break
         pixels, label = pick
         rows, cols, caps = terminal_arcs(pixels, label, s, t, hard)
@@ -157,13 +169,16 @@ def main(argv=None) -> dict:
         res = solver.solve()
         synchronize(backend)
         t_dyn = time.perf_counter() - t0
-        t0 = time.perf_counter()
-        ref = maximum_flow(C, s, t, backend=backend)
-        synchronize(backend)
-        t_scr = time.perf_counter() - t0
         value = int(res.flow_value)
-        if value != int(ref.flow_value):  # pragma: no cover - would be a bug
-            raise RuntimeError(f"round {r}: dynamic cut {value} != from-scratch cut {int(ref.flow_value)}")
+        t_scr = scratch_value = None
+        if not args.no_compare:
+            t0 = time.perf_counter()
+            ref = maximum_flow(C, s, t, backend=backend)
+            synchronize(backend)
+            t_scr = time.perf_counter() - t0
+            scratch_value = int(ref.flow_value)
+            if value != scratch_value:  # pragma: no cover - would be a bug
+                raise RuntimeError(f"round {r}: dynamic cut {value} != from-scratch cut {scratch_value}")
         scipy_value = None
         if args.scipy:
             scipy_value = int(csgraph.maximum_flow(C.astype(np.int32), s, t).flow_value)
@@ -172,22 +187,27 @@ def main(argv=None) -> dict:
         mask = to_numpy(res.source_side)[: h * w].reshape(h, w).astype(bool)
         wrong = int((mask != truth).sum())
         mode = res.stats.get("mode", "?")
-        print(f"{r:5d} | {'fg' if label else 'bg':5s} | {pixels.shape[0]:6d} | {rows.shape[0]:4d} | {wrong:12d} | "
-              f"{value} | {t_dyn * 1e3:17.1f} | {t_scr * 1e3:15.1f} | {mode}")
+        scratch_ms = "-" if t_scr is None else f"{t_scr * 1e3:.1f}"
+        say(f"{r:5d} | {'fg' if label else 'bg':5s} | {pixels.shape[0]:6d} | {rows.shape[0]:4d} | {wrong:12d} | "
+            f"{value} | {t_dyn * 1e3:17.1f} | {scratch_ms:>15s} | {mode}")
         rounds.append({"label": label, "pixels": pixels, "arcs": int(rows.shape[0]), "wrong": wrong,
-                       "cut_value": value, "scratch_value": int(ref.flow_value), "scipy_value": scipy_value,
+                       "cut_value": value, "scratch_value": scratch_value, "scipy_value": scipy_value,
                        "dynamic_s": t_dyn, "scratch_s": t_scr, "mode": mode})
 
     if rounds:
         dyn = sum(x["dynamic_s"] for x in rounds)
-        scr = sum(x["scratch_s"] for x in rounds)
-        print(f"{len(rounds)} rounds: {dyn * 1e3:.1f} ms re-solving against {scr * 1e3:.1f} ms from scratch "
-              f"({scr / dyn:.1f}x); pixels wrong {int((first != truth).sum())} -> {rounds[-1]['wrong']}")
+        wrong = f"pixels wrong {int((first != truth).sum())} -> {rounds[-1]['wrong']}"
+        if args.no_compare:
+            say(f"{len(rounds)} rounds: {dyn * 1e3:.1f} ms re-solving; {wrong}")
+        else:
+            scr = sum(x["scratch_s"] for x in rounds)
+            say(f"{len(rounds)} rounds: {dyn * 1e3:.1f} ms re-solving against {scr * 1e3:.1f} ms from scratch "
+                f"({scr / dyn:.1f}x); {wrong}")
     out = None
     if args.out:
         gap = np.full((h, 4), 255.0)
         out = save_panels(args.out, np.hstack([img, gap, first * 255.0]), mask, truth)
-        print(f"wrote {out} (noisy input | first segmentation | after the scribbles | ground truth)")
+        say(f"wrote {out} (noisy input | first segmentation | after the scribbles | ground truth)")
     return {
         "rounds": rounds,
         "first_wrong": int((first != truth).sum()),

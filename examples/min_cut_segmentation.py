@@ -18,7 +18,7 @@ comes from ``gpumatch.flow.maximum_flow`` (push-relabel; GPU when available,
 ``--backend``), its value is compared with ``scipy.sparse.csgraph.maximum_flow``,
 and the example prints how many pixels differ from the ground truth.  It
 writes a PNG (noisy input | segmentation | ground truth) when matplotlib or
-pillow is installed, else a PGM that any image viewer opens.
+pillow is installed, else a PGM that any image viewer opens (and says so).
 
     python examples/min_cut_segmentation.py
     python examples/min_cut_segmentation.py --size 256 --noise 70 --out seg.png
@@ -91,28 +91,37 @@ def _to_u8(a):
 
 
 def save_panels(path, img, mask, truth):
-    """Write noisy | segmentation | truth side by side; PNG when possible, else PGM. Returns the path."""
+    """Write noisy | segmentation | truth side by side; returns the path written.
+
+    A ``.pgm`` name is written as a binary PGM.  Any other name (``.png``)
+    needs matplotlib or pillow; without either, the image is written as a
+    PGM beside it (the suffix replaced by ``.pgm``) and a note on stderr
+    says so.
+    """
     gap = np.full((img.shape[0], 4), 255, dtype=np.uint8)
     panel = np.hstack([_to_u8(img), gap, _to_u8(mask * 255.0), gap, _to_u8(truth * 255.0)])
     path = pathlib.Path(path)
-    if path.suffix.lower() == ".png":
+    if path.suffix.lower() != ".pgm":
         try:
             import matplotlib
-
+        except ImportError:
+            pass
+        else:
             matplotlib.use("Agg")
             import matplotlib.pyplot as plt
 
             plt.imsave(path, panel, cmap="gray", vmin=0, vmax=255)
             return path
-        except Exception:
-            pass
         try:
             from PIL import Image
-
+        except ImportError:
+            pgm = path.with_suffix(".pgm")
+            print(f"note: writing {path.name} needs matplotlib or pillow (pip install pillow); "
+                  f"wrote the image as {pgm} instead", file=sys.stderr, flush=True)
+            path = pgm
+        else:
             Image.fromarray(panel).save(path)
             return path
-        except Exception:
-            path = path.with_suffix(".pgm")
     with open(path, "wb") as fh:  # binary PGM (P5)
         fh.write(f"P5\n{panel.shape[1]} {panel.shape[0]}\n255\n".encode())
         fh.write(panel.tobytes())
@@ -127,7 +136,9 @@ def main(argv=None) -> dict:
     p.add_argument("--smoothness", type=float, default=1.5, help="cost of a label change between neighbours")
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto")
-    p.add_argument("--out", default="segmentation.png", help="output image (PNG, or PGM without an imaging library)")
+    p.add_argument("--out", default="segmentation.png",
+                   help="output image: .png needs matplotlib or pillow (else a .pgm is written instead, "
+                        "with a note); .pgm always works")
     p.add_argument("--no-scipy", action="store_true", help="skip the comparison with scipy")
     args = p.parse_args(argv)
 

@@ -23,7 +23,7 @@ Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.io`,
 :mod:`gpumatch.generators`, :mod:`gpumatch.testing`.
 """
 
-__version__ = "0.1.0"
+from ._version import __version__
 
 from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
 from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,

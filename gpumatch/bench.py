@@ -159,7 +159,31 @@ def _suite_standard():
     ]
 
 
-SUITES = {"small": _suite_small, "medium": _suite_medium, "standard": _suite_standard}
+def _suite_hard():
+    # Inputs that once made G-PR slow or stall (robustness, not speed records):
+    # long alternating paths, power-law hubs, thin rectangles, grids, meshes,
+    # and the corpus's directed social network when a corpus is found.
+    out = [
+        _m("triangular_1500", "triangular", "triangular", n=1500),
+        _m("triangular_1500_perm", "triangular", "triangular", n=1500, permute=True, seed=1),
+        _m("triangular_1500_lower_perm", "triangular", "triangular", n=1500, lower=True, permute=True, seed=2),
+        _m("bidiagonal_100k_perm", "path", "bidiagonal", n=100_000, permute=True),
+        _m("rmat_18_8_perm", "rmat", "rmat", scale=18, edge_factor=8, permute=True),
+        _m("thin_1M_100_d2", "rect", "random_bipartite", m=1_000_000, n=100, degree=2),
+        _m("thin_100_1M_d2", "rect", "random_bipartite", m=100, n=1_000_000, degree=2),
+        _m("grid_300x300_drop0.1", "grid", "grid", nx=300, ny=300, drop=0.1),
+        _m("delaunay_200k", "delaunay", "delaunay", npoints=200_000),
+    ]
+    corpus = default_corpus_path()
+    if corpus is not None:
+        manifest = json.loads((corpus / "manifest.json").read_text())
+        for e in manifest:
+            if e.get("file", "").endswith("soc-slashdot0902-directed.mtx.gz"):
+                out.append(_file_input(corpus / e["file"], "corpus", e.get("max_matching_stored"), "manifest"))
+    return out
+
+
+SUITES = {"small": _suite_small, "medium": _suite_medium, "standard": _suite_standard, "hard": _suite_hard}
 
 _MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 _FLOW_SUFFIXES = (".max", ".max.gz")

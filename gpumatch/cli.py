@@ -10,11 +10,14 @@ Commands::
 
 FILE is a Matrix Market file (``.mtx``, ``.mtx.gz``) for ``match`` and
 ``rank``, and a DIMACS max-flow file (``.max``, ``.max.gz``) or a square
-Matrix Market capacity matrix for ``flow``.  Errors print one line on
-stderr.  Exit status: 0 done; 2 bad usage or bad input (an unknown option,
-a missing, unreadable or malformed file, an option value or an input the
-solvers reject); 1 a check that failed (``demo``, ``--check``) or any other
-error while running.
+Matrix Market capacity matrix for ``flow``.  Errors (a missing or malformed
+file, a bad option, an output folder that does not exist) print one line on
+stderr, before any solving where they can be known then; set
+``GPUMATCH_TRACEBACK=1`` to see the traceback of an unexpected error.  Exit
+status: 0 done; 2 bad usage or bad input (an unknown option, a missing,
+unreadable or malformed file, an option value or an input the solvers
+reject); 1 a check that failed (``demo``, ``--check``) or any other error
+while running.
 """
 
 from __future__ import annotations
@@ -79,7 +82,8 @@ def build_parser() -> argparse.ArgumentParser:
     p = sub.add_parser("flow", help="maximum flow of a DIMACS max-flow file",
                        description="Maximum s-t flow (push-relabel). Vertex ids on the command line and in "
                                    "the outputs are 1-based, as in DIMACS and Matrix Market files.")
-    p.add_argument("file", metavar="FILE", help=".max/.max.gz DIMACS file, or a square .mtx capacity matrix")
+    p.add_argument("file", metavar="FILE", help=".max/.max.gz DIMACS file, or a square .mtx capacity matrix "
+                                                "(integer values; a real one whose values are whole numbers)")
     p.add_argument("--source", type=int, metavar="S", help="source vertex (1-based; default: the file's)")
     p.add_argument("--sink", type=int, metavar="T", help="sink vertex (1-based; default: the file's)")
     _add_backend(p)
@@ -146,6 +150,12 @@ def _read_flow(path, source, sink):
         C = _read_matrix(path)
         if source is None or sink is None:
             raise CLIError("a Matrix Market capacity matrix needs --source and --sink")
+        if C.dtype.kind == "f":  # a "real" file: fine when every value is a whole number
+            whole = np.isfinite(C.data).all() and (C.data == np.rint(C.data)).all() \
+                and (not C.nnz or np.abs(C.data).max() < 2.0 ** 63)
+            if not whole:
+                raise CLIError(f"{path}: capacities must be integers, and this file has fractional values")
+            C = C.astype(np.int64)
         s = t = None
     else:
         from .io import read_dimacs_max
@@ -177,8 +187,30 @@ def _unnamed(exc, path) -> str:
 
 
 def _short(exc) -> str:
-    text = " ".join(str(exc).split()) or type(exc).__name__
+    """`exc` as one line of at most 300 characters, without Python's class name."""
+    if isinstance(exc, OSError) and exc.strerror:
+        text = f"{exc.filename}: {exc.strerror}" if exc.filename else exc.strerror
+    elif isinstance(exc, MemoryError):
+        text = "out of memory" + (f" ({exc})" if str(exc) else "")
+    elif isinstance(exc, KeyError) and exc.args:
+        text = f"no such key: {exc.args[0]!r}"
+    else:
+        text = str(exc)
+    text = " ".join(text.split()) or "unexpected failure without a message (GPUMATCH_TRACEBACK=1 shows where)"
     return text if len(text) <= 300 else text[:297] + "..."
+
+
+def _check_output(path, option):
+    """Fail before any work when `path` cannot be a file to write: a missing folder, or a folder."""
+    if path is None:
+        return
+    folder = os.path.dirname(os.path.abspath(path))
+    if os.path.isdir(path):
+        raise CLIError(f"{option} {path}: is a directory, not a file")
+    if not os.path.isdir(folder):
+        raise CLIError(f"{option} {path}: folder {folder} does not exist")
+    if not os.access(folder, os.W_OK):
+        raise CLIError(f"{option} {path}: cannot write into folder {folder}")
 
 
 def _now():
@@ -200,6 +232,7 @@ def _cmd_match(args) -> int:
     from ._backend import to_numpy
     from .matching import maximum_bipartite_matching
 
+    _check_output(args.output, "-o")
     A = _read_matrix(args.file)
     backend = _resolve(args.backend)
     t0 = _now()
@@ -251,6 +284,8 @@ def _cmd_flow(args) -> int:
     from ._backend import to_numpy
     from .flow import maximum_flow
 
+    _check_output(args.output, "-o")
+    _check_output(args.cut, "--cut")
     C, s, t = _read_flow(args.file, args.source, args.sink)
     backend = _resolve(args.backend)
     t0 = _now()
@@ -392,7 +427,9 @@ def main(argv=None) -> int:
         print(f"gpumatch {args.command}: error: {exc}", file=sys.stderr)
         return 2
     except (ValueError, TypeError, OverflowError) as exc:   # the input, as the library's checks found it
-        print(f"gpumatch {args.command}: error: {type(exc).__name__}: {_short(exc)}", file=sys.stderr)
+        if os.environ.get("GPUMATCH_TRACEBACK", "") not in ("", "0"):
+            raise
+        print(f"gpumatch {args.command}: error: {_short(exc)}", file=sys.stderr)
         return 2
     except KeyboardInterrupt:
         print(f"gpumatch {args.command}: interrupted", file=sys.stderr)
@@ -400,5 +437,7 @@ def main(argv=None) -> int:
     except BrokenPipeError:
         return 1
     except Exception as exc:  # never a traceback for the user; the message names the problem
-        print(f"gpumatch {args.command}: error: {type(exc).__name__}: {_short(exc)}", file=sys.stderr)
+        if os.environ.get("GPUMATCH_TRACEBACK", "") not in ("", "0"):
+            raise
+        print(f"gpumatch {args.command}: error: {_short(exc)}", file=sys.stderr)
         return 1

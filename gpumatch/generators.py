@@ -16,6 +16,8 @@ capacities.
 :func:`delaunay`          Delaunay triangulation of random points (a mesh)
 :func:`rmat`              R-MAT / Kronecker power-law directed graph
 :func:`grid`              4-neighbour grid, edges dropped at random
+:func:`triangular`        all-ones triangular pattern (long alternating paths)
+:func:`bidiagonal`        bidiagonal pattern: a path of 2n vertices
 :func:`genrmf`            DIMACS GENRMF max-flow network (frames of grids)
 :func:`washington_rlg`    Washington random level graph max-flow network
 ========================  ===================================================
@@ -33,6 +35,8 @@ __all__ = [
     "delaunay",
     "rmat",
     "grid",
+    "triangular",
+    "bidiagonal",
     "genrmf",
     "washington_rlg",
 ]
@@ -109,7 +113,7 @@ def _capacities(rows, cols, caps, nv):
 # ---------------------------------------------------------------------------
 
 
-def random_bipartite(m, n, degree, seed=0):
+def random_bipartite(m: int, n: int, degree: float, seed: int | None = 0) -> sp.csr_matrix:
     """Random bipartite graph with Poisson row degrees.
 
     Row ``i`` draws ``k_i ~ Poisson(degree)`` columns uniformly at random,
@@ -164,7 +168,8 @@ def _morton_key(pts, bits=16):
     return key
 
 
-def delaunay(npoints, seed=0, *, return_points=False):
+def delaunay(npoints: int, seed: int | None = 0, *, return_points: bool = False
+             ) -> sp.csr_matrix | tuple[sp.csr_matrix, np.ndarray]:
     """Adjacency of the Delaunay triangulation of random points.
 
     The points are uniform in the unit square; two vertices are adjacent when
@@ -210,7 +215,8 @@ def delaunay(npoints, seed=0, *, return_points=False):
     return (A, pts) if return_points else A
 
 
-def rmat(scale, edge_factor, a=0.57, b=0.19, c=0.19, seed=0, *, permute=False):
+def rmat(scale: int, edge_factor: int, a: float = 0.57, b: float = 0.19, c: float = 0.19, seed: int | None = 0, *,
+         permute: bool = False) -> sp.csr_matrix:
     """R-MAT (recursive matrix) directed graph.
 
     Each of the ``edge_factor * 2**scale`` edges picks one quadrant of the
@@ -274,7 +280,7 @@ def rmat(scale, edge_factor, a=0.57, b=0.19, c=0.19, seed=0, *, permute=False):
     return _pattern(rows, cols, nv, nv)
 
 
-def grid(nx, ny, drop=0.0, seed=0):
+def grid(nx: int, ny: int, drop: float = 0.0, seed: int | None = 0) -> sp.csr_matrix:
     """Adjacency of a 4-neighbour grid graph, with edges dropped at random.
 
     Vertex ``(x, y)``, ``0 <= x < nx``, ``0 <= y < ny``, has index
@@ -317,12 +323,94 @@ def grid(nx, ny, drop=0.0, seed=0):
     return _pattern(np.concatenate([u, v]), np.concatenate([v, u]), nv, nv)
 
 
+def _permuted(rows, cols, m, n, permute, seed):
+    if permute:
+        rng = np.random.default_rng(seed)
+        rows, cols = rng.permutation(m)[rows], rng.permutation(n)[cols]
+    return _pattern(rows, cols, m, n)
+
+
+def triangular(n: int, *, lower: bool = False, permute: bool = False, seed: int | None = 0) -> sp.csr_matrix:
+    """All-ones triangular ``n x n`` pattern, optionally with rows and
+    columns permuted at random.
+
+    Upper triangular: row ``i`` holds columns ``i .. n-1``.  The diagonal is
+    the only perfect matching, and a matching found greedily in index order
+    leaves augmenting paths of length up to ``2n``: a hard case for
+    push-relabel matching (and a trivial one for Hopcroft-Karp).
+
+    Parameters
+    ----------
+    n : int
+        Size (non-negative).
+    lower : bool
+        Lower instead of upper triangular.
+    permute : bool
+        Permute rows and columns independently at random.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng` (used with `permute`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n x n`` float64 pattern of ones with ``n (n + 1) / 2`` entries.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import triangular
+    >>> triangular(3).toarray()
+    array([[1., 1., 1.],
+           [0., 1., 1.],
+           [0., 0., 1.]])
+    """
+    n = _check_int("n", n)
+    i, j = np.triu_indices(n)
+    if lower:
+        i, j = j, i
+    return _permuted(i.astype(np.int64), j.astype(np.int64), n, n, permute, seed)
+
+
+def bidiagonal(n: int, *, permute: bool = False, seed: int | None = 0) -> sp.csr_matrix:
+    """Bidiagonal ``n x n`` pattern: entries ``(i, i)`` and ``(i, i + 1)``.
+
+    As a bipartite graph it is one path through all ``2n`` vertices: the
+    longest augmenting paths a matching can need.
+
+    Parameters
+    ----------
+    n : int
+        Size (non-negative).
+    permute : bool
+        Permute rows and columns independently at random.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng` (used with `permute`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n x n`` float64 pattern of ones with ``2n - 1`` entries.
+
+    Examples
+    --------
+    >>> from gpumatch.generators import bidiagonal
+    >>> bidiagonal(3).toarray()
+    array([[1., 1., 0.],
+           [0., 1., 1.],
+           [0., 0., 1.]])
+    """
+    n = _check_int("n", n)
+    i = np.arange(n, dtype=np.int64)
+    rows = np.concatenate([i, i[:-1]])
+    cols = np.concatenate([i, i[:-1] + 1])
+    return _permuted(rows, cols, n, n, permute, seed)
+
+
 # ---------------------------------------------------------------------------
 # max-flow families
 # ---------------------------------------------------------------------------
 
 
-def genrmf(a, b, c1, c2, seed=0):
+def genrmf(a: int, b: int, c1: int, c2: int, seed: int | None = 0) -> tuple[sp.csr_matrix, int, int]:
     """GENRMF max-flow network (Goldfarb and Grigoriadis; DIMACS generator).
 
     The network has `b` frames, each an ``a x a`` grid, ``a*a*b`` vertices
@@ -400,7 +488,7 @@ def genrmf(a, b, c1, c2, seed=0):
     return C, 0, nv - 1
 
 
-def washington_rlg(rows, cols, max_cap, seed=0):
+def washington_rlg(rows: int, cols: int, max_cap: int, seed: int | None = 0) -> tuple[sp.csr_matrix, int, int]:
     """Washington random level graph (RLG) max-flow network.
 
     The vertices form `cols` levels of `rows` vertices each, plus a source

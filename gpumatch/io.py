@@ -23,10 +23,13 @@ import math
 import os
 import pathlib
 
+from typing import IO, Union
+
 import numpy as np
 import scipy.io
 import scipy.sparse as sp
 
+from ._typing import SparseMatrix
 from ._validation import as_csr_graph, square_capacity_graph
 
 __all__ = [
@@ -39,6 +42,9 @@ __all__ = [
 
 _INT64_MAX = np.iinfo(np.int64).max
 _MAX_VERTICES = math.isqrt(int(_INT64_MAX))   # the coordinate keys u * n + v must fit int64
+
+#: A file name (``.gz``: gzip) or an open file object.
+PathOrFile = Union[str, "os.PathLike[str]", IO]
 
 
 def _is_path(target) -> bool:
@@ -114,7 +120,7 @@ def _checked_stream(fh, name):
     return fh
 
 
-def read_matrix_market(path):
+def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     """Read a Matrix Market file into a CSR matrix.
 
     Parameters
@@ -178,7 +184,8 @@ def read_matrix_market(path):
     return A
 
 
-def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
+def write_matrix_market(path: PathOrFile, A: SparseMatrix, *, comment: str = "", field: str | None = None,
+                        symmetry: str | None = "general") -> None:
     """Write a sparse matrix to a Matrix Market file.
 
     Every stored entry is written, explicit zeros included, so that
@@ -194,7 +201,10 @@ def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
     comment : str, optional
         Comment written into the header.
     field : {"real", "integer", "complex", "pattern"}, optional
-        Matrix Market field; by default it follows the dtype of `A`.
+        Matrix Market field; by default it follows the dtype of `A`:
+        ``"integer"`` for integer and boolean dtypes (unsigned values are
+        written as signed integers, so they must fit in int64), else what
+        scipy picks (``"real"`` for floats).
     symmetry : str, optional
         Matrix Market symmetry; ``"general"`` (the default) writes every
         stored entry as it is.  Pass ``None`` to let scipy detect symmetry.
@@ -216,6 +226,14 @@ def write_matrix_market(path, A, *, comment="", field=None, symmetry="general"):
     if not sp.issparse(A):
         raise TypeError(f"A must be a sparse matrix, got {type(A).__name__}")
     M = sp.coo_matrix(A)
+    if field is None and (M.dtype.kind in "iub"):
+        # integral data as the standard "integer" field, whatever scipy's
+        # writer would pick (capacity files must read back as integers)
+        field = "integer"
+        if M.dtype.kind == "u" and M.nnz and int(M.data.max()) > _INT64_MAX:
+            raise OverflowError(f"A holds values above {_INT64_MAX}: they do not fit a Matrix Market integer")
+        if M.dtype.kind != "i":
+            M = sp.coo_matrix((M.data.astype(np.int64), (M.row, M.col)), shape=M.shape)
     kwargs = {"comment": comment, "field": field}
     if symmetry is not None:
         kwargs["symmetry"] = symmetry
@@ -271,7 +289,7 @@ def _int64_column(values, linenos, what, lo, hi):
     return arr
 
 
-def read_dimacs_max(path):
+def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
     """Read a DIMACS max-flow problem.
 
     Parameters
@@ -421,7 +439,8 @@ def _overflowing_arcs(u, v, cap):
     raise AssertionError("no overflowing arcs")  # pragma: no cover - only called after an overflow
 
 
-def write_dimacs_max(path, capacity, source, sink, comment=None):
+def write_dimacs_max(path: PathOrFile, capacity: SparseMatrix, source: int, sink: int,
+                     comment: str | None = None) -> None:
     """Write a max-flow problem in DIMACS format.
 
     Each stored entry of `capacity` (after summing duplicates) becomes one
@@ -507,7 +526,7 @@ _MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 _FLOW_SUFFIXES = (".max", ".max.gz")
 
 
-def read_graph(path):
+def read_graph(path: str | os.PathLike[str]) -> sp.csr_matrix | tuple[sp.csr_matrix, int, int]:
     """Read a graph file, choosing the reader by the file name's suffix.
 
     Parameters

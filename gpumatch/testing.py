@@ -31,6 +31,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
 from . import _backend
+from ._typing import Array, GraphLike, IndexLike, PermType, SparseMatrix
 from ._validation import as_csr_graph, check_option, square_capacity_graph
 
 __all__ = [
@@ -237,7 +238,7 @@ def _konig(g, row_to_col, col_to_row):
     return cover_rows, cover_cols
 
 
-def konig_cover(graph, row_to_col):
+def konig_cover(graph: GraphLike, row_to_col: IndexLike) -> tuple[np.ndarray, np.ndarray]:
     """Minimum vertex cover built from a maximum matching (König's theorem).
 
     Let Z be the set of vertices reachable from the unmatched rows by
@@ -281,7 +282,8 @@ def konig_cover(graph, row_to_col):
     return _konig(g, r2c, c2r)
 
 
-def check_matching(graph, matching, perm_type="row", *, expected_size=None):
+def check_matching(graph: GraphLike, matching: IndexLike, perm_type: PermType = "row", *,
+                   expected_size: int | None = None) -> MatchingCertificate:
     """Verify that `matching` is a maximum matching of `graph`.
 
     The checks, in order: the array has the right length and an integer
@@ -482,7 +484,8 @@ def _exact_number(x, what):
     return int(x) if isinstance(x, numbers.Integral) else float(x)
 
 
-def check_flow(capacity, source, sink, flow, value=None):
+def check_flow(capacity: GraphLike, source: int, sink: int, flow: SparseMatrix | Array,
+               value: int | None = None) -> FlowCertificate:
     """Verify that `flow` is a maximum s-t flow for `capacity`.
 
     The checks, in order: skew symmetry (``flow[u, v] == -flow[v, u]``);

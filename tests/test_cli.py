@@ -195,6 +195,55 @@ def test_flow_terminal_out_of_range(maxfile, capsys):
     assert "out of range" in _one_error_line(capsys.readouterr().err)
 
 
+def test_flow_from_real_matrix_market_with_whole_values(tmp_path, capsys):
+    C, s, t = _network(seed=6)
+    path = _write_mtx(tmp_path / "cap.mtx", C.astype(np.float64))  # field "real"
+    assert "real" in path.read_text().splitlines()[0]
+    assert main(["flow", str(path), "--backend", "numpy", "--source", str(s + 1), "--sink", str(t + 1)]) == 0
+    ref = int(maximum_flow(C.astype(np.int32), s, t).flow_value)
+    assert f"maximum flow value: {ref}" in capsys.readouterr().out
+    D = C.astype(np.float64)
+    D.data[0] += 0.5
+    path = _write_mtx(tmp_path / "frac.mtx", D)
+    assert main(["flow", str(path), "--backend", "numpy", "--source", str(s + 1), "--sink", str(t + 1)]) == 2
+    assert "fractional" in _one_error_line(capsys.readouterr().err)
+
+
+def test_generated_network_written_by_gpumatch_feeds_flow(tmp_path, capsys):
+    from gpumatch import generators
+    from gpumatch.io import write_matrix_market
+
+    C, s, t = generators.genrmf(3, 4, 1, 20, seed=2)
+    path = tmp_path / "genrmf.mtx"
+    write_matrix_market(path, C)
+    assert main(["flow", str(path), "--backend", "numpy", "--source", str(s + 1), "--sink", str(t + 1)]) == 0
+    ref = int(maximum_flow(C.astype(np.int32), s, t).flow_value)
+    assert f"maximum flow value: {ref}" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("argv_tail", [["-o", "{missing}/flow.txt"], ["--cut", "{missing}/cut.txt"],
+                                       ["-o", "{dir}"]])
+def test_flow_unwritable_output_fails_before_solving(maxfile, tmp_path, capsys, monkeypatch, argv_tail):
+    import gpumatch.flow
+
+    def never(*args, **kwargs):
+        raise AssertionError("solved before checking the output path")
+
+    monkeypatch.setattr(gpumatch.flow, "maximum_flow", never)
+    path = maxfile[0]
+    tail = [x.format(missing=tmp_path / "no" / "such", dir=tmp_path) for x in argv_tail]
+    assert main(["flow", str(path), "--backend", "numpy"] + tail) == 2
+    line = _one_error_line(capsys.readouterr().err)
+    assert tail[1] in line and ("does not exist" in line or "is a directory" in line)
+
+
+def test_match_output_to_missing_folder_fails_before_reading(tmp_path, capsys):
+    # the input does not exist either: the output folder is checked first, before any work
+    out = tmp_path / "no" / "m.txt"
+    assert main(["match", str(tmp_path / "a.mtx"), "--backend", "numpy", "-o", str(out)]) == 2
+    assert "does not exist" in _one_error_line(capsys.readouterr().err)
+
+
 # ---------------------------------------------------------------------------
 # demo and bench
 # ---------------------------------------------------------------------------
@@ -271,6 +320,29 @@ def test_cupy_backend_without_gpu_is_one_line_error(mtx, capsys):
         pytest.skip("a GPU is present")
     assert main(["match", str(mtx[0]), "--backend", "cupy"]) == 1
     assert "cupy" in _one_error_line(capsys.readouterr().err).lower()
+
+
+@pytest.mark.parametrize("exc", [ValueError("the graph is odd"), OSError(28, "No space left on device", "o.txt"),
+                                 KeyError("weight"), MemoryError()])
+def test_unexpected_error_is_a_plain_line(mtx, capsys, monkeypatch, exc):
+    import gpumatch.matching
+
+    def fail(*args, **kwargs):
+        raise exc
+
+    monkeypatch.setattr(gpumatch.matching, "maximum_bipartite_matching", fail)
+    monkeypatch.delenv("GPUMATCH_TRACEBACK", raising=False)
+    # a ValueError is the input as the library's checks found it (status 2); the others are failures (1)
+    assert main(["match", str(mtx[0]), "--backend", "numpy"]) == (2 if isinstance(exc, ValueError) else 1)
+    line = _one_error_line(capsys.readouterr().err)
+    assert line.startswith("gpumatch match: error: ")
+    assert type(exc).__name__ not in line
+    detail = line[len("gpumatch match: error: "):]
+    assert detail and detail in {"the graph is odd", "o.txt: No space left on device", "no such key: 'weight'",
+                                 "out of memory"}
+    monkeypatch.setenv("GPUMATCH_TRACEBACK", "1")
+    with pytest.raises(type(exc)):
+        main(["match", str(mtx[0]), "--backend", "numpy"])
 
 
 @pytest.mark.parametrize("command", [[], ["match"], ["rank"], ["flow"], ["demo"], ["bench"]])

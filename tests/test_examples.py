@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import sys
 
 import numpy as np
 import pytest
@@ -128,6 +129,21 @@ def test_min_cut_segmentation_pgm_fallback(tmp_path):
     assert out["cut_value"] == ref
 
 
+def test_min_cut_segmentation_png_without_imaging_library_says_so(tmp_path, capsys, monkeypatch):
+    # neither matplotlib nor pillow importable: a PGM is written beside the
+    # requested name, and a note on stderr names the missing packages
+    monkeypatch.setitem(sys.modules, "matplotlib", None)
+    monkeypatch.setitem(sys.modules, "PIL", None)
+    out = _load("min_cut_segmentation").main(["--size", "24", "--backend", "numpy", "--no-scipy",
+                                               "--out", str(tmp_path / "seg.png")])
+    written = pathlib.Path(out["output"])
+    assert written == tmp_path / "seg.pgm"
+    assert written.read_bytes().startswith(b"P5\n")
+    assert not (tmp_path / "seg.png").exists()
+    err = capsys.readouterr().err
+    assert "seg.png" in err and "pillow" in err and str(written) in err
+
+
 def test_interactive_segmentation(backend, tmp_path, capsys):
     out = _load("interactive_segmentation").main(["--size", "48", "--rounds", "5", "--backend", backend, "--scipy",
                                                    "--time-budget", "none", "--out", str(tmp_path / "r.png")])
@@ -164,3 +180,20 @@ def test_interactive_segmentation_budget_and_bad_args(capsys):
     with pytest.raises(SystemExit):
         mod.main(["--time-budget", "soon", "--backend", "numpy"])
     assert "--time-budget must be a number" in capsys.readouterr().err
+
+
+def test_interactive_segmentation_progress_and_no_compare(capsys):
+    out = _load("interactive_segmentation").main(["--size", "32", "--rounds", "3", "--backend", "numpy",
+                                                   "--time-budget", "none", "--no-compare"])
+    rounds = out["rounds"]
+    assert len(rounds) == 3
+    assert all(r["scratch_value"] is None and r["scratch_s"] is None for r in rounds)
+    # the re-solved cut is still a certified maximum flow of the scribbled network
+    C, s, t = out["capacity"], out["source"], out["sink"]
+    check_flow(C, s, t, out["flow"].flow, rounds[-1]["cut_value"])
+    text = capsys.readouterr().out.splitlines()
+    # a progress line comes before the network is built and before the first (slowest) solve
+    assert text[0].startswith("building the 32 x 32 image")
+    first = next(i for i, ln in enumerate(text) if ln.startswith("first cut "))
+    assert text[first - 1].startswith("first cut: setting up the solver")
+    assert "from scratch" not in text[-1] and "re-solving" in text[-1]

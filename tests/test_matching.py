@@ -227,10 +227,14 @@ def _read(corpus_dir, entry):
 
 
 def _run_corpus(corpus_dir, entry, backend):
+    from test_robustness import check_bounds
+
     A = _read(corpus_dir, entry)
     assert A.shape == tuple(entry["shape"]) and A.nnz == entry["nnz_stored"]
     perm = host(maximum_bipartite_matching(A, backend=backend))
     check_matching(A, perm, expected_size=entry["max_matching_stored"])
+    res = bipartite_matching(A, backend=backend)   # the progress guarantee's bounds hold
+    check_bounds(res)
 
 
 @pytest.mark.parametrize("entry", _corpus_params(gpu=False))
@@ -480,7 +484,7 @@ def test_gpu_fix_matching_equals_numpy_twin():
 
 @pytest.mark.gpu
 def test_gpu_push_equals_numpy_twin_without_conflicts():
-    """With disjoint column neighbourhoods the push kernel is deterministic."""
+    """With disjoint column neighbourhoods the claim and push kernels are deterministic."""
     from gpumatch.matching import _kernels_cuda
 
     blocks = [sp.csr_matrix(np.triu(np.ones((4, 4)))) for _ in range(500)]
@@ -496,12 +500,13 @@ def test_gpu_push_equals_numpy_twin_without_conflicts():
     _kernels_numpy.global_relabel(npst)
     _kernels_cuda.global_relabel(cpst)
     active = np.arange(3, n, 4)
-    nxt_np = _kernels_numpy.push(npst, active.astype(npst.idx), 1)
-    _kernels_numpy.fixup(npst, active.astype(npst.idx), nxt_np)
+    nxt_np = _kernels_numpy.claim(npst, active.astype(npst.idx))
     act_cp = _backend.cp.asarray(active.astype(cpst.idx))
-    nxt_cp = _kernels_cuda.push(cpst, act_cp, 1)
-    _kernels_cuda.fixup(cpst, act_cp, nxt_cp)
-    np.testing.assert_array_equal(nxt_np, host(nxt_cp))
+    nxt_cp = _kernels_cuda.claim(cpst, act_cp)
+    np.testing.assert_array_equal(nxt_np, host(nxt_cp))   # the rows claimed
+    _kernels_numpy.push(npst, active.astype(npst.idx), nxt_np)
+    _kernels_cuda.push(cpst, act_cp, nxt_cp)
+    np.testing.assert_array_equal(nxt_np, host(nxt_cp))   # the columns handed on
     for name in ("mu_row", "mu_col", "psi_row", "psi_col"):
         np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
 
@@ -531,10 +536,10 @@ def test_gpu_push_loop_equals_numpy_twin_without_conflicts(iters, size):
     _kernels_numpy.global_relabel(npst)
     _kernels_cuda.global_relabel(cpst)
     active = np.arange(size - 1, n, size)  # one free column of each block
-    ran_np = _kernels_numpy.push_loop(npst, active.astype(npst.idx), 1, iters)
-    ran_cp = _kernels_cuda.push_loop(cpst, _backend.cp.asarray(active.astype(cpst.idx)), 1, iters)
+    ran_np = _kernels_numpy.push_loop(npst, active.astype(npst.idx), iters)
+    ran_cp = _kernels_cuda.push_loop(cpst, _backend.cp.asarray(active.astype(cpst.idx)), iters)
     assert ran_np == ran_cp
-    for name in ("mu_row", "mu_col", "psi_row", "psi_col", "stamp"):
+    for name in ("mu_row", "mu_col", "psi_row", "psi_col"):
         np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
 
 
@@ -594,7 +599,7 @@ def test_gpu_relabel_collect_with_fix_equals_numpy_twin(name):
 @pytest.mark.gpu
 @pytest.mark.parametrize("steps", [1, 2, 5])
 def test_gpu_list_step_equals_numpy_twin_without_conflicts(steps):
-    """push + fix-up + compaction on a device-side list against the twin:
+    """claim + push + compaction on a device-side list against the twin:
     with disjoint blocks no races, so the same matching and labels and the
     same list (as a set: the GPU appends in any order)."""
     from gpumatch.matching import _kernels_cuda
@@ -617,13 +622,13 @@ def test_gpu_list_step_equals_numpy_twin_without_conflicts(steps):
     active = np.arange(size - 1, n, size)
     _kernels_numpy.list_start(npst, active.astype(npst.idx))
     _kernels_cuda.list_start(cpst, _backend.cp.asarray(active.astype(cpst.idx)))
-    for it in range(1, steps + 1):
-        _kernels_numpy.list_step(npst, it)
-        _kernels_cuda.list_step(cpst, it)
+    for _ in range(steps):
+        _kernels_numpy.list_step(npst)
+        _kernels_cuda.list_step(cpst)
         assert _kernels_numpy.list_length(npst) == _kernels_cuda.list_length(cpst)
         np.testing.assert_array_equal(np.sort(_kernels_numpy.list_array(npst)),
                                       np.sort(host(_kernels_cuda.list_array(cpst))))
-    for name in ("mu_row", "mu_col", "psi_row", "psi_col", "stamp"):
+    for name in ("mu_row", "mu_col", "psi_row", "psi_col"):
         np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
 
 
@@ -676,11 +681,14 @@ def test_push_loop_threshold_keeps_results_maximum(backend, monkeypatch, loop_ma
 # the NumPy twin of the push scan against a literal transcription of the CUDA loop
 
 
-def _cuda_loop_scan(ptr, ind, lab, verts, stop, inf):
+def _cuda_loop_scan(ptr, ind, lab, verts, stop, inf, rotate=False):
     nb, bs = [], []
     for i, v in enumerate(verts):
         best, arg = inf, -1
-        for p in range(ptr[v], ptr[v + 1]):
+        length = ptr[v + 1] - ptr[v]
+        off = v % length if (rotate and length) else 0
+        for k in range(length):
+            p = ptr[v] + (off + k) % length
             lv = lab[ind[p]]
             if lv < best:
                 best, arg = lv, ind[p]
@@ -691,7 +699,8 @@ def _cuda_loop_scan(ptr, ind, lab, verts, stop, inf):
     return np.array(nb, dtype=np.int64), np.array(bs, dtype=np.int64)
 
 
-def test_first_min_stop_matches_kernel_loop():
+@pytest.mark.parametrize("rotate", [False, True])
+def test_first_min_stop_matches_kernel_loop(rotate):
     rng = np.random.default_rng(0)
     for _ in range(200):
         m, n = int(rng.integers(1, 30)), int(rng.integers(1, 30))
@@ -702,8 +711,8 @@ def test_first_min_stop_matches_kernel_loop():
         lab = rng.integers(0, inf + 2, m)
         verts = rng.integers(0, n, int(rng.integers(0, 20)))
         stop = rng.integers(-1, inf, verts.shape[0])
-        got = _kernels_numpy.first_min_stop(ptr, ind, lab, verts, stop, inf)
-        want = _cuda_loop_scan(ptr, ind, lab, verts, stop, inf)
+        got = _kernels_numpy.first_min_stop(ptr, ind, lab, verts, stop, inf, rotate=rotate)
+        want = _cuda_loop_scan(ptr, ind, lab, verts, stop, inf, rotate=rotate)
         np.testing.assert_array_equal(got[0], want[0])
         np.testing.assert_array_equal(got[1], want[1])
 

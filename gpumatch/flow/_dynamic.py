@@ -70,10 +70,12 @@ from __future__ import annotations
 
 import itertools
 import time
+from typing import Literal
 
 import numpy as np
 
 from .. import _backend, csr
+from .._typing import Backend, GraphLike, IndexLike, SparseMatrix
 from .._validation import as_index_array, index_dtype_for
 from . import _maxflow as _mf
 from . import _detour, _labels, _paths
@@ -1027,8 +1029,9 @@ class MaxFlowSolver:
     (1, [[0, 1, 0], [-1, 0, 1], [0, -1, 0]])
     """
 
-    def __init__(self, csgraph, source, sink, *, backend="auto", layout="reverse_csr", rebuild_fraction=0.002,
-                 time_budget=0.25):
+    def __init__(self, csgraph: GraphLike, source: int, sink: int, *, backend: Backend = "auto",
+                 layout: Literal["reverse_csr"] = "reverse_csr", rebuild_fraction: float = 0.002,
+                 time_budget: float | None = 0.25) -> None:
         _mf._check_method("push_relabel", layout)
         if layout != "reverse_csr":
             raise ValueError(f"MaxFlowSolver supports layout='reverse_csr' only, got {layout!r}")
@@ -1192,7 +1195,7 @@ class MaxFlowSolver:
         """Number of stored entries (arcs, self-loops included)."""
         return self._nnz
 
-    def capacities(self):
+    def capacities(self) -> SparseMatrix:
         """The current capacity matrix (CSR of the input's kind, int64 values).
 
         A copy: changing it changes nothing in the solver (use
@@ -1211,7 +1214,7 @@ class MaxFlowSolver:
         cls = sp.csr_array if g.sparray else sp.csr_matrix
         return cls((_host_copy(data), _host_copy(g.indices), _host_copy(g.indptr)), shape=g.shape)
 
-    def update_capacities(self, rows, cols, new_capacities):
+    def update_capacities(self, rows: IndexLike, cols: IndexLike, new_capacities: IndexLike) -> None:
         """Set the capacities of a batch of existing arcs ``rows[i] -> cols[i]``.
 
         Parameters
@@ -1433,7 +1436,7 @@ class MaxFlowSolver:
 
         return h, apply
 
-    def solve(self):
+    def solve(self) -> _mf.MaximumFlowResult:
         """Maximum flow for the current capacities, from the previous flow when there is one.
 
         Returns

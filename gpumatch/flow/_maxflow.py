@@ -18,12 +18,13 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 import scipy.sparse as sp
 
 from .. import _backend, csr
+from .._typing import Backend, GraphLike
 from .._validation import as_csr_graph, index_dtype_for
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
@@ -660,7 +661,10 @@ def _host_method(g, source, sink, method):
 # ---------------------------------------------------------------------------
 
 
-def maximum_flow(csgraph, source, sink, *, method="push_relabel", backend="auto", layout="reverse_csr"):
+def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
+                 method: Literal["push_relabel", "dinic", "edmonds_karp"] = "push_relabel",
+                 backend: Backend = "auto", layout: Literal["reverse_csr", "bcsr"] = "reverse_csr"
+                 ) -> MaximumFlowResult:
     """Maximum flow from `source` to `sink` by push-relabel, on the GPU or with NumPy.
 
     A drop-in for :func:`scipy.sparse.csgraph.maximum_flow` that also
@@ -764,7 +768,8 @@ def maximum_flow(csgraph, source, sink, *, method="push_relabel", backend="auto"
     return MaximumFlowResult(value, flow, side, stats)
 
 
-def minimum_cut(csgraph, source, sink, *, backend="auto", layout="reverse_csr"):
+def minimum_cut(csgraph: GraphLike, source: int, sink: int, *, backend: Backend = "auto",
+                layout: Literal["reverse_csr", "bcsr"] = "reverse_csr") -> MinimumCutResult:
     """Minimum `source`-`sink` cut: its capacity, source side and arcs.
 
     Parameters

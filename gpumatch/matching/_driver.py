@@ -19,20 +19,31 @@ and a NumPy twin in ``_kernels_numpy.py``):
    ``collect_active``, one host read): the active list is every free column
    the BFS reached.  Empty list: the matching is maximum (no free
    column is joined to a free row by an alternating path), stop;
-3. up to ``ceil(k · maxLevel)`` iterations of ``push`` + ``fixup`` over the
-   active list (Ac → Ap); a list longer than the shrink threshold lives on
-   the device (``list_step``: the fix-up compacts it, :data:`FUSED_SHRINK`),
-   and the host looks at its size every few iterations (``CHECK_EVERY``:
-   one host sync);
-   once the list is at most ``LOOP_MAX`` slots long, the rest of the
-   iterations run in ``push_loop`` (on the GPU: one launch of one block that
-   loops push + fixup on the device); then back to 2;
-4. ``fix_matching`` (FixMatching) and the result.
+3. the progress watch (:func:`run_gpr`, :data:`STALL_WINDOW`): when the
+   active count has not halved over the last few relabels, augmenting-path
+   phases finish the matching instead (``_augment.augment``), stop;
+4. up to ``ceil(k · maxLevel)`` push iterations over the active list
+   (Ac → Ap), each a ``claim`` (every listed column picks its row of
+   minimum label and claims it) then a ``push`` (the column whose claim
+   survived takes the row; the column it displaced takes its slot; a
+   column whose claim lost keeps its slot).  A list longer than the
+   shrink threshold lives on the device (``list_step``: the push compacts
+   it, :data:`FUSED_SHRINK`), and the host looks at its size every few
+   iterations (``CHECK_EVERY``: one host sync); once the list is at most
+   ``LOOP_MAX`` slots long, the rest of the iterations run in
+   ``push_loop`` (on the GPU: one launch of one block that loops claim +
+   push on the device); then back to 2;
+5. ``fix_matching`` (FixMatching) and the result.
 
-Correctness does not rest on the race analysis alone: the loop only stops
-after an exact relabel of a consistent matching found no reachable free
-column, which is the augmenting-path criterion (Berge).  A column that a
-rare race drops from the list is found again by the next relabel.
+The claim/push split replaces the paper's single racing push, whose
+hand-off of displaced columns lost and duplicated columns when many
+columns wanted one hub row (the header of the push section of ``gpr.cu``
+says how that livelocked on a directed social network).  With it the list
+holds each free column once, the rows' side of the matching is
+consistent after every iteration and the matched count never decreases.
+Correctness does not rest on that alone: the loop only stops after an
+exact relabel of a consistent matching found no reachable free column
+(Berge's criterion) or the augmenting phases proved the matching maximum.
 """
 
 from __future__ import annotations
@@ -88,6 +99,16 @@ FUSED_SHRINK = True
 #: FixMatching before each global relabel runs inside the relabel's set-up
 #: launch (``relabel_collect(st, fix=True)``) instead of on its own.
 FUSE_FIX = True
+#: Progress watch of :func:`run_gpr`: G-PR hands over to augmenting-path
+#: phases when the active count after a global relabel is more than half
+#: the count this many relabels before (None: never; then only a hard
+#: relabel cap raises).  Trades: a smaller window hands over sooner on
+#: inputs where each relabel round gains little (path-like graphs, hub
+#: contention); a larger one lets G-PR finish slow tails itself.  With 4,
+#: G-PR runs at most 4 (log2 a_1 + 2) relabels; every corpus matrix and
+#: generated family of the test suite finishes by push-relabel alone on
+#: NumPy except the path-like ones (tests/test_robustness.py).
+STALL_WINDOW = 4
 
 
 @dataclass
@@ -107,7 +128,7 @@ class GPRState:
     mu_col: Any
     psi_row: Any
     psi_col: Any
-    stamp: Any
+    claim: Any
     bfs_buf: Any = None
     bfs_counts: Any = None
     bfs_max: Any = None
@@ -162,7 +183,7 @@ def make_state(g, *, csc_order="sorted") -> GPRState:
         # labels are only read after a global relabel has set them
         psi_row=(xp.zeros if xp is np else xp.empty)(m, dtype=idx),
         psi_col=(xp.zeros if xp is np else xp.empty)(n, dtype=idx),
-        stamp=xp.zeros(n, dtype=np.int32),
+        claim=(xp.zeros if xp is np else xp.empty)(m, dtype=idx),  # only read where written
     )
 
 
@@ -256,6 +277,15 @@ def _now(backend):
     return time.perf_counter()
 
 
+def stall_bound(n_active: int, window: int | None = None) -> int:
+    """Most global relabels G-PR can run under the progress watch when its
+    first relabel found `n_active` active columns: ``window * (floor(log2
+    n_active) + 2)`` (see :func:`run_gpr`); with ``window`` None,
+    :data:`STALL_WINDOW`."""
+    w = STALL_WINDOW if window is None else window
+    return int(w) * (max(int(n_active), 1).bit_length() + 1)
+
+
 def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_threshold=512,
             max_relabels=None) -> dict:
     """Run G-PR on `st` in place; return the statistics.
@@ -271,17 +301,43 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
         Global relabel after ``ceil(relabel_k * maxLevel)`` push iterations.
     shrink_threshold : int
         Compact the active list when it is longer than this.
+    max_relabels : int or None
+        Switch to augmenting-path phases after this many global relabels
+        at most (besides the progress watch below).
+
+    Notes
+    -----
+    Progress guarantee.  After each global relabel the driver knows
+    ``a_k``, the number of free columns that an alternating path joins to a
+    free row: an upper bound of what the matching still lacks.  A healthy
+    run shrinks it geometrically.  When ``a_k > a_{k-W} / 2`` for the
+    window ``W`` = :data:`STALL_WINDOW` (it did not halve in ``W`` rounds,
+    each of which costs a BFS over the graph), G-PR stops and
+    augmenting-path phases (:func:`gpumatch.matching._augment.augment`:
+    vertex-disjoint alternating BFS trees from every free row, each tree
+    that reaches a free column flips its path) finish the matching.  Every
+    such phase flips a path, or is followed by one that does or proves the
+    matching maximum, so at most ``2 a_k + 2`` phases run; G-PR runs at
+    most :func:`stall_bound` relabels.  The loop therefore ends on every
+    input; should the phases not converge within their bound (a bug) a
+    ``RuntimeError`` names the input's size and the statistics.
+
+    Statistics (besides the counts and times): ``finished_by``
+    (``"push-relabel"`` or ``"augmenting-paths"``), ``switch_reason``
+    (None, or why G-PR handed over) and ``active_history`` (``a_k`` of
+    every relabel).
     """
     kern = kernels_for(st.backend)
     xp = st.xp
     bk = st.backend
     stats = {"backend": bk, "initial_size": 0, "push_iterations": 0, "global_relabels": 0,
              "max_level": 0, "time_init": 0.0, "time_relabel": 0.0, "time_push": 0.0,
-             "time_fix": 0.0, "loop_launches": 0, "loop_iterations": 0}
+             "time_fix": 0.0, "loop_launches": 0, "loop_iterations": 0,
+             "finished_by": "push-relabel", "switch_reason": None, "active_history": []}
     check_long, check_short = CHECK_EVERY.get(bk, (1, 1))
     loop_max = LOOP_MAX.get(bk, 0)
-    if max_relabels is None:
-        max_relabels = 4 * (st.m + st.n) + 64
+    window = STALL_WINDOW
+    hard_cap = 4 * (st.m + st.n) + 64   # with the watch off (window None): a safety net only
 
     t0 = _now(bk)
     if initial_col is not None:
@@ -305,6 +361,7 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     stats["time_init"] = t1 - t0
 
     it = 0
+    history = stats["active_history"]
     if solve:
         while True:
             t_a = _now(bk)
@@ -317,12 +374,18 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             stats["global_relabels"] += 1
             stats["max_level"] = max(stats["max_level"], int(max_level))
             length = int(active.shape[0])
+            history.append(length)
             t_b = _now(bk)
             stats["time_relabel"] += t_b - t_a
             if length == 0:
                 break
-            if stats["global_relabels"] > max_relabels:  # pragma: no cover - safety net
-                raise RuntimeError("G-PR did not converge; please report this input")
+            reason = _stall(history, window, max_relabels)
+            if reason is None and window is None and stats["global_relabels"] > hard_cap:
+                raise RuntimeError(_watchdog_message(st, stats, "G-PR ran past its relabel cap"))
+            if reason is not None:
+                stats["finished_by"], stats["switch_reason"] = "augmenting-paths", reason
+                _finish_by_augmenting(st, kern, length, stats)
+                break
             budget = max(1, math.ceil(relabel_k * max_level))
             it = _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold,
                              check_long, check_short, loop_max)
@@ -334,15 +397,51 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     return stats
 
 
+def _stall(history, window, max_relabels):
+    """Why G-PR should hand over after the relabels of `history` (their
+    active counts), or None (see :func:`run_gpr`)."""
+    k = len(history)
+    if max_relabels is not None and k > max_relabels:
+        return f"max_relabels={max_relabels} reached with {history[-1]} active columns"
+    if window and k > window and 2 * history[-1] > history[-1 - window]:
+        return (f"stall: the active columns went from {history[-1 - window]} to {history[-1]} in "
+                f"{window} relabel rounds (less than halved)")
+    return None
+
+
+def _watchdog_message(st, stats, what):
+    keep = {k: v for k, v in stats.items() if k != "active_history"}
+    hist = stats.get("active_history", [])
+    return (f"{what} on a {st.m} x {st.n} graph with {int(st.rind.shape[0])} entries; please report this "
+            f"input. Active columns per relabel (last 8): {hist[-8:]}; statistics: {keep}")
+
+
+def _finish_by_augmenting(st, kern, n_active, stats):
+    """Finish the matching of `st` with augmenting-path phases after G-PR
+    stalled with `n_active` active columns (at least the missing pairs)."""
+    from . import _augment
+
+    t0 = _now(st.backend)
+    kern.fix_matching(st)                     # the phases need a consistent matching
+    limit = 2 * int(n_active) + 4
+    astats = _augment.augment(st, max_phases=limit)
+    astats.pop("aug_matched", None)
+    stats.update(astats)
+    stats["time_augment"] = _now(st.backend) - t0
+    if not astats.get("aug_converged"):
+        raise RuntimeError(_watchdog_message(
+            st, stats, f"augmenting-path phases did not converge within {limit} phases"))
+
+
 def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, check_long, check_short,
                 loop_max):
-    """Up to `budget` push iterations (stamps after `it`) over `active`
-    (`length` entries); returns the last stamp used.
+    """Up to `budget` push iterations over `active` (`length` entries);
+    returns the iteration count `it` plus those run.
 
     A list longer than the shrink threshold runs as a device-side dense
-    list (``list_step``: push, then a fix-up that compacts; the length is
+    list (``list_step``: claim, then a push that compacts; the length is
     read every ``check_long`` iterations); a shorter one as slot lists
-    (``push`` + ``fixup``); once at most ``loop_max`` long, the rest of the
+    (``claim`` + ``push``); once at most ``loop_max`` long, the rest of the
     budget runs in ``push_loop``."""
     done = 0
     spare = None  # Ac and Ap swap buffers while the length stays
@@ -354,17 +453,17 @@ def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, c
         if length <= loop_max:  # short list: the rest in one push_loop
             if dense:
                 active, dense = kern.list_array(st), False
-            ran = kern.push_loop(st, active, it + 1, budget - done)
+            ran = kern.push_loop(st, active, budget - done)
             it += ran
             stats["loop_launches"] += 1
             stats["loop_iterations"] += ran
             break
         it += 1
         if dense:
-            kern.list_step(st, it)
+            kern.list_step(st)
         else:
-            nxt = kern.push(st, active, it, spare)
-            kern.fixup(st, active, nxt)
+            nxt = kern.claim(st, active, spare)
+            kern.push(st, active, nxt)
             spare, active = active, nxt
         done += 1
         since += 1
@@ -414,7 +513,7 @@ def state_from_arrays(rptr, rind, cptr, cind, mu_row, mu_col, backend) -> GPRSta
     used, not copied: the dynamic solver keeps one state per orientation
     over the same arrays (columns as the push side: the CSR as given; rows
     as the push side: the CSC passed as the CSR and the mates swapped).
-    Labels and stamps are new.
+    Labels and the claim array are new.
     """
     xp = _backend.get_xp(backend)
     m, n = int(rptr.shape[0]) - 1, int(cptr.shape[0]) - 1
@@ -423,6 +522,6 @@ def state_from_arrays(rptr, rind, cptr, cind, mu_row, mu_col, backend) -> GPRSta
         m=m, n=n, idx=idx, xp=xp, backend=backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind, mu_row=mu_row, mu_col=mu_col,
         psi_row=xp.zeros(m, dtype=idx), psi_col=xp.zeros(n, dtype=idx),
-        stamp=xp.zeros(n, dtype=np.int32),
+        claim=xp.zeros(m, dtype=idx),
     )
 

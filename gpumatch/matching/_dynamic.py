@@ -21,10 +21,12 @@ is the other ``warm_method``.
 from __future__ import annotations
 
 import time
+from typing import Literal
 
 import numpy as np
 
 from .. import _backend
+from .._typing import Array, Backend, GraphLike, IndexLike, PermType, SparseMatrix
 from .. import csr as _csr
 from .._validation import as_csr_graph, as_index_array, check_option, index_dtype_for
 from . import _augment, _driver
@@ -65,8 +67,7 @@ def _check_order_host(r, c, m, n):
 
 
 def _run_gpr(st, **kw):
-    """G-PR on the solver's state; stamps of an earlier solve must not match this one's iterations."""
-    st.stamp.fill(0)
+    """G-PR on the solver's state."""
     return _driver.run_gpr(st, **kw)
 
 
@@ -95,7 +96,7 @@ class MatchingSolver:
         scratch at 0.01 % and 0.1 % of the edges changed (1.7-6.4x), were
         level with it or ahead at 1 % (1.05-1.2x) and lost at 10 %
         (``benchmarks/bench_dynamic.py``,
-        ``benchmarks/results/h100_dynamic.md``).
+        ``benchmarks/RESULTS.md``).
     warm_init : {"none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
         G-PR (``init`` of :func:`~gpumatch.matching.bipartite_matching`).
@@ -185,8 +186,9 @@ class MatchingSolver:
     [1, -1, 2]
     """
 
-    def __init__(self, graph, *, backend="auto", rebuild_fraction=REBUILD_FRACTION, warm_init="none",
-                 relabel_k=0.7, warm_method="augment"):
+    def __init__(self, graph: GraphLike, *, backend: Backend = "auto", rebuild_fraction: float = REBUILD_FRACTION,
+                 warm_init: Literal["none", "greedy", "karp_sipser"] = "none", relabel_k: float = 0.7,
+                 warm_method: Literal["augment", "gpr"] = "augment") -> None:
         check_option("warm_init", warm_init, _WARM_INITS)
         check_option("warm_method", warm_method, _WARM_METHODS)
         self.warm_method = warm_method
@@ -246,7 +248,7 @@ class MatchingSolver:
             st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col = arrays
         return st
 
-    def graph(self):
+    def graph(self) -> SparseMatrix:
         """The current graph as a CSR matrix (scipy, or cupyx for CuPy input), values 1.
 
         A copy: changing it changes nothing in the solver (use
@@ -336,7 +338,7 @@ class MatchingSolver:
             a.astype(idx) for a in (self._rptr, self._rind, self._cptr, self._cind, self._mu_row, self._mu_col))
         self._st = None
 
-    def add_edges(self, rows, cols):
+    def add_edges(self, rows: IndexLike, cols: IndexLike) -> None:
         """Add the edges ``(rows[i], cols[i])``.
 
         Raises
@@ -361,7 +363,7 @@ class MatchingSolver:
         self._result = None
         self._t_update += time.perf_counter() - t0
 
-    def remove_edges(self, rows, cols):
+    def remove_edges(self, rows: IndexLike, cols: IndexLike) -> None:
         """Remove the edges ``(rows[i], cols[i])``; a removed matched edge frees both endpoints.
 
         Raises
@@ -389,7 +391,7 @@ class MatchingSolver:
         self._result = None
         self._t_update += time.perf_counter() - t0
 
-    def solve(self):
+    def solve(self) -> _api.MatchingResult:
         """Maximum matching of the current graph, warm-started from the previous one.
 
         Returns
@@ -462,7 +464,7 @@ class MatchingSolver:
             stats.update({k: v for k, v in gstats.items() if k not in ("time_init",)})
         return stats
 
-    def matching(self, perm_type="row"):
+    def matching(self, perm_type: PermType = "row") -> Array:
         """The current maximum matching in scipy's format (solving first if needed).
 
         Parameters

@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _backend, _cuda
 
-__all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "push",
-           "fixup", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
+__all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
+           "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
            "list_array"]
 
 _SRC = "matching/gpr.cu"
@@ -199,35 +199,39 @@ def _active_buf(st):
     return buf
 
 
-def push(st, active, it, out=None):
+def claim(st, active, out=None):
+    """The claim phase of one push iteration over `active` (Ac); returns the
+    row each slot's column claimed (-1: none), in `out` when given (a
+    buffer of the same length)."""
     cp = _backend.cp
-    nxt = cp.empty_like(active) if out is None else out
+    target = cp.empty_like(active) if out is None else out
+    length = active.shape[0]
+    if length:
+        _k(st, "gpumatch_gpr_claim")(
+            ((length + _cuda.BLOCK - 1) // _cuda.BLOCK,), (_cuda.BLOCK,),
+            (st.cptr, st.cind, st.mu_col, st.psi_row, st.psi_col, st.claim, active, target,
+             np.int64(length), _scalar(st, st.inf)))
+    return target
+
+
+def push(st, active, nxt):
+    """The push phase after :func:`claim`: `nxt` (the targets) becomes Ap in place."""
     length = active.shape[0]
     if length:
         _k(st, "gpumatch_gpr_push")(
             ((length + _cuda.BLOCK - 1) // _cuda.BLOCK,), (_cuda.BLOCK,),
-            (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col,
-             active, nxt, st.stamp, np.int32(it), np.int64(length), _scalar(st, st.inf)))
-    return nxt
-
-
-def fixup(st, active, nxt):
-    length = active.shape[0]
-    if length:
-        _k(st, "gpumatch_gpr_fixup")(
-            ((length + _cuda.BLOCK - 1) // _cuda.BLOCK,), (_cuda.BLOCK,),
-            (st.mu_row, st.mu_col, active, nxt, np.int64(length)))
+            (st.mu_row, st.mu_col, st.psi_row, st.psi_col, st.claim, active, nxt, np.int64(length)))
 
 
 #: Most threads of the one block of ``push_loop``.
 LOOP_BLOCK = 1024
 
 
-def push_loop(st, active, it, iters):
-    """Up to `iters` iterations of push + fixup over `active` (stamps `it`,
-    `it` + 1, ...) in ONE launch of one block, stopping early when the list
-    empties; returns the number of iterations run (one host sync).  `active`
-    is used as a work buffer (its content afterwards is unspecified)."""
+def push_loop(st, active, iters):
+    """Up to `iters` iterations of claim + push over `active` in ONE launch
+    of one block, stopping early when the list empties; returns the number
+    of iterations run (one host sync).  `active` is used as a work buffer
+    (its content afterwards is unspecified)."""
     cp = _backend.cp
     length = int(active.shape[0])
     if length == 0 or iters <= 0:
@@ -240,9 +244,8 @@ def push_loop(st, active, it, iters):
     threads = min(LOOP_BLOCK, max(32, (length + 31) // 32 * 32))
     _k(st, "gpumatch_gpr_push_loop")(
         (1,), (threads,),
-        (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col,
-         active, buf, st.stamp, np.int32(it), np.int32(min(iters, 2**31 - 1 - it)),
-         np.int64(length), _scalar(st, st.inf), done))
+        (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col, st.claim,
+         active, buf, np.int32(min(iters, 2**31 - 1)), np.int64(length), _scalar(st, st.inf), done))
     return int(done.get()[0])
 
 
@@ -269,11 +272,11 @@ def list_start(st, active):
     lst["hint"] = lst["len"]           # exact: the first step stores it on the device
 
 
-def list_step(st, it):
-    """One push iteration (stamp `it`) and its fix-up over the current
-    list, which the fix-up compacts into the other buffer: no host sync
-    (the length stays on the device; the launch grids cover the last
-    length read on the host, an upper bound since lists never grow)."""
+def list_step(st):
+    """One push iteration (claim + push) over the current list, which the
+    push phase compacts into the other buffer: no host sync (the length
+    stays on the device; the launch grids cover the last length read on the
+    host, an upper bound since lists never grow)."""
     lst = st.extra["list"]
     cap = lst["len"]
     if cap == 0:
@@ -282,13 +285,14 @@ def list_step(st, it):
     # the first buffer is the list given to list_start: long enough, since lists never grow
     src, dst = lst["bufs"][cur], lst["bufs"][cur ^ 1]
     grid = ((cap + _cuda.BLOCK - 1) // _cuda.BLOCK,)
-    _k(st, "gpumatch_gpr_push_list")(
+    _k(st, "gpumatch_gpr_claim_list")(
         grid, (_cuda.BLOCK,),
-        (st.cptr, st.cind, st.mu_row, st.mu_col, st.psi_row, st.psi_col, src, lst["next"], st.stamp,
-         np.int32(it), lst["counts"], np.int32(cur), np.int64(lst["hint"]), _scalar(st, st.inf)))
-    _k(st, "gpumatch_gpr_fixup_compact")(
+        (st.cptr, st.cind, st.mu_col, st.psi_row, st.psi_col, st.claim, src, lst["next"],
+         lst["counts"], np.int32(cur), np.int64(lst["hint"]), _scalar(st, st.inf)))
+    _k(st, "gpumatch_gpr_push_compact")(
         grid, (_cuda.BLOCK,),
-        (st.mu_row, st.mu_col, src, lst["next"], dst, lst["counts"], np.int32(cur)))
+        (st.mu_row, st.mu_col, st.psi_row, st.psi_col, st.claim, src, lst["next"], dst, lst["counts"],
+         np.int32(cur)))
     lst["hint"] = -1
     lst["cur"] = cur ^ 1
 

@@ -14,13 +14,16 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "push",
-           "fixup", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
+__all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
+           "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
            "list_array"]
 
-#: Columns longer than this take the first free row in ``greedy_degree``
-#: (GPR_HEAVY of ``gpr.cu``).
-HEAVY = 32
+#: Rounds of ``greedy_degree``'s proposals at most (per part: degree-one
+#: columns, then all).  Each round costs a scan of the free columns' lists;
+#: the CUDA twin retries by CAS instead of rounds.  On dense blocks where
+#: many columns want the same row a round may add only a few pairs; the
+#: cap keeps the heuristic O(rounds * nnz) and leaves the rest to G-PR.
+GREEDY_ROUNDS = 16
 
 
 def _expand(ptr, verts):
@@ -35,17 +38,21 @@ def _expand(ptr, verts):
     return owner, pos, offs, lens
 
 
-def _window_scan(ptr, ind, labels, verts, stop, inf, lo, hi):
-    """One window of the scan: entries ``[lo, hi)`` of each listed vertex.
+def _window_scan(ind, labels, start, length, off, stop, lo, hi):
+    """One window of the scan: entries ``[lo, hi)`` of the scan order of
+    each listed vertex (entry ``k`` is CSR position
+    ``start + (off + k) % length``).
 
     Returns, per vertex, the first position with label ``<= stop`` (or -1)
     and the first minimum of the window (its position and label)."""
-    k = verts.shape[0]
+    k = start.shape[0]
     lens = hi - lo
     offs = np.zeros(k + 1, dtype=np.int64)
     np.cumsum(lens, out=offs[1:])
     owner = np.repeat(np.arange(k, dtype=np.int64), lens)
-    pos = np.arange(offs[-1], dtype=np.int64) - offs[owner] + lo[owner]
+    q = np.arange(offs[-1], dtype=np.int64) - offs[owner] + lo[owner] + off[owner]
+    q -= np.where(q >= length[owner], length[owner], 0)
+    pos = start[owner] + q
     lab = labels[ind[pos]]
     seg = offs[:-1]
     hit_pos = np.full(k, -1, dtype=np.int64)
@@ -65,15 +72,17 @@ def _window_scan(ptr, ind, labels, verts, stop, inf, lo, hi):
     return hit_pos, min_pos, wmin
 
 
-def first_min_stop(ptr, ind, labels, verts, stop, inf):
-    """The scan of the push kernel, vectorised.
+def first_min_stop(ptr, ind, labels, verts, stop, inf, rotate=False):
+    """The scan of the claim kernel, vectorised.
 
     For each ``v`` of `verts`, scan its entries in order keeping the first
     neighbour of minimum label and stop after the first label ``<= stop``;
-    labels ``>= inf`` never count.  Returns ``(neighbor, label)``: ``-1`` and
-    `inf` when nothing was found, exactly as the CUDA loop.  The scan runs
-    in windows of doubling width, so a vertex that stops early costs only
-    the entries before its stop, as on the GPU.
+    labels ``>= inf`` never count.  With `rotate`, the scan of ``v`` starts
+    at its entry ``v mod deg(v)`` and wraps around (``gpr_rot`` of
+    ``gpr.cu``).  Returns ``(neighbor, label)``: ``-1`` and `inf` when
+    nothing was found, exactly as the CUDA loop.  The scan runs in windows
+    of doubling width, so a vertex that stops early costs only the entries
+    before its stop, as on the GPU.
     """
     k = verts.shape[0]
     nb = np.full(k, -1, dtype=ind.dtype)
@@ -81,15 +90,20 @@ def first_min_stop(ptr, ind, labels, verts, stop, inf):
     if k == 0:
         return nb, best
     start = ptr[verts].astype(np.int64)
-    end = ptr[verts + 1].astype(np.int64)
+    length = ptr[verts + 1].astype(np.int64) - start
+    if rotate:
+        off = np.asarray(verts, dtype=np.int64) % np.maximum(length, 1)
+    else:
+        off = np.zeros(k, dtype=np.int64)
     bpos = np.full(k, -1, dtype=np.int64)
-    todo = np.flatnonzero(end > start)
+    todo = np.flatnonzero(length > 0)
     width = 16
     done_off = 0
     while todo.shape[0]:
-        lo = start[todo] + done_off
-        hi = np.minimum(end[todo], lo + width)
-        hit_pos, min_pos, wmin = _window_scan(ptr, ind, labels, verts[todo], stop[todo], inf, lo, hi)
+        lo = np.full(todo.shape[0], done_off, dtype=np.int64)
+        hi = np.minimum(length[todo], done_off + width)
+        hit_pos, min_pos, wmin = _window_scan(ind, labels, start[todo], length[todo], off[todo], stop[todo],
+                                              lo, hi)
         hit = hit_pos >= 0
         better = (wmin < best[todo]) & ~hit
         upd = todo[better]
@@ -102,7 +116,7 @@ def first_min_stop(ptr, ind, labels, verts, stop, inf):
         best[th] = labels[ind[hit_pos[hit]]]
         done_off += width
         width *= 2
-        todo = todo[~hit & (end[todo] > start[todo] + done_off)]
+        todo = todo[~hit & (length[todo] > done_off)]
     ok = best < inf
     nb[ok] = ind[bpos[ok]]
     best[~ok] = inf
@@ -132,10 +146,12 @@ def greedy_degree(st):
     Schedule: (1) free rows of degree one propose to their column, the
     first proposer (lowest row) of a free column wins; (2) free columns of
     degree one, then (3) all free columns, in rounds: every free column
-    reads the free rows, picks its free row of least degree (the first;
-    columns longer than ``HEAVY`` the first free row), the lowest proposer
-    of a row wins the CAS, the losers retry in the next round with fresh
-    reads, until no column finds a free row."""
+    reads the free rows and picks its free row of least degree (the first
+    in its rotated scan order, ``gpr_rot``), the lowest proposer of a row
+    wins the CAS, the losers retry in the next round with fresh reads,
+    until no column finds a free row (the CAS loop of the CUDA twin: a
+    maximal matching among the columns taking part).  The rounds stop
+    early after :data:`GREEDY_ROUNDS`; G-PR matches what is left."""
     rdeg = np.diff(st.rptr)
     u = np.flatnonzero((st.mu_row < 0) & (rdeg == 1))
     if u.shape[0]:
@@ -150,21 +166,14 @@ def greedy_degree(st):
     big = np.iinfo(st.idx).max
     for max_deg in (1, None):
         part = (cdeg >= 1) if max_deg is None else (cdeg == max_deg)
-        heavy_col = cdeg > HEAVY
-        while True:
+        for _ in range(GREEDY_ROUNDS):
             v = np.flatnonzero((st.mu_col < 0) & part).astype(st.idx, copy=False)
             if v.shape[0] == 0:
                 break
-            free = st.mu_row < 0
-            key = np.where(free, rdeg, big).astype(st.idx)
-            zero = np.where(free, 0, big).astype(st.idx)
-            u = np.full(v.shape[0], -1, dtype=st.idx)
-            hv = heavy_col[v]
-            for sel, lab in ((~hv, key), (hv, zero)):
-                if sel.any():
-                    w = v[sel]
-                    nb, best = first_min_stop(st.cptr, st.cind, lab, w, np.ones(w.shape[0], dtype=st.idx), big)
-                    u[sel] = np.where(best < big, nb, -1)
+            key = np.where(st.mu_row < 0, rdeg, big).astype(st.idx)
+            u, best = first_min_stop(st.cptr, st.cind, key, v, np.ones(v.shape[0], dtype=st.idx), big,
+                                     rotate=True)
+            u = np.where(best < big, u, -1)
             part[v[u < 0]] = False  # no free row: the column gives up
             ok = u >= 0
             if not ok.any():
@@ -243,55 +252,46 @@ def collect_active(st):
     return np.flatnonzero((st.mu_col < 0) & (st.psi_col < st.inf)).astype(st.idx, copy=False)
 
 
-def push(st, active, it, out=None):
-    """One push iteration over `active` (Ac); returns the next list (Ap),
-    written into `out` when given (a buffer of the same length).
+def claim(st, active, out=None):
+    """The claim phase of one push iteration over `active` (Ac); returns the
+    row each slot's column claimed (-1: empty slot, or the column found no
+    reachable row and is dropped, ``mu_col = -2``), written into `out` when
+    given (a buffer of the same length).
 
-    Schedule: slots in order; a column listed twice is processed by its
-    first slot only (the stamp ``iA``); all scans read the labels and the
-    matching before any push writes."""
-    nxt = np.full(active.shape[0], -1, dtype=active.dtype) if out is None else out
+    Schedule: every scan reads the labels of the start of the iteration
+    (the CUDA twin writes no row label in this phase either); of the
+    columns claiming one row, the last in slot order keeps the claim (one
+    outcome of the CUDA twin's racing writes)."""
+    target = np.full(active.shape[0], -1, dtype=active.dtype) if out is None else out
     if out is not None:
-        nxt.fill(-1)
+        target.fill(-1)
     slots = np.flatnonzero(active >= 0)
     v = active[slots]
-    keep = st.stamp[v] != it
-    slots, v = slots[keep], v[keep]
-    uniq, first = np.unique(v, return_index=True)
-    if uniq.shape[0] != v.shape[0]:
-        first.sort()
-        slots, v = slots[first], v[first]
-    st.stamp[v] = it
-    u0 = st.mu_col[v]
-    matched = np.zeros(v.shape[0], dtype=bool)
-    has = u0 >= 0
-    matched[has] = st.mu_row[u0[has]] == v[has]
-    slots, v = slots[~matched], v[~matched]
-    u, best = first_min_stop(st.cptr, st.cind, st.psi_row, v, st.psi_col[v] - 1, st.inf)
+    u, best = first_min_stop(st.cptr, st.cind, st.psi_row, v, st.psi_col[v] - 1, st.inf, rotate=True)
     ok = u >= 0
-    # reads
-    vs, us, bs, ss = v[ok], u[ok], best[ok], slots[ok]
-    w = st.mu_row[us]
-    # writes
-    st.mu_row[us] = vs
-    st.mu_col[vs] = us
-    st.psi_col[vs] = bs + 1
-    st.psi_row[us] = bs + 2
-    nxt[ss] = np.where(w != vs, w, -1)
     st.mu_col[v[~ok]] = -2
-    return nxt
+    v, u, slots = v[ok], u[ok], slots[ok]
+    st.psi_col[v] = best[ok] + 1
+    st.claim[u] = v
+    target[slots] = u
+    return target
 
 
-def fixup(st, active, nxt):
-    """Columns whose row kept another column go back to their slot, unmatched."""
-    slots = np.flatnonzero(active >= 0)
-    v = active[slots]
-    u = st.mu_col[v]
-    has = u >= 0
-    lost = np.zeros(v.shape[0], dtype=bool)
-    lost[has] = st.mu_row[u[has]] != v[has]
-    st.mu_col[v[lost]] = -1
-    nxt[slots[lost]] = v[lost]
+def push(st, active, nxt):
+    """The push phase after :func:`claim`: the column whose claim survived
+    takes its row (``w = mu(u); mu(u) = v; mu(v) = u; psi(u) = psi(v) + 1``)
+    and its slot hands on `w`; a column whose claim lost stays in its slot.
+    `nxt` holds the targets and becomes Ap in place."""
+    slots = np.flatnonzero((active >= 0) & (nxt >= 0))
+    v, u = active[slots], nxt[slots]
+    win = st.claim[u] == v
+    vw, uw = v[win], u[win]
+    w = st.mu_row[uw]
+    st.mu_row[uw] = vw
+    st.mu_col[vw] = uw
+    st.psi_row[uw] = st.psi_col[vw] + 1
+    nxt[slots[win]] = w
+    nxt[slots[~win]] = v[~win]
 
 
 def count_active(active):
@@ -299,16 +299,16 @@ def count_active(active):
     return int(np.count_nonzero(active >= 0))
 
 
-def push_loop(st, active, it, iters):
-    """Up to `iters` iterations of :func:`push` + :func:`fixup` (stamps `it`,
-    `it` + 1, ...), stopping after the first that leaves the list empty;
-    returns the number of iterations run.  The CUDA twin runs them in one
-    launch of one block; this is the same per-iteration loop."""
+def push_loop(st, active, iters):
+    """Up to `iters` iterations of :func:`claim` + :func:`push`, stopping
+    after the first that leaves the list empty; returns the number of
+    iterations run.  The CUDA twin runs them in one launch of one block;
+    this is the same per-iteration loop."""
     spare = None
     done = 0
     while done < iters:
-        nxt = push(st, active, it + done, spare)
-        fixup(st, active, nxt)
+        nxt = claim(st, active, spare)
+        push(st, active, nxt)
         spare, active = active, nxt
         done += 1
         if count_active(active) == 0:
@@ -322,16 +322,16 @@ def list_start(st, active):
     st.extra["list_np"] = np.asarray(active).copy()
 
 
-def list_step(st, it):
-    """One :func:`push` (stamp `it`) and :func:`fixup` over the current
-    list, then the list shrinks to its non-empty slots, in slot order (the
-    CUDA twin appends them in an unspecified order, fused with the fix-up,
-    and keeps the length on the device)."""
+def list_step(st):
+    """One :func:`claim` + :func:`push` over the current list, then the list
+    shrinks to its non-empty slots, in slot order (the CUDA twin appends
+    them in an unspecified order, fused with the push, and keeps the length
+    on the device)."""
     active = st.extra["list_np"]
     if active.shape[0] == 0:
         return
-    nxt = push(st, active, it)
-    fixup(st, active, nxt)
+    nxt = claim(st, active)
+    push(st, active, nxt)
     st.extra["list_np"] = nxt[nxt >= 0]
 
 

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import numbers
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Literal
 
 import numpy as np
 
 from .. import _backend
+from .._typing import Array, Backend, GraphLike, IndexLike, PermType
 from .._validation import as_csr_graph, as_index_array, check_option
 from . import _driver
 
@@ -34,8 +35,13 @@ class MatchingResult:
         Number of matched pairs.
     stats : dict
         ``backend``, ``initial_size``, ``push_iterations``,
-        ``global_relabels``, ``max_level`` and the time in seconds of each
-        phase: ``time_init``, ``time_relabel``, ``time_push``, ``time_fix``.
+        ``global_relabels``, ``max_level``, the time in seconds of each
+        phase (``time_init``, ``time_relabel``, ``time_push``,
+        ``time_fix``), ``finished_by`` (``"push-relabel"``, or
+        ``"augmenting-paths"`` when the progress watch handed over;
+        then also ``switch_reason``, ``aug_phases``, ``aug_paths`` and
+        ``time_augment``) and ``active_history`` (the active columns
+        found by each global relabel).
     cover_rows, cover_cols : array of bool or None
         With ``certificate=True``: a minimum vertex cover (König), as masks
         over rows and columns.  Every edge has an endpoint in it and it has
@@ -114,8 +120,11 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     return g, st, stats, cover
 
 
-def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend="auto", initial=None,
-                               init="greedy", relabel_k=0.7, shrink_threshold=512):
+def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
+                               method: Literal["gpr", "flow"] = "gpr", backend: Backend = "auto",
+                               initial: IndexLike | MatchingResult | None = None,
+                               init: Literal["greedy", "karp_sipser", "none"] = "greedy", relabel_k: float = 0.7,
+                               shrink_threshold: int = 512) -> Array:
     """Maximum cardinality matching of a bipartite graph (drop-in for scipy).
 
     The rows and the columns of the ``m x n`` sparse matrix `graph` are the
@@ -176,9 +185,14 @@ def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend=
     row).  Every unmatched column pushes to its neighbour row of minimum ψ,
     taking the row from its current column, which becomes unmatched; a BFS
     from the free rows makes the labels exact every few iterations and
-    ends the run when no free column is reachable.  Races between GPU
-    threads are rolled back by a fix-up step, without atomics.  The worst
-    case is O(nnz · (m + n)) work, but far fewer iterations are typical.
+    ends the run when no free column is reachable.  On the GPU each push
+    iteration is a claim (every active column names its row; one claim per
+    row survives) then a push by the surviving claims, without atomics.
+    A progress watch hands over to augmenting-path phases (vertex-disjoint
+    alternating BFS trees) when the active columns stop halving over a few
+    global relabels, so every input finishes: at most
+    ``4 (log2 n + 2)`` relabels, then at most ``2 a + 4`` phases for ``a``
+    active columns, each O(nnz) work.  Far fewer are typical.
 
     Several maximum matchings may exist; which one is returned may vary
     between runs and backends (the size does not).
@@ -221,7 +235,7 @@ def maximum_bipartite_matching(graph, perm_type="row", *, method="gpr", backend=
     return _backend.output_like(out.astype(np.int32, copy=False), g.cupy_out)
 
 
-def structural_rank(graph, *, backend="auto"):
+def structural_rank(graph: GraphLike, *, backend: Backend = "auto") -> int:
     """Structural rank of a sparse matrix: its maximum matching size.
 
     Same result as :func:`scipy.sparse.csgraph.structural_rank`: stored
@@ -259,8 +273,10 @@ def structural_rank(graph, *, backend="auto"):
     return int(st.xp.count_nonzero(st.mu_col >= 0))
 
 
-def bipartite_matching(graph, *, backend="auto", initial=None, init="greedy", certificate=False,
-                       relabel_k=0.7, shrink_threshold=512):
+def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
+                       initial: IndexLike | MatchingResult | None = None,
+                       init: Literal["greedy", "karp_sipser", "none"] = "greedy", certificate: bool = False,
+                       relabel_k: float = 0.7, shrink_threshold: int = 512) -> MatchingResult:
     """Maximum bipartite matching with both directions, statistics and a certificate.
 
     Parameters

@@ -24,6 +24,16 @@
 
 // gm_cas and gm_max (atomics overloaded for both index widths) are in _common.cuh.
 
+// Scan order: column v scans its entries starting at entry v mod deg(v)
+// and wrapping around, so that columns with equal choices (dense blocks,
+// many free rows of equal label or degree) spread over different rows.
+// gpr_rot gives entry k (0 <= k < len) of that order, `off` = v mod len.
+__device__ __forceinline__ idx_t gpr_rot(idx_t beg, idx_t len, idx_t off, idx_t k)
+{
+    idx_t q = off + k;
+    return beg + (q >= len ? q - len : q);
+}
+
 // ---------------------------------------------------------------------------
 // gpumatch_gpr_greedy: one round of the cheap greedy initial matching.
 //   cptr, cind     : CSC (see above)
@@ -76,44 +86,95 @@ extern "C" __global__ void gpumatch_gpr_greedy_deg1_rows(
 //   mu_row, mu_col : matching, updated (consistent on entry and on exit)
 //   n              : number of columns
 //   max_deg        : only columns of at most this many entries take part
-// Thread mapping: one thread per column.  A free column of at most
-// GPR_HEAVY entries scans them all and takes the free row of least degree
-// (the first such; a degree-one row ends the scan), claiming it by
-// atomicCAS on mu_row (-1 -> column); when it loses the CAS it rescans.
-// Longer columns take the first row they can claim, going on from the
-// position of a lost CAS.  Rows are never released, so a column gives up
-// only when none of its rows is free: the matching is maximal among the
-// columns taking part.  Benign race: the scans read mu_row while other
-// threads claim rows (volatile reads; a stale "free" only costs a failed CAS).
+// Thread mapping: one thread per column; a column of more than GPR_HEAVY
+// entries is scanned by the whole warp of its thread (ballot and warp
+// reduction, as in gpr_claim_slot).  A free column finds its free row of
+// least degree (the first such in its scan order, which starts at entry
+// v mod deg(v) and wraps around; a degree-one row ends the scan) and claims
+// it by atomicCAS on mu_row (-1 -> column); when it loses the CAS it
+// rescans.  Rows are never released, so a column gives up only when none
+// of its rows is free: the matching is maximal among the columns taking
+// part.  Least degree first is what makes triangular and other path-like
+// patterns match perfectly here (the first free row, which R-MAT-style
+// hubs would prefer for speed, leaves them for long augmenting paths).
+// Benign race: the scans read mu_row while other threads claim rows
+// (volatile reads; a stale "free" only costs a failed CAS).
 extern "C" __global__ void gpumatch_gpr_greedy_cas(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
     const idx_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
     long long n, long long max_deg)
 {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (v >= n || mu_col[v] >= 0) return;
-    idx_t beg = cptr[v], end = cptr[v + 1];
-    if ((long long)(end - beg) > max_deg) return;
-    volatile idx_t* vrow = mu_row;
-    if (end - beg > GPR_HEAVY) {
-        for (idx_t p = beg; p < end; ++p) {
-            idx_t u = cind[p];
-            if (vrow[u] >= 0) continue;
-            if (gm_cas(&mu_row[u], (idx_t)-1, (idx_t)v) == (idx_t)-1) { mu_col[v] = u; return; }
-        }
-        return;
+    int lane = threadIdx.x & (GPUMATCH_WARP - 1);
+    if (v - lane >= n) return;  // whole warps only
+    idx_t beg = 0, len = 0;
+    bool want = false;
+    if (v < n && mu_col[v] < 0) {
+        beg = cptr[v];
+        len = cptr[v + 1] - beg;
+        want = len > 0 && (long long)len <= max_deg;
     }
+    idx_t off = want ? (idx_t)(v % len) : 0;
+    volatile idx_t* vrow = mu_row;
+    const idx_t none = (idx_t)-1;
+    bool heavy = want && len > GPR_HEAVY;
+    unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, heavy);
+    while (mask) {  // the warp serves each heavy column of its lanes in turn
+        int leader = __ffs(mask) - 1;
+        mask &= mask - 1;
+        idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
+        idx_t l_ = __shfl_sync(GPUMATCH_FULL_MASK, len, leader);
+        idx_t o = __shfl_sync(GPUMATCH_FULL_MASK, off, leader);
+        long long col = __shfl_sync(GPUMATCH_FULL_MASK, v, leader);
+        while (true) {
+            idx_t bestd = none, bestk = none, bestu = none;
+            for (idx_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
+                idx_t k = k0 + lane;
+                idx_t u = none, d = none;
+                if (k < l_) {
+                    u = cind[gpr_rot(b, l_, o, k)];
+                    if (vrow[u] < 0) d = rptr[u + 1] - rptr[u];
+                }
+                unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, d >= 0 && d <= 1);
+                if (h) {  // a degree-one row: take the first
+                    int f = __ffs(h) - 1;
+                    bestd = 1;
+                    bestk = k0 + f;
+                    bestu = __shfl_sync(GPUMATCH_FULL_MASK, u, f);
+                    break;
+                }
+                if (d >= 0 && (bestd < 0 || d < bestd)) { bestd = d; bestk = k; bestu = u; }
+            }
+            for (int sh = GPUMATCH_WARP / 2; sh > 0; sh >>= 1) {  // first least degree
+                idx_t od = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestd, sh);
+                idx_t ok = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestk, sh);
+                idx_t ou = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestu, sh);
+                bool better = od >= 0 && (bestd < 0 || od < bestd || (od == bestd && ok < bestk));
+                if (better) { bestd = od; bestk = ok; bestu = ou; }
+            }
+            if (bestu < 0) break;  // no free row left: the column gives up
+            int won = 0;
+            if (lane == leader)
+                won = gm_cas(&mu_row[bestu], none, (idx_t)col) == none;
+            won = __shfl_sync(GPUMATCH_FULL_MASK, won, leader);
+            if (won) {
+                if (lane == leader) mu_col[col] = bestu;
+                break;
+            }
+        }
+    }
+    if (!want || heavy) return;
     while (true) {
-        idx_t arg = -1, best = 0;
-        for (idx_t p = beg; p < end; ++p) {
-            idx_t u = cind[p];
+        idx_t arg = none, best = 0;
+        for (idx_t k = 0; k < len; ++k) {
+            idx_t u = cind[gpr_rot(beg, len, off, k)];
             if (vrow[u] >= 0) continue;
             idx_t d = rptr[u + 1] - rptr[u];
             if (arg < 0 || d < best) { arg = u; best = d; }
             if (d <= 1) break;
         }
         if (arg < 0) return;
-        if (gm_cas(&mu_row[arg], (idx_t)-1, (idx_t)v) == (idx_t)-1) { mu_col[v] = arg; return; }
+        if (gm_cas(&mu_row[arg], none, (idx_t)v) == none) { mu_col[v] = arg; return; }
     }
 }
 
@@ -429,52 +490,63 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_bfs_loop(
     if (threadIdx.x == 0) { state[0] = step; state[1] = (long long)size; }
 }
 
-// gpumatch_gpr_push: one push iteration over the active-column list.
-//   cptr, cind     : CSC (see above)
-//   mu_row, mu_col : matching, updated
-//   psi_row, psi_col : labels, updated
-//   active         : len, the active columns Ac (-1 = empty slot)
-//   next           : len, out: Ap, the column each slot hands to the next
-//                    iteration (the displaced column, or -1)
-//   stamp          : n, iA: iteration in which a column was last processed
-//   it             : this iteration's stamp (> 0)
-// Thread mapping: one thread per slot (a warp for a column of more than
-// GPR_HEAVY entries, see gpr_push_slot).  A column v finds its neighbour row
-// u of minimum label, scanning in order and stopping at psi(v) - 1 (no row
-// can be lower while labels are valid).  If psi(u) < INF it performs the
-// double push: w = mu(u); mu(u) = v; mu(v) = u; psi(v) = psi(u) + 1;
-// psi(u) = psi(u) + 2, and w (if any) takes v's slot, without atomics.
-// Otherwise v is unreachable: mu(v) = -2 and the slot empties.
-// Benign races: several columns may push to one row in the same iteration;
-// the row keeps one and gpumatch_gpr_fixup rolls the others back.  Labels
-// read while another thread writes them are either value (both legal).
-// The body of one push slot and one fix-up slot, shared by the per-launch
-// kernels below and by the persistent loop gpumatch_gpr_push_loop.
-// gpr_push_slot must be called by all 32 lanes of a warp (v = -1 for a lane
-// without a slot): a column of more than GPR_HEAVY entries is scanned by
-// the whole warp, 32 entries per step; a ballot finds the first entry at or
-// below the stop level and, without one, a warp reduction finds the first
-// minimum (lowest label, then lowest position): the result of the serial
-// scan, which the other columns run on their own lane.
-__device__ __forceinline__ idx_t gpr_push_slot(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
-    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
-    idx_t v, int* stamp, int it, idx_t inf)
+// ---------------------------------------------------------------------------
+// One push iteration in two launches: CLAIM, then PUSH.
+//
+// Why two phases.  The paper's single push kernel lets every active column
+// write mu(u) = v at once and rolls the losers back afterwards.  Its hand-off
+// of the displaced column w = mu(u) is racy: a column that reads mu(u) after
+// another pusher wrote it hands on that pusher instead of w, so w drops out
+// of the list (found again only by the next global relabel), and w may be
+// handed on twice, by two pushers that read it before either wrote.  With a
+// plain (non-atomic) iA stamp, two threads then process that column in the
+// same iteration, each taking a different row and displacing that row's
+// column: a cascade.  On directed social networks whose hub rows are wanted
+// by hundreds of columns at once (soc-slashdot0902 in the corpus) every
+// push phase ended with about as many columns lost or double-matched as it
+// had active ones; the matched count went DOWN after FixMatching, and the
+// global relabel restored the same picture each round: G-PR never finished.
+//
+// Here the iteration is split at a barrier instead:
+//   claim : every listed column finds its row of minimum label (the scan of
+//           the paper, stopping early at psi(v) - 1) and writes its index to
+//           claim[u]; rows and labels are only read, so every scan sees the
+//           labels of the start of the iteration.  Benign race: several
+//           columns write claim[u]; one value survives.
+//   push  : the column whose claim survived is the only one that touches row
+//           u: w = mu(u); mu(u) = v; mu(v) = u; psi(u) = psi(v) + 1; w takes
+//           v's slot.  A column that lost keeps its slot.  No races.
+// Invariant: the list holds each free column at most once (a winner's slot
+// passes on exactly the column it displaced), so no stamp array is needed,
+// the matching of the rows is consistent after every iteration, and the
+// matched count never decreases.  Columns that pushed keep a stale mu(w)
+// until they push again; FixMatching clears those.
+//
+// Scans start at entry v mod deg(v) (gpr_rot, at the top of this file).
+// ---------------------------------------------------------------------------
+
+// The claim of one slot.  Must be called by all 32 lanes of a warp (v = -1
+// for a lane without a slot): a column of more than GPR_HEAVY entries is
+// scanned by the whole warp, 32 entries per step; a ballot finds the first
+// entry at or below the stop level and, without one, a warp reduction finds
+// the first minimum (lowest label, then first in scan order): the result of
+// the serial scan, which the other columns run on their own lane.
+// Returns the row claimed, or -1 (no slot, or no reachable row: then
+// mu(v) = -2, "dropped" until the next global relabel).
+__device__ __forceinline__ idx_t gpr_claim_slot(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
+    const idx_t* psi_row, idx_t* psi_col, idx_t* claim, idx_t v, idx_t inf)
 {
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
-    bool scan = false;
-    idx_t beg = 0, end = 0, stop = 0;
-    if (v >= 0 && stamp[v] != it) {
-        stamp[v] = it;
-        idx_t u0 = mu_col[v];
-        if (!(u0 >= 0 && mu_row[u0] == v)) {  // not already matched
-            scan = true;
-            stop = psi_col[v] - 1;
-            beg = cptr[v];
-            end = cptr[v + 1];
-        }
+    bool scan = v >= 0;
+    idx_t beg = 0, len = 0, stop = 0, off = 0;
+    if (scan) {
+        stop = psi_col[v] - 1;
+        beg = cptr[v];
+        len = cptr[v + 1] - beg;
+        off = len ? v % len : 0;
     }
-    bool heavy = scan && (end - beg) > GPR_HEAVY;
+    bool heavy = scan && len > GPR_HEAVY;
     idx_t best = inf;
     idx_t arg = -1;
     unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, heavy);
@@ -482,15 +554,16 @@ __device__ __forceinline__ idx_t gpr_push_slot(
         int leader = __ffs(mask) - 1;
         mask &= mask - 1;
         idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
-        idx_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
+        idx_t l_ = __shfl_sync(GPUMATCH_FULL_MASK, len, leader);
+        idx_t o = __shfl_sync(GPUMATCH_FULL_MASK, off, leader);
         idx_t st = __shfl_sync(GPUMATCH_FULL_MASK, stop, leader);
-        idx_t wbest = inf, wpos = -1, hb = inf, ha = -1;
+        idx_t wbest = inf, wk = -1, hb = inf, ha = -1;
         bool hit = false;
-        for (idx_t c0 = b; c0 < e; c0 += GPUMATCH_WARP) {
-            idx_t p = c0 + lane;
+        for (idx_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
+            idx_t k = k0 + lane;
             idx_t l = inf, u = -1;
-            if (p < e) { u = cind[p]; l = psi_row[u]; }
-            unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, p < e && l <= st);
+            if (k < l_) { u = cind[gpr_rot(b, l_, o, k)]; l = psi_row[u]; }
+            unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, k < l_ && l <= st);
             if (h) {
                 int f = __ffs(h) - 1;
                 hb = __shfl_sync(GPUMATCH_FULL_MASK, l, f);
@@ -498,86 +571,115 @@ __device__ __forceinline__ idx_t gpr_push_slot(
                 hit = true;
                 break;
             }
-            if (l < wbest) { wbest = l; wpos = p; }
+            if (l < wbest) { wbest = l; wk = k; }
         }
         if (!hit) {
-            for (int off = GPUMATCH_WARP / 2; off > 0; off >>= 1) {
-                idx_t ob = __shfl_xor_sync(GPUMATCH_FULL_MASK, wbest, off);
-                idx_t op = __shfl_xor_sync(GPUMATCH_FULL_MASK, wpos, off);
-                if (ob < wbest || (ob == wbest && op < wpos)) { wbest = ob; wpos = op; }
+            for (int sh = GPUMATCH_WARP / 2; sh > 0; sh >>= 1) {
+                idx_t ob = __shfl_xor_sync(GPUMATCH_FULL_MASK, wbest, sh);
+                idx_t ok = __shfl_xor_sync(GPUMATCH_FULL_MASK, wk, sh);
+                if (ob < wbest || (ob == wbest && (unsigned long long)ok < (unsigned long long)wk)) {
+                    wbest = ob; wk = ok;
+                }
             }
             hb = wbest;
-            ha = (wpos >= 0 && wbest < inf) ? cind[wpos] : (idx_t)-1;
+            ha = (wk >= 0 && wbest < inf) ? cind[gpr_rot(b, l_, o, wk)] : (idx_t)-1;
         }
         if (lane == leader) { best = hb; arg = ha; }
     }
     if (scan && !heavy) {
-        for (idx_t p = beg; p < end; ++p) {
-            idx_t u = cind[p];
+        for (idx_t k = 0; k < len; ++k) {
+            idx_t u = cind[gpr_rot(beg, len, off, k)];
             idx_t l = psi_row[u];
             if (l < best) { best = l; arg = u; }
             if (l <= stop) break;
         }
     }
-    idx_t out = -1;
-    if (scan) {
-        if (arg >= 0) {
-            idx_t w = mu_row[arg];
-            mu_row[arg] = v;
-            mu_col[v] = arg;
-            psi_col[v] = best + 1;
-            psi_row[arg] = best + 2;
-            if (w != v) out = w;
-        } else {
-            mu_col[v] = -2;
-        }
+    if (!scan) return -1;
+    if (arg < 0) {
+        mu_col[v] = -2;
+        return -1;
     }
-    return out;
+    psi_col[v] = best + 1;
+    claim[arg] = v;
+    return arg;
 }
 
-// Returns the column the slot hands on after the roll-back (out if v won).
-__device__ __forceinline__ idx_t gpr_fixup_slot(
-    const idx_t* mu_row, idx_t* mu_col, idx_t v, idx_t out)
+// The push of one slot whose column v claimed row u in this iteration's
+// claim phase (u = -1: nothing to do).  Returns the column the slot hands
+// on: the displaced column (or -1) if v's claim survived, else v itself.
+__device__ __forceinline__ idx_t gpr_push_slot(
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, const idx_t* psi_col, const idx_t* claim,
+    idx_t v, idx_t u)
 {
-    if (v < 0) return out;
-    idx_t u = mu_col[v];
-    if (u >= 0 && mu_row[u] != v) {
-        mu_col[v] = -1;
-        return v;
-    }
-    return out;
+    if (v < 0 || u < 0) return -1;
+    if (claim[u] != v) return v;
+    idx_t w = mu_row[u];
+    mu_row[u] = v;
+    mu_col[v] = u;
+    psi_row[u] = psi_col[v] + 1;
+    return w;
 }
 
-extern "C" __global__ void gpumatch_gpr_push(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
-    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
-    const idx_t* __restrict__ active, idx_t* __restrict__ next,
-    int* stamp, int it, long long len, idx_t inf)
+// gpumatch_gpr_claim: the claim phase of one push iteration.
+//   cptr, cind : CSC (see above)
+//   mu_col     : n, updated only for dropped columns (-2)
+//   psi_row    : m, row labels (read only)
+//   psi_col    : n, updated: psi(v) = min label + 1 for each claiming column
+//   claim      : m, out: claim[u] = one of the columns that claimed row u
+//                (rows nobody claimed keep stale values, never read)
+//   active     : len, the active columns Ac (-1 = empty slot)
+//   target     : len, out: the row each slot's column claimed, or -1
+// Thread mapping: one thread per slot (a warp for a column of more than
+// GPR_HEAVY entries, see gpr_claim_slot).  Benign race: the writes to
+// claim[u] of different columns (one survives).
+extern "C" __global__ void gpumatch_gpr_claim(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
+    const idx_t* __restrict__ psi_row, idx_t* psi_col, idx_t* claim,
+    const idx_t* __restrict__ active, idx_t* __restrict__ target, long long len, idx_t inf)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i - (threadIdx.x & (GPUMATCH_WARP - 1)) >= len) return;  // whole warps only
     idx_t v = i < len ? active[i] : (idx_t)-1;
-    idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
-    if (i < len) next[i] = out;
+    idx_t u = gpr_claim_slot(cptr, cind, mu_col, psi_row, psi_col, claim, v, inf);
+    if (i < len) target[i] = u;
 }
 
-// gpumatch_gpr_push_list: gpumatch_gpr_push over a dense list whose length
+// gpumatch_gpr_push: the push phase of one iteration (after gpumatch_gpr_claim).
+//   mu_row, mu_col : matching, updated by the winning claims
+//   psi_row        : m, updated: psi(u) = psi(v) + 1 for each row taken
+//   psi_col        : n, read only
+//   claim          : m, read only
+//   active         : len, the list the claim phase processed
+//   next           : len, in: the rows claimed (target); out: Ap, the column
+//                    each slot hands to the next iteration, or -1
+// Thread mapping: one thread per slot.  No races: only the one column whose
+// claim survived touches a row.
+extern "C" __global__ void gpumatch_gpr_push(
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, const idx_t* __restrict__ psi_col,
+    const idx_t* __restrict__ claim, const idx_t* __restrict__ active, idx_t* __restrict__ next, long long len)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= len) return;
+    next[i] = gpr_push_slot(mu_row, mu_col, psi_row, psi_col, claim, active[i], next[i]);
+}
+
+// gpumatch_gpr_claim_list: gpumatch_gpr_claim over a dense list whose length
 // lives on the device (no host read between iterations).
-//   cptr .. psi_col, active, next, stamp, it, inf : as gpumatch_gpr_push
+//   cptr .. claim, active, target, inf : as gpumatch_gpr_claim
 //   counts  : 2, the list lengths: this iteration's list has counts[cur]
 //             entries (or len_hint, see below); thread 0 zeroes
-//             counts[cur ^ 1], which gpumatch_gpr_fixup_compact of this
+//             counts[cur ^ 1], which gpumatch_gpr_push_compact of this
 //             iteration fills (it was last read by the previous iteration)
 //   len_hint: >= 0: the list length, known on the host (first iteration of
 //             a list), also stored into counts[cur] by thread 0; -1: read
 //             counts[cur]
-// Thread mapping: as gpumatch_gpr_push; the grid covers an upper bound of
+// Thread mapping: as gpumatch_gpr_claim; the grid covers an upper bound of
 // the length (lists never grow) and surplus warps return at once.
-extern "C" __global__ void gpumatch_gpr_push_list(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
-    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
-    const idx_t* __restrict__ active, idx_t* __restrict__ next,
-    int* stamp, int it, unsigned long long* counts, int cur, long long len_hint, idx_t inf)
+extern "C" __global__ void gpumatch_gpr_claim_list(
+    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
+    const idx_t* __restrict__ psi_row, idx_t* psi_col, idx_t* claim,
+    const idx_t* __restrict__ active, idx_t* __restrict__ target,
+    unsigned long long* counts, int cur, long long len_hint, idx_t inf)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     long long len = len_hint >= 0 ? len_hint : (long long)counts[cur];
@@ -587,33 +689,32 @@ extern "C" __global__ void gpumatch_gpr_push_list(
     }
     if (i - (threadIdx.x & (GPUMATCH_WARP - 1)) >= len) return;  // whole warps only
     idx_t v = i < len ? active[i] : (idx_t)-1;
-    idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
-    if (i < len) next[i] = out;
+    idx_t u = gpr_claim_slot(cptr, cind, mu_col, psi_row, psi_col, claim, v, inf);
+    if (i < len) target[i] = u;
 }
 
-// gpumatch_gpr_fixup_compact: gpumatch_gpr_fixup fused with the shrink of
-// the list (the paper's prefix-sum compaction, here an append).
-//   mu_row  : m, read only
-//   mu_col  : n, updated as in gpumatch_gpr_fixup
-//   active  : the list the push just processed, counts[cur] entries
-//   next    : its per-slot output (the column each slot hands on, or -1)
-//   out     : out, the non-empty slots' columns after the roll-back, in
-//             unspecified order; their number in counts[cur ^ 1] (zeroed
-//             by the push of this iteration)
+// gpumatch_gpr_push_compact: gpumatch_gpr_push fused with the shrink of the
+// list (the paper's prefix-sum compaction, here an append).
+//   mu_row .. claim : as gpumatch_gpr_push
+//   active  : the list the claim phase processed, counts[cur] entries
+//   target  : its rows claimed (gpumatch_gpr_claim_list)
+//   out     : out, the columns the slots hand on (displaced columns and
+//             columns whose claim lost), in unspecified order; their number
+//             in counts[cur ^ 1] (zeroed by the claim of this iteration)
 // Thread mapping: one thread per slot, whole warps (the grid covers an
-// upper bound of the length); warp-aggregated appends.  No races on
-// mu_col (as gpumatch_gpr_fixup).
-extern "C" __global__ void gpumatch_gpr_fixup_compact(
-    const idx_t* __restrict__ mu_row, idx_t* mu_col,
-    const idx_t* __restrict__ active, const idx_t* __restrict__ next, idx_t* __restrict__ out,
-    unsigned long long* counts, int cur)
+// upper bound of the length); warp-aggregated appends.  No races on the
+// matching (as gpumatch_gpr_push).
+extern "C" __global__ void gpumatch_gpr_push_compact(
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, const idx_t* __restrict__ psi_col,
+    const idx_t* __restrict__ claim, const idx_t* __restrict__ active, const idx_t* __restrict__ target,
+    idx_t* __restrict__ out, unsigned long long* counts, int cur)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
     long long len = (long long)counts[cur];
     if (i - lane >= len) return;  // whole warps only
     idx_t o = -1;
-    if (i < len) o = gpr_fixup_slot(mu_row, mu_col, active[i], next[i]);
+    if (i < len) o = gpr_push_slot(mu_row, mu_col, psi_row, psi_col, claim, active[i], target[i]);
     bool keep = o >= 0;
     unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, keep);
     if (mask) {
@@ -625,66 +726,39 @@ extern "C" __global__ void gpumatch_gpr_fixup_compact(
     }
 }
 
-// gpumatch_gpr_fixup: roll back the pushes that lost a race.
-//   mu_row : m, read only
-//   mu_col : n, updated: -1 for a column whose row kept another column
-//   active : len, the list the push just processed
-//   next   : len, updated: a column that lost goes back into its own slot
-// Thread mapping: one thread per slot.  No races on mu_col (a column is
-// written only by its own slots, all with the same value).
-extern "C" __global__ void gpumatch_gpr_fixup(
-    const idx_t* __restrict__ mu_row, idx_t* mu_col,
-    const idx_t* __restrict__ active, idx_t* __restrict__ next, long long len)
-{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i >= len) return;
-    idx_t v = active[i];
-    if (v < 0) return;
-    idx_t u = mu_col[v];
-    if (u >= 0 && mu_row[u] != v) {
-        mu_col[v] = -1;
-        next[i] = v;
-    }
-}
-
 // gpumatch_gpr_push_loop: persistent mode for short active lists.  ONE
-// block runs up to `iters` push + fix-up iterations on the device, with
+// block runs up to `iters` claim + push iterations on the device, with
 // __syncthreads() as the barrier between the phases (it also makes every
 // global write of the block visible to the whole block), and stops early
 // when an iteration leaves the list empty.
-//   cptr .. psi_col : as gpumatch_gpr_push
-//   bufa           : len, the active list Ac on entry; then a work buffer
-//   bufb           : len, work buffer (Ap)
-//   stamp          : n, iA (see gpumatch_gpr_push)
-//   it0            : stamp of the first iteration (then it0 + 1, ...)
-//   iters          : most iterations to run (the relabel schedule's rest)
-//   done           : 1, out: iterations run
+//   cptr .. claim : as gpumatch_gpr_claim and gpumatch_gpr_push
+//   bufa          : len, the active list Ac on entry; then a work buffer
+//   bufb          : len, work buffer (targets, then Ap)
+//   iters         : most iterations to run (the relabel schedule's rest)
+//   done          : 1, out: iterations run
 // Thread mapping: one block; thread t owns slots t, t + blockDim, ... in
 // every phase, so the list buffers need no barrier of their own.  Each
-// iteration is exactly gpumatch_gpr_push then gpumatch_gpr_fixup over the
-// whole list (its NumPy twin is the per-iteration loop); races between the
-// pushes of one iteration are those of gpumatch_gpr_push.
+// iteration is exactly gpumatch_gpr_claim then gpumatch_gpr_push over the
+// whole list (its NumPy twin is the per-iteration loop).
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_push_loop(
     const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
-    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col,
-    idx_t* bufa, idx_t* bufb, int* stamp, int it0, int iters, long long len,
-    idx_t inf, int* done)
+    idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col, idx_t* claim,
+    idx_t* bufa, idx_t* bufb, int iters, long long len, idx_t inf, int* done)
 {
     idx_t* active = bufa;
     idx_t* next = bufb;
     int j = 0;
     while (j < iters) {
-        int it = it0 + j;
         for (long long base = threadIdx.x & ~(GPUMATCH_WARP - 1); base < len; base += blockDim.x) {
             long long i = base + (threadIdx.x & (GPUMATCH_WARP - 1));
             idx_t v = i < len ? active[i] : (idx_t)-1;
-            idx_t out = gpr_push_slot(cptr, cind, mu_row, mu_col, psi_row, psi_col, v, stamp, it, inf);
-            if (i < len) next[i] = out;
+            idx_t u = gpr_claim_slot(cptr, cind, mu_col, psi_row, psi_col, claim, v, inf);
+            if (i < len) next[i] = u;
         }
         __syncthreads();
         int live = 0;
         for (long long i = threadIdx.x; i < len; i += blockDim.x) {
-            idx_t out = gpr_fixup_slot(mu_row, mu_col, active[i], next[i]);
+            idx_t out = gpr_push_slot(mu_row, mu_col, psi_row, psi_col, claim, active[i], next[i]);
             next[i] = out;
             live |= (out >= 0);
         }
