@@ -343,13 +343,18 @@ def square_graph(ptr, ind, mu_col, node_of_row, k):
     """The directed graph of the matched pairs (CSR, node = pair).
 
     Node ``v`` is the pair of row ``i`` with ``node_of_row[i] = v`` (-1: not
-    in the graph) and its matched column; an arc goes from the pair of row
-    ``i`` to the pair of row ``mu_col[j]`` for every entry ``(i, j)``
-    between two pairs of the graph (self-loops dropped).  Nodes must be
-    numbered in increasing row order, so that the arcs come out sorted by
-    tail with no sort.
+    in the graph; None: every row, ``v = i``) and its matched column; an
+    arc goes from the pair of row ``i`` to the pair of row ``mu_col[j]``
+    for every entry ``(i, j)`` between two pairs of the graph.  Nodes must
+    be numbered in increasing row order, so that the arcs come out sorted
+    by tail with no sort.  With every row in the graph (a perfect matching)
+    the graph is the matrix's own CSR with its column indices renamed, self-
+    loops included (the components steps ignore them); otherwise the arcs
+    are compacted and self-loops dropped.
     """
-    xp = _csr.array_module(ptr, ind, mu_col, node_of_row)
+    xp = _csr.array_module(ptr, ind, mu_col)
+    if node_of_row is None:
+        return ptr, mu_col[ind]
     nnz = ind.shape[0]
     node_ext = xp.concatenate([node_of_row, xp.full(1, -1, dtype=node_of_row.dtype)])
     src = node_ext[_row_of_entry(ptr, nnz)]
@@ -359,7 +364,7 @@ def square_graph(ptr, ind, mu_col, node_of_row, k):
     dst = dst[keep]
     gptr = xp.zeros(k + 1, dtype=ptr.dtype)
     if k:
-        xp.cumsum(xp.bincount(src, minlength=k), out=gptr[1:])
+        xp.cumsum(xp.bincount(src, minlength=k), dtype=gptr.dtype, out=gptr[1:])
     return gptr, dst.astype(ptr.dtype, copy=False)
 
 
@@ -401,8 +406,14 @@ def _decompose(g, mu_row, mu_col, *, reach="scipy", scc="tarjan", scc_options=No
     in_r2 = row_set == 2
     rows2 = xp.flatnonzero(in_r2).astype(idt, copy=False)
     k = int(rows2.shape[0])
-    node_of_row = xp.full(m, -1, dtype=idt)
-    node_of_row[rows2] = xp.arange(k, dtype=idt)
+    if k == m:
+        # every row is in R2: no row is unmatched, so C3 is empty, and no
+        # column of C0 has an entry (it would put its rows in R1): every
+        # entry lies in R2 x C2 and the graph is A's own CSR, renamed
+        node_of_row = None
+    else:
+        node_of_row = xp.full(m, -1, dtype=idt)
+        node_of_row[rows2] = xp.arange(k, dtype=idt)
     gptr, gind = square_graph(g.indptr, g.indices, mu_col, node_of_row, k)
     block, nb, sstats = _scc_blocks(gptr, gind, k, scc, scc_options)
     stats.update(sstats)
@@ -685,8 +696,7 @@ def _btf(g, mu_row, mu_col, *, scc="tarjan", scc_options=None, stats=None, t_sta
         fc = xp.flatnonzero(mu_col < 0).astype(idt, copy=False)
         mu_row[fr] = fc
         mu_col[fc] = fr
-    node_of_row = xp.arange(n, dtype=idt)
-    gptr, gind = square_graph(g.indptr, g.indices, mu_col, node_of_row, n)
+    gptr, gind = square_graph(g.indptr, g.indices, mu_col, None, n)
     block, nb, sstats = _scc_blocks(gptr, gind, n, scc, scc_options)
     stats.update(sstats)
     stats["square_arcs"] = int(gind.shape[0])

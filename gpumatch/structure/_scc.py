@@ -123,11 +123,15 @@ def check_block_order(block, ptr, ind) -> bool:
     if ind.shape[0] == 0:
         return True
     xp = _csr.array_module(block, ptr, ind)
+    heads = block[ind]
     if xp is np:
-        tails = _tails(ptr, ind.shape[0])
-    else:
-        tails = _csr.segment_owner(ptr, ind.shape[0])
-    return bool((block[tails] <= block[ind]).all())
+        # per row the smallest block its arcs reach: no tails array to build
+        nonempty = ptr[1:] > ptr[:-1]
+        starts = ptr[:-1][nonempty]
+        lowest = np.minimum.reduceat(heads, starts)
+        return bool((block[:ptr.shape[0] - 1][nonempty] <= lowest).all())
+    tails = _csr.segment_owner(ptr, ind.shape[0])
+    return bool((block[tails] <= heads).all())
 
 
 def topological_levels(ncomp, labels, ptr, ind):
@@ -207,6 +211,17 @@ def _append_digit(st, digit):
     st.extra["digits"] += 1
 
 
+def _argsort_stable(xp, a):
+    """Stable argsort on both backends (CuPy's sort is always stable)."""
+    return np.argsort(a, kind="stable") if xp is np else xp.argsort(a)
+
+
+def _lexsort2(xp, primary, secondary):
+    """Order by `primary`, ties by `secondary` (two stable sorts; no Thrust lexsort)."""
+    first = _argsort_stable(xp, secondary)
+    return first[_argsort_stable(xp, primary[first])]
+
+
 def _dense_rank(xp, values):
     """Dense ranks (0, 1, ...) of `values`, order kept; and their count."""
     k = values.shape[0]
@@ -214,9 +229,8 @@ def _dense_rank(xp, values):
         return values.copy(), 0
     order = xp.argsort(values)
     s = values[order]
-    step = xp.empty(k, dtype=np.int64)
-    step[0] = 0
-    xp.not_equal(s[1:], s[:-1], out=step[1:])
+    step = xp.zeros(k, dtype=np.int64)
+    step[1:] = s[1:] != s[:-1]
     rank = xp.empty(k, dtype=np.int64)
     rank[order] = xp.cumsum(step)
     return rank, int(rank[order[-1]]) + 1
@@ -259,7 +273,7 @@ def _pivots(st, deg_score):
     if act.shape[0] == 0:
         return act
     keys = st.key[act]
-    order = xp.lexsort(xp.stack([-deg_score[act], keys]))
+    order = _lexsort2(xp, keys, -deg_score[act])
     ks = keys[order]
     first = xp.empty(ks.shape[0], dtype=bool)
     first[0] = True
@@ -274,7 +288,7 @@ def _host_finish(st, stats):
     xp = st.xp
     k = st.k
     active = ~st.done
-    local = xp.cumsum(active) - 1                       # local id of each active node
+    local = xp.cumsum(active, dtype=np.int64) - 1       # local id of each active node
     nodes = xp.flatnonzero(active)
     tails = st.extra.get("tails_dev")
     if tails is None:
@@ -376,10 +390,9 @@ def fwbw_scc(fptr, find, k, *, bptr=None, bind=None, host_finish=None, max_round
         _host_finish(st, stats)
     # blocks: dense ranks of (key, node id for trimmed singletons)
     tie = xp.where(st.single, xp.arange(k, dtype=np.int64), -1)
-    order = xp.lexsort(xp.stack([tie, st.key]))
+    order = _lexsort2(xp, st.key, tie)
     ks, ts = st.key[order], tie[order]
-    step = xp.empty(k, dtype=np.int64)
-    step[0] = 0
+    step = xp.zeros(k, dtype=np.int64)
     step[1:] = (ks[1:] != ks[:-1]) | (ts[1:] != ts[:-1])
     block = xp.empty(k, dtype=np.int64)
     block[order] = xp.cumsum(step)
