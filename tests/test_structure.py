@@ -665,3 +665,36 @@ def test_gpu_generated(name, make):
     assert_same_decomposition(sets_of(dm), sets_of(ref))
     if A.shape[0] == A.shape[1]:
         check_block_triangular(A, block_triangular_form(A, backend="cupy"), expected_rank=ref.structural_rank)
+
+
+# ---------------------------------------------------------------------------
+# command line: gpumatch dm
+
+
+def test_cli_dm(tmp_path, capsys):
+    import scipy.io
+
+    from gpumatch.cli import main
+
+    A = generators.random_bipartite(120, 90, 1.8, seed=2)
+    path = tmp_path / "a.mtx"
+    scipy.io.mmwrite(str(path), A)
+    assert main(["dm", str(path), "--backend", "numpy", "--blocks", "3"]) == 0
+    out = capsys.readouterr().out
+    dm = dulmage_mendelsohn(A, backend="numpy")
+    c = dm.coarse_sizes()
+    assert f"structural rank {dm.structural_rank}" in out
+    assert f"horizontal (underdetermined): {c['R1']} x {c['C0'] + c['C1']}" in out
+    assert f"vertical (overdetermined):    {c['R3'] + c['R0']} x {c['C3']}" in out
+    assert f"fine blocks: {dm.nblocks} in all" in out
+    # explicit zeros: --nonzero drops them
+    Z = sp.coo_matrix((np.array([1.0, 0.0, 1.0]), (np.array([0, 1, 1]), np.array([0, 1, 0]))), shape=(2, 2))
+    zpath = tmp_path / "z.mtx"
+    scipy.io.mmwrite(str(zpath), Z)
+    assert main(["dm", str(zpath), "--backend", "numpy"]) == 0
+    assert "structural rank 2 (structurally nonsingular)" in capsys.readouterr().out
+    assert main(["dm", str(zpath), "--backend", "numpy", "--nonzero"]) == 0
+    assert "structural rank 1" in capsys.readouterr().out
+    assert main(["dm", str(tmp_path / "missing.mtx")]) == 1
+    assert "no such file" in capsys.readouterr().err
+    assert main(["dm", str(path), "--blocks", "-1"]) == 1
