@@ -698,3 +698,55 @@ def test_cli_dm(tmp_path, capsys):
     assert main(["dm", str(tmp_path / "missing.mtx")]) == 1
     assert "no such file" in capsys.readouterr().err
     assert main(["dm", str(path), "--blocks", "-1"]) == 1
+
+
+# ---------------------------------------------------------------------------
+# the example
+
+
+def _example():
+    import importlib.util
+    import pathlib
+
+    path = pathlib.Path(__file__).resolve().parent.parent / "examples" / "dm_blocks.py"
+    spec = importlib.util.spec_from_file_location("gpumatch_example_dm_blocks", path)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod
+
+
+def test_example_generated(capsys, tmp_path, monkeypatch):
+    import sys
+
+    mod = _example()
+    assert mod.__doc__ and callable(mod.main)
+    monkeypatch.setitem(sys.modules, "matplotlib", None)      # as if matplotlib were not installed
+    out = mod.main(["--generate", "--backend", "numpy", "--out", str(tmp_path / "b.png")])
+    text = capsys.readouterr().out
+    assert out["output"] is None and "matplotlib is not installed" in text
+    dm, A = out["result"], out["matrix"]
+    c = dm.coarse_sizes()
+    # the generated matrix has all three parts and its twelve irreducible blocks come back
+    assert c["C0"] == 40 and c["R0"] == 50 and c["R1"] == 50 and c["C3"] == 60
+    assert out["certificate"].square_blocks == 12
+    assert sorted(dm.square_block_sizes().tolist()) == sorted([40, 25, 3, 60, 1, 12, 30, 1, 8, 45, 2, 20])
+    assert "square irreducible blocks: 12" in text
+
+
+def test_example_default_and_file(capsys, tmp_path):
+    import scipy.io
+
+    mod = _example()
+    out = mod.main(["--backend", "numpy", "--no-plot"])       # west0479 from the corpus, or generated
+    check_dulmage_mendelsohn(out["matrix"], out["result"])
+    path = tmp_path / "z.mtx"
+    Z = sp.coo_matrix((np.array([1.0, 0.0, 1.0]), (np.array([0, 1, 1]), np.array([0, 1, 0]))), shape=(2, 2))
+    scipy.io.mmwrite(str(path), Z)
+    assert mod.main([str(path), "--backend", "numpy", "--no-plot"])["result"].structural_rank == 2
+    assert mod.main([str(path), "--backend", "numpy", "--no-plot", "--nonzero"])["result"].structural_rank == 1
+
+
+def test_example_picture(tmp_path):
+    pytest.importorskip("matplotlib")
+    out = _example().main(["--generate", "--backend", "numpy", "--out", str(tmp_path / "b.png")])
+    assert out["output"] and (tmp_path / "b.png").stat().st_size > 10_000

@@ -246,7 +246,6 @@ def _compact_keys(st):
 def _trim_passes(st, kern, active, stats):
     """Trim passes while they remove at least :data:`TRIM_SHARE` of the
     active nodes; returns the active count."""
-    xp = st.xp
     for _ in range(TRIM_PASSES):
         if active == 0:
             break
