@@ -750,3 +750,15 @@ def test_example_picture(tmp_path):
     pytest.importorskip("matplotlib")
     out = _example().main(["--generate", "--backend", "numpy", "--out", str(tmp_path / "b.png")])
     assert out["output"] and (tmp_path / "b.png").stat().st_size > 10_000
+
+
+def test_docs_page_examples():
+    """The worked examples of docs/structure.rst run and print what the page says."""
+    import doctest
+    import pathlib
+
+    page = pathlib.Path(__file__).resolve().parent.parent / "docs" / "structure.rst"
+    if not page.is_file():
+        pytest.skip("docs/structure.rst not found")
+    failures, tried = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
+    assert tried > 10 and failures == 0
