@@ -237,14 +237,6 @@ def _maximum_matching(g, name: str):
     return mu_row, mu_col, res.stats
 
 
-def _row_of_entry(ptr, count):
-    """Row of every stored entry (``np.repeat`` on the host, a search on the GPU)."""
-    xp = _csr.array_module(ptr)
-    if xp is np:
-        return np.repeat(np.arange(ptr.shape[0] - 1, dtype=ptr.dtype), np.diff(ptr))
-    return _csr.segment_owner(ptr, count)
-
-
 def _transpose(g):
     """CSC of `g` (the order of the rows inside a column does not matter here)."""
     if g.backend == "cupy":
@@ -339,33 +331,32 @@ def _coarse(g, mu_row, mu_col, reach):
     return row_set, col_set
 
 
-def square_graph(ptr, ind, mu_col, node_of_row, k):
+def square_graph(ptr, ind, mu_col, rows, node_of_row):
     """The directed graph of the matched pairs (CSR, node = pair).
 
-    Node ``v`` is the pair of row ``i`` with ``node_of_row[i] = v`` (-1: not
-    in the graph; None: every row, ``v = i``) and its matched column; an
-    arc goes from the pair of row ``i`` to the pair of row ``mu_col[j]``
-    for every entry ``(i, j)`` between two pairs of the graph.  Nodes must
-    be numbered in increasing row order, so that the arcs come out sorted
-    by tail with no sort.  With every row in the graph (a perfect matching)
-    the graph is the matrix's own CSR with its column indices renamed, self-
-    loops included (the components steps ignore them); otherwise the arcs
-    are compacted and self-loops dropped.
+    Node ``v`` is the pair of row ``rows[v]`` (`rows` increasing; None:
+    every row, ``v = i``) and its matched column; `node_of_row` maps a row
+    to its node (-1: not in the graph).  An arc goes from the pair of row
+    ``i`` to the pair of row ``mu_col[j]`` for every entry ``(i, j)``
+    between two pairs of the graph.  Only the entries of `rows` are read,
+    and they come out sorted by tail with no sort.  With every row in the
+    graph (a perfect matching) the graph is the matrix's own CSR with its
+    column indices renamed, self-loops included (the components steps
+    ignore them); otherwise self-loops are dropped.
     """
     xp = _csr.array_module(ptr, ind, mu_col)
-    if node_of_row is None:
+    if rows is None:
         return ptr, mu_col[ind]
-    nnz = ind.shape[0]
+    k = int(rows.shape[0])
+    owner, pos = _csr.expand_segments(ptr, rows)      # owner: the node of each entry's row
     node_ext = xp.concatenate([node_of_row, xp.full(1, -1, dtype=node_of_row.dtype)])
-    src = node_ext[_row_of_entry(ptr, nnz)]
-    dst = node_ext[mu_col[ind]]            # mu_col = -1 (unmatched column) reads the -1 slot
-    keep = (src >= 0) & (dst >= 0) & (src != dst)
-    src = src[keep]
-    dst = dst[keep]
+    dst = node_ext[mu_col[ind[pos]]]                   # mu_col = -1 (unmatched column) reads the -1 slot
+    keep = (dst >= 0) & (dst != owner)
+    src = owner[keep]
     gptr = xp.zeros(k + 1, dtype=ptr.dtype)
     if k:
         xp.cumsum(xp.bincount(src, minlength=k), dtype=gptr.dtype, out=gptr[1:])
-    return gptr, dst.astype(ptr.dtype, copy=False)
+    return gptr, dst[keep].astype(ptr.dtype, copy=False)
 
 
 def _scc_blocks(gptr, gind, k, scc, options):
@@ -410,11 +401,11 @@ def _decompose(g, mu_row, mu_col, *, reach="scipy", scc="tarjan", scc_options=No
         # every row is in R2: no row is unmatched, so C3 is empty, and no
         # column of C0 has an entry (it would put its rows in R1): every
         # entry lies in R2 x C2 and the graph is A's own CSR, renamed
-        node_of_row = None
+        gptr, gind = square_graph(g.indptr, g.indices, mu_col, None, None)
     else:
         node_of_row = xp.full(m, -1, dtype=idt)
         node_of_row[rows2] = xp.arange(k, dtype=idt)
-    gptr, gind = square_graph(g.indptr, g.indices, mu_col, node_of_row, k)
+        gptr, gind = square_graph(g.indptr, g.indices, mu_col, rows2, node_of_row)
     block, nb, sstats = _scc_blocks(gptr, gind, k, scc, scc_options)
     stats.update(sstats)
     stats["square_arcs"] = int(gind.shape[0])
@@ -696,7 +687,7 @@ def _btf(g, mu_row, mu_col, *, scc="tarjan", scc_options=None, stats=None, t_sta
         fc = xp.flatnonzero(mu_col < 0).astype(idt, copy=False)
         mu_row[fr] = fc
         mu_col[fc] = fr
-    gptr, gind = square_graph(g.indptr, g.indices, mu_col, None, n)
+    gptr, gind = square_graph(g.indptr, g.indices, mu_col, None, None)
     block, nb, sstats = _scc_blocks(gptr, gind, n, scc, scc_options)
     stats.update(sstats)
     stats["square_arcs"] = int(gind.shape[0])
