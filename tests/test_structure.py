@@ -725,6 +725,7 @@ def test_example_generated(capsys, tmp_path, monkeypatch):
     text = capsys.readouterr().out
     assert out["output"] is None and "matplotlib is not installed" in text
     dm, A = out["result"], out["matrix"]
+    check_dulmage_mendelsohn(A, dm)
     c = dm.coarse_sizes()
     # the generated matrix has all three parts and its twelve irreducible blocks come back
     assert c["C0"] == 40 and c["R0"] == 50 and c["R1"] == 50 and c["C3"] == 60
