@@ -509,23 +509,25 @@ def dulmage_mendelsohn(A, *, backend="auto"):
         rr[3]      0      0      0      A44          A44: unmatched rows
         rr[4]
 
-    The sets of rows and columns of each coarse part are unique: columns
-    ``C0 ∪ C1`` are those reachable from an unmatched column by an
+    The sets of rows and columns of each coarse part are unique [1]_:
+    columns ``C0 ∪ C1`` are those reachable from an unmatched column by an
     alternating path, rows ``R3 ∪ R0`` those reachable from an unmatched
-    row, whatever maximum matching is used.  The fine blocks of the square
+    row, whatever maximum matching is used (which of them are the unmatched
+    ones depends on the matching; their number does not).  The fine blocks of the square
     part (the strongly connected components of its graph of matched pairs)
     are unique as sets too; their order is one topological order of the
     block graph, and the order inside a set is unspecified, so ``p`` and
     ``q`` may differ from MATLAB's and between backends.  Like MATLAB, the
     horizontal part is one fine block (the first, when it has columns) and
-    the vertical part one (the last, when it has rows).
+    the vertical part one (the last, when it has rows).  The steps follow
+    Pothen and Fan [2]_ and Davis [3]_.
 
     Explicit zeros: gpumatch treats every stored entry as an edge, as
     SciPy's ``maximum_bipartite_matching`` and ``structural_rank`` do.
     CSparse's ``cs_dmperm`` also reads only the pattern (a zero stored in
-    it counts).  MATLAB's sparse matrices cannot hold a stored zero (they
-    are squeezed out when the matrix is built or changed), so ``dmperm`` in
-    MATLAB sees the nonzero pattern.  For MATLAB's answer on a SciPy matrix
+    it counts).  MATLAB does not keep stored zeros in its sparse matrices
+    (they are squeezed out when the matrix is built or changed), so
+    ``dmperm`` in MATLAB sees the nonzero pattern.  For MATLAB's answer on a SciPy matrix
     that stores zeros, call ``A.eliminate_zeros()`` first.
 
     Complexity: the maximum matching (see :func:`gpumatch.bipartite_matching`),
@@ -624,8 +626,8 @@ def block_triangular_form(A, *, backend="auto"):
     -----
     A maximum matching gives the diagonal; the blocks are the strongly
     connected components of the graph of matched pairs, in topological
-    order (SciPy's Pearce search on the host; trim + forward-backward on
-    the GPU).  For a structurally singular ``A`` the matching is completed
+    order [1]_ [2]_ (SciPy's Pearce search on the host; trim +
+    forward-backward on the GPU).  For a structurally singular ``A`` the matching is completed
     by pairing the unmatched rows with the unmatched columns (both in
     increasing order) before the components are found, as SuiteSparse's BTF
     does: ``B`` is still block upper triangular with square irreducible
