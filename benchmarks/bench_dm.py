@@ -17,7 +17,7 @@ Delaunay 1M and faster than SciPy step by step.
 
     python benchmarks/bench_dm.py --backends numpy                 # CPU, the five 1M inputs
     python benchmarks/bench_dm.py --backends cupy --repeats 5      # GPU (graph copied to the device once)
-    python benchmarks/bench_dm.py --only delaunay_1M --cache /tmp/dm_inputs
+    python benchmarks/bench_dm.py --only delaunay_1M --cache bench_out/dm_inputs
 
 The inputs are those of the standard suite (seed 0).  SciPy's Hopcroft–Karp
 takes minutes on meshes and grids (scipy issue #26147): on ``delaunay`` and
