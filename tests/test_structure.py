@@ -539,7 +539,7 @@ def _run_corpus(corpus_dir, entry, backend):
     if backend == "cupy":
         import cupyx.scipy.sparse as cpx
 
-        dm = dulmage_mendelsohn(cpx.csr_matrix(A), backend="cupy")
+        dm = dulmage_mendelsohn(cpx.csr_matrix(sp.csr_matrix(A, dtype=np.float64)), backend="cupy")  # float: cupyx
         assert _backend.is_cupy_array(dm.p)
     else:
         dm = dulmage_mendelsohn(A, backend=backend)
