@@ -18,8 +18,10 @@ minimum_cut
     Capacity, source side and arcs of a minimum s-t cut.
 MaxFlowSolver, MatchingSolver
     Re-solve after batches of capacity or edge changes, from the previous answer.
+dulmage_mendelsohn, block_triangular_form
+    Dulmage–Mendelsohn decomposition (MATLAB ``dmperm``) and block triangular form.
 
-Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.io`,
+Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.structure`, :mod:`gpumatch.io`,
 :mod:`gpumatch.generators`, :mod:`gpumatch.testing`.
 """
 
@@ -28,6 +30,8 @@ from ._version import __version__
 from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
 from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
                        structural_rank)
+from .structure import (BlockTriangularResult, DulmageMendelsohnResult, block_triangular_form,
+                        dulmage_mendelsohn)
 
 #: Submodules reachable as attributes of the package (``gpumatch.testing``),
 #: imported on first use.
@@ -57,5 +61,9 @@ __all__ = [
     "MinimumCutResult",
     "MaxFlowSolver",
     "MatchingSolver",
+    "dulmage_mendelsohn",
+    "block_triangular_form",
+    "DulmageMendelsohnResult",
+    "BlockTriangularResult",
     "__version__",
 ]
