@@ -695,9 +695,9 @@ def test_cli_dm(tmp_path, capsys):
     assert "structural rank 2 (structurally nonsingular)" in capsys.readouterr().out
     assert main(["dm", str(zpath), "--backend", "numpy", "--nonzero"]) == 0
     assert "structural rank 1" in capsys.readouterr().out
-    assert main(["dm", str(tmp_path / "missing.mtx")]) == 1
+    assert main(["dm", str(tmp_path / "missing.mtx")]) == 2
     assert "no such file" in capsys.readouterr().err
-    assert main(["dm", str(path), "--blocks", "-1"]) == 1
+    assert main(["dm", str(path), "--blocks", "-1"]) == 2   # bad usage and bad input exit 2
 
 
 # ---------------------------------------------------------------------------

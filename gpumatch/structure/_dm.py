@@ -42,6 +42,7 @@ import numpy as np
 
 from .. import _backend
 from .. import csr as _csr
+from .._typing import Backend, GraphLike
 from .._validation import as_csr_graph
 from . import _scc
 
@@ -456,7 +457,7 @@ def _decompose(g, mu_row, mu_col, *, reach="scipy", scc="tarjan", scc_options=No
 # ---------------------------------------------------------------------------
 
 
-def dulmage_mendelsohn(A, *, backend="auto"):
+def dulmage_mendelsohn(A: GraphLike, *, backend: Backend = "auto") -> DulmageMendelsohnResult:
     """Dulmage–Mendelsohn decomposition of a sparse matrix (MATLAB ``dmperm``).
 
     Finds row and column permutations ``p``, ``q`` such that
@@ -587,7 +588,7 @@ def dulmage_mendelsohn(A, *, backend="auto"):
     return res
 
 
-def block_triangular_form(A, *, backend="auto"):
+def block_triangular_form(A: GraphLike, *, backend: Backend = "auto") -> BlockTriangularResult:
     """Permute a square sparse matrix to block upper triangular form.
 
     Finds ``p``, ``q`` and block boundaries ``r`` such that
