@@ -124,7 +124,8 @@ def maximum_bipartite_matching(graphs, perm_type="row", *, backend="auto", clien
         (scipy or cupyx sparse, ``(indptr, indices, shape)`` tuples), or
         paths (``str`` or path-like) of Matrix Market files (``.mtx``,
         ``.mtx.gz``), read where they are solved: on the workers when
-        `client` is given.
+        `client` is given.  With a client, also Dask Futures of graphs
+        already on the cluster (each is a task of its own).
     perm_type : {"row", "column"}, optional
         As in :func:`gpumatch.maximum_bipartite_matching`.
     backend : str, optional
@@ -210,7 +211,8 @@ def maximum_flow(problems, *, backend="auto", client=None, errors="raise", progr
         None (or the path may stand alone, not in a tuple): the file's
         ``n ... s`` and ``n ... t`` lines give them; integers (0-based)
         override the file's.  Files are read where they are solved: on the
-        workers when `client` is given.
+        workers when `client` is given.  With a client, `csgraph` may also
+        be a Dask Future of a matrix already on the cluster.
     backend : str, optional
         Any backend name :func:`gpumatch.maximum_flow` accepts; passed
         through to it.  With a client it is resolved on each worker.
@@ -387,10 +389,17 @@ def _file_size_estimate(path):
     return nbytes // (4 if str(os.fspath(path)).lower().endswith(".gz") else 12)
 
 
+def _is_future(x) -> bool:
+    """A dask.distributed Future (told by its class, without importing dask)."""
+    return type(x).__name__ == "Future" and type(x).__module__.startswith("distributed")
+
+
 def _estimate(kind, item):
     obj = item[0] if kind == "flow" and isinstance(item, tuple) else item
     if isinstance(item, _BadItem):
         return 1
+    if _is_future(obj):
+        return None  # data already on the cluster, size unknown here: a task of its own
     if _is_path(obj):
         return _file_size_estimate(obj)
     return _graph_size(kind, obj)
@@ -936,7 +945,12 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
     budget = max(1, min(limit, -(-known // (2 * workers)))) if limit else 0
     chunks = _plan(sizes, budget, limit // 4)
     payloads = [[items[i] for i in idx] for idx in chunks]
-    in_memory = [k for k, p in enumerate(payloads) if any(not _is_path(_item_obj(kind, it)) for it in p)]
+    # Matrices go to the workers by one scatter; paths travel in the task and
+    # are read there; Futures (data already on the cluster) are resolved by
+    # Dask where the task runs.
+    in_memory = [k for k, p in enumerate(payloads)
+                 if any(not _is_path(_item_obj(kind, it)) for it in p)
+                 and not any(_is_future(_item_obj(kind, it)) for it in p)]
     if in_memory:
         scattered = client.scatter([_Payload(payloads[k]) for k in in_memory], hash=False)
         for k, fut in zip(in_memory, scattered):

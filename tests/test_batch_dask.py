@@ -107,3 +107,16 @@ def test_progress_with_a_client(client, capsys):
     gs = [sp.csr_matrix(np.eye(3)) for _ in range(4)]
     got = batch.maximum_bipartite_matching(gs, client=client, backend="numpy", progress=True)
     assert [int((p >= 0).sum()) for p in got] == [3, 3, 3, 3]
+
+
+def test_futures_of_data_already_on_the_cluster(client):
+    gs = [generators.random_bipartite(30, 25, 3, seed=i) for i in range(6)]
+    futs = client.scatter(gs)
+    got = batch.maximum_bipartite_matching(futs[:3] + gs[3:], client=client, backend="numpy")
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+    probs = flow_inputs()[:4]
+    cfuts = client.scatter([C for C, _, _ in probs])
+    got = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(cfuts, probs)], client=client, backend="numpy")
+    for (C, s, t), res in zip(probs, got):
+        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
