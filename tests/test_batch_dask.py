@@ -120,3 +120,23 @@ def test_futures_of_data_already_on_the_cluster(client):
     got = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(cfuts, probs)], client=client, backend="numpy")
     for (C, s, t), res in zip(probs, got):
         assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
+
+
+@pytest.mark.gpu
+def test_local_cuda_cluster_one_worker_per_gpu():
+    dask_cuda = pytest.importorskip("dask_cuda")
+    from gpumatch import _backend
+
+    n = min(2, _backend.cp.cuda.runtime.getDeviceCount())
+    gs = [generators.random_bipartite(200 + i, 180, 4, seed=i) for i in range(40)]
+    probs = flow_inputs()
+    with dask_cuda.LocalCUDACluster(n_workers=n, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as gpu_client:
+        got = batch.maximum_bipartite_matching(gs, client=gpu_client, backend="cupy", pack_edges=20_000)
+        flows = batch.maximum_flow(probs, client=gpu_client, backend="cupy", pack_edges=400)
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+    for (C, s, t), res in zip(probs, flows):
+        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="cupy"))
+        assert res.stats["backend"] == "cupy"
+    assert len({r.stats["batch"]["process"] for r in flows}) == n
