@@ -567,11 +567,9 @@ def _fast_graphs(kind, members):
         starts[(ptr + eoff[own])[heads]] = True
         bad[1:] |= (idx[1:] <= idx[:-1]) & ~starts[1:E]
         if kind == "flow":
-            dat = np.concatenate([o.data for o in objs]) if P > 1 else objs[0].data
-            if dat.dtype.kind == "i":
-                bad |= dat < 0
-            elif dat.dtype == np.uint64:
-                bad |= dat > np.uint64(_I64_MAX)
+            # as int64, a negative capacity and a uint64 one past int64 are both < 0
+            dat = np.concatenate([o.data.astype(np.int64, copy=False) for o in objs])
+            bad |= dat < 0
         good = np.bincount(pid[bad], minlength=P) == 0 if bad.any() else np.ones(P, dtype=bool)
     else:
         good = np.ones(P, dtype=bool)

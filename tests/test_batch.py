@@ -465,3 +465,22 @@ def test_gpu_many_small_graphs():
     for res, (C, s, t) in zip(batch.maximum_flow(probs, backend="cupy"), probs):
         assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="cupy"))
         check_flow(C, s, t, res.flow, res.flow_value)
+
+
+def test_flow_capacity_dtypes_in_one_pack():
+    # int32, uint64, bool and int64 capacities side by side; a negative
+    # capacity and a uint64 one past int64 get the single call's errors
+    C = np.array([[0, 3, 2], [0, 0, 2], [0, 0, 0]])
+    good = [sp.csr_matrix(C.astype(dt)) for dt in (np.int32, np.uint64, np.int64, np.uint8)]
+    good.append(sp.csr_matrix((C > 0)))
+    neg = sp.csr_matrix(C.astype(np.int64))
+    neg.data[0] = -1
+    huge = sp.csr_matrix(C.astype(np.uint64))
+    huge.data[0] = np.uint64(1 << 63)
+    probs = [(g, 0, 2) for g in good[:2]] + [(neg, 0, 2)] + [(g, 0, 2) for g in good[2:]] + [(huge, 0, 2)]
+    got = batch.maximum_flow(probs, backend="numpy", errors="return")
+    assert [int(r.flow_value) for i, r in enumerate(got) if i not in (2, 6)] == [4, 4, 4, 4, 2]
+    for i, err in ((2, ValueError), (6, OverflowError)):
+        with pytest.raises(err) as single:
+            gpumatch.maximum_flow(probs[i][0], 0, 2, backend="numpy")
+        assert isinstance(got[i], err) and str(got[i]) == f"problem {i}: {single.value}"
