@@ -63,7 +63,10 @@ that exception is put in the problem's slot of the result list instead and
 the other problems are still solved.  With ``errors="raise"`` (default) the
 exception of the lowest failing index is raised; work on later problems may
 already have been done.  Invalid options (an unknown keyword, a bad
-``perm_type``, ``errors`` or ``backend``) raise at once, before any work.
+``perm_type``, ``errors`` or ``backend``) raise at once, before any work;
+so do bad values of the solver's options (``method``, ``layout``, ...),
+checked on a one-edge problem, except with a client, where the backend is
+only known on the workers and such an error comes back for every problem.
 """
 
 from __future__ import annotations
