@@ -35,7 +35,7 @@ from .structure import (BlockTriangularResult, DulmageMendelsohnResult, block_tr
 
 #: Submodules reachable as attributes of the package (``gpumatch.testing``),
 #: imported on first use.
-_SUBMODULES = ("testing", "io", "generators", "csr", "flow", "matching", "cli", "bench")
+_SUBMODULES = ("testing", "io", "generators", "csr", "flow", "matching", "structure", "batch", "cli", "bench")
 
 
 def __getattr__(name):

@@ -1,0 +1,983 @@
+"""Many problems at once: packed solves on one device, and chunks over Dask workers.
+
+Public functions
+----------------
+maximum_bipartite_matching
+    A list of graphs (or Matrix Market paths) in, a list of matchings out.
+maximum_flow
+    A list of ``(csgraph, source, sink)`` problems (or DIMACS paths) in, a
+    list of :class:`gpumatch.MaximumFlowResult` out.
+
+Both return their results in the order of the input, each exactly in the
+format of the single-problem function (:func:`gpumatch.maximum_bipartite_matching`,
+:func:`gpumatch.maximum_flow`).
+
+How a batch is solved
+---------------------
+*Packing (one process, one device).*  Small problems are joined into one
+problem and solved by one call of the single-problem function, so that a
+thousand problems of a few hundred edges pay for one launch sequence, not a
+thousand:
+
+* matching: the block-diagonal matrix of the graphs.  A maximum matching of
+  a disjoint union is the union of maximum matchings of its parts (an
+  augmenting path of one part would augment the union), and G-PR only ever
+  matches along stored entries, so each block's share of the result is a
+  maximum matching of that graph; the rows and columns are shifted back.
+* flow: the disjoint union of the networks plus a super source ``S`` with an
+  arc ``S -> s_i`` to every source and an arc ``t_i -> T`` from every sink to
+  a super sink ``T`` (the argument is in the comment of :func:`_pack_flow`);
+  each problem gets back its own flow matrix, value and minimum cut, equal
+  to what a single :func:`gpumatch.maximum_flow` call returns (the flow
+  itself may differ: maximum flows are not unique; the value and the source
+  side of the returned cut are).
+
+A problem's *size* is its stored entries plus its vertices (rows + columns
+for a matching).  Problems are taken in order; consecutive small ones join
+the open pack while its size stays within ``pack_edges`` (default
+:data:`PACK_EDGES` of the backend that runs: about two million on the GPU,
+where a smaller pack leaves the device idle between launches, and 131,072 on
+the CPU, where every iteration of the NumPy twin passes over the whole pack
+and the pack iterates as long as its slowest member); a problem larger than
+``pack_edges // 4`` is solved
+alone, with the single-problem call (it fills the device by itself).  The
+joining arrays (offsets, the extra arcs, the splitting of the results) are
+computed with the backend's array module, on the GPU when the backend is
+CuPy.  If a joint solve fails for any reason, its problems are solved one by
+one, so that an error is always reported for the problem that caused it.
+
+*Dask.*  With ``client=`` (a ``dask.distributed.Client``), the packs are
+tasks: each runs the same packing on a worker, and the results are gathered
+in order.  Files are read on the workers.  With one worker per GPU
+(``dask_cuda.LocalCUDACluster`` on one machine, ``dask-cuda-worker`` on
+several), each worker solves on its own device; the CUDA kernels are
+compiled once per worker process (the module stays imported between tasks)
+and reused by every later task.  This module is the only one of gpumatch
+that imports dask, and only when a client is given.
+
+Errors
+------
+An invalid problem raises its usual exception (same type, message prefixed
+by ``"problem <index>: "``, attribute ``index``).  With ``errors="return"``
+that exception is put in the problem's slot of the result list instead and
+the other problems are still solved.  With ``errors="raise"`` (default) the
+exception of the lowest failing index is raised; work on later problems may
+already have been done.  Invalid options (an unknown keyword, a bad
+``perm_type``, ``errors`` or ``backend``) raise at once, before any work;
+so do bad values of the solver's options (``method``, ``layout``, ...),
+checked on a one-edge problem, except with a client, where the backend is
+only known on the workers and such an error comes back for every problem.
+"""
+
+from __future__ import annotations
+
+import inspect
+import os
+import sys
+from typing import Any
+
+import numpy as np
+import scipy.sparse as sp
+
+from . import _backend
+from . import flow as _flow
+from . import io as _io
+from . import matching as _matching
+from ._validation import CSRGraph, as_csr_graph, check_option, index_dtype_for
+from .csr import segment_owner
+from .flow._maxflow import MaximumFlowResult, _capacity_graph, _check_terminals
+
+__all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES"]
+
+#: Default size budget of a pack, by the backend that runs it: stored entries
+#: plus vertices of the problems solved together in one call.  A problem
+#: larger than a quarter of the budget is solved alone.  On a 2-core CPU the
+#: NumPy backend ran 10,000 small matchings fastest with packs of 2**17 to
+#: 2**19 and small flow networks with 2**15 to 2**17 (``benchmarks/batch.md``);
+#: the GPU budget is large enough that a pack's launches do not dominate.
+PACK_EDGES = {"cupy": 1 << 21, "cpu": 1 << 17}
+
+#: ``progress=None`` shows a bar for batches of at least this many problems
+#: (and only when standard error is a terminal).
+PROGRESS_MIN = 100
+
+_ERRORS = ("raise", "return")
+_I64_MAX = int(np.iinfo(np.int64).max)
+_F64_EXACT = 1 << 53
+_DASK_HINT = "pip install 'gpumatch[dask]'"
+
+# Per-process bookkeeping: a Dask worker keeps this module imported between
+# tasks, so the counter (like CuPy's compiled-kernel caches) lives on.
+_PROCESS = {"chunks": 0}
+
+
+# ---------------------------------------------------------------------------
+# public API
+# ---------------------------------------------------------------------------
+
+
+def maximum_bipartite_matching(graphs, perm_type="row", *, backend="auto", client=None, errors="raise",
+                               progress=None, pack_edges=None, **options):
+    """Maximum bipartite matchings of many graphs, packed into few solves.
+
+    Parameters
+    ----------
+    graphs : sequence
+        Graphs as :func:`gpumatch.maximum_bipartite_matching` accepts them
+        (scipy or cupyx sparse, ``(indptr, indices, shape)`` tuples), or
+        paths (``str`` or path-like) of Matrix Market files (``.mtx``,
+        ``.mtx.gz``), read where they are solved: on the workers when
+        `client` is given.  With a client, also Dask Futures of graphs
+        already on the cluster (each is a task of its own).
+    perm_type : {"row", "column"}, optional
+        As in :func:`gpumatch.maximum_bipartite_matching`.
+    backend : str, optional
+        Any backend name the single-problem function accepts (``"auto"``,
+        ``"numpy"``, ``"cupy"``, ...); passed through to it.  With a client
+        it is resolved on each worker.
+    client : dask.distributed.Client, optional
+        Solve the packs as tasks on the client's workers (needs
+        ``gpumatch[dask]``).  None: in this process.
+    errors : {"raise", "return"}, optional
+        ``"raise"``: raise the error of the first bad problem, its index in
+        the message.  ``"return"``: put that exception in the problem's
+        slot and solve the others.
+    progress : bool or None, optional
+        Show a progress bar (tqdm in this process; Dask's progress bar with
+        a client).  None: only for batches of at least :data:`PROGRESS_MIN`
+        problems, and only on a terminal.
+    pack_edges : int or None, optional
+        Size budget of a pack (stored entries plus rows and columns); a
+        graph larger than a quarter of it is solved alone.  None: the
+        backend's :data:`PACK_EDGES`.  0: every graph alone.
+    **options
+        Passed to :func:`gpumatch.maximum_bipartite_matching` (``method``,
+        ``init``, ``relabel_k``, ``shrink_threshold``).  ``initial`` (a warm
+        start of one graph) is not accepted.
+
+    Returns
+    -------
+    list
+        One int32 array per graph, in order, as the single-problem function
+        returns it (CuPy for GPU input, NumPy otherwise); with
+        ``errors="return"``, the exception in the slot of a bad graph.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError, OSError
+        For a bad graph or file (``errors="raise"``), the message starting
+        with ``"problem <index>: "``; for bad options, before any work.
+    ImportError
+        With a client, when dask is not installed.
+
+    Notes
+    -----
+    Small graphs are solved together as one block-diagonal matrix (see the
+    module's notes); several maximum matchings may exist and which one is
+    returned may differ from a single call's (the size does not).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch import batch
+    >>> A = sp.csr_matrix([[1, 1], [1, 0]])
+    >>> B = sp.csr_matrix([[1, 0, 1]])
+    >>> [m.tolist() for m in batch.maximum_bipartite_matching([A, B], backend="numpy")]
+    [[1, 0], [0, -1, -1]]
+    """
+    check_option("perm_type", perm_type, _matching.api.PERM_TYPES)
+    _check_common(backend, errors, progress, pack_edges, client)
+    if "initial" in options:
+        raise TypeError("initial (a warm start of one graph) is not accepted by the batch functions; "
+                        "call gpumatch.maximum_bipartite_matching for that graph")
+    _check_options(_matching.maximum_bipartite_matching, options, ("graph", "perm_type", "backend"))
+    items = _as_list(graphs, "graphs")
+    if client is None:
+        # options' values are checked once, on a one-edge graph, before any work
+        _matching.maximum_bipartite_matching(sp.csr_matrix(np.ones((1, 1), dtype=np.int8)), perm_type,
+                                             backend=backend, **options)
+    return _run("matching", items, backend, perm_type, options, errors, progress, pack_edges, client)
+
+
+def maximum_flow(problems, *, backend="auto", client=None, errors="raise", progress=None,
+                 pack_edges=None, **options):
+    """Maximum flows of many networks, packed into few solves.
+
+    Parameters
+    ----------
+    problems : sequence
+        ``(csgraph, source, sink)`` triples as
+        :func:`gpumatch.maximum_flow` takes them, or ``(path, source,
+        sink)`` with the path of a DIMACS max-flow file (``.max``,
+        ``.max.gz``) or of a Matrix Market file of capacities (``.mtx``,
+        ``.mtx.gz``).  For a DIMACS file, ``source`` and ``sink`` may be
+        None (or the path may stand alone, not in a tuple): the file's
+        ``n ... s`` and ``n ... t`` lines give them; integers (0-based)
+        override the file's.  Files are read where they are solved: on the
+        workers when `client` is given.  With a client, `csgraph` may also
+        be a Dask Future of a matrix already on the cluster.
+    backend : str, optional
+        Any backend name :func:`gpumatch.maximum_flow` accepts; passed
+        through to it.  With a client it is resolved on each worker.
+    client : dask.distributed.Client, optional
+        Solve the packs as tasks on the client's workers (needs
+        ``gpumatch[dask]``).  None: in this process.
+    errors : {"raise", "return"}, optional
+        As in :func:`maximum_bipartite_matching`.
+    progress : bool or None, optional
+        As in :func:`maximum_bipartite_matching`.
+    pack_edges : int or None, optional
+        Size budget of a pack (stored entries plus vertices); a network
+        larger than a quarter of it is solved alone.  None: the backend's
+        :data:`PACK_EDGES`.  0: every network alone.
+    **options
+        Passed to :func:`gpumatch.maximum_flow` (``method``, ``layout``).
+
+    Returns
+    -------
+    list of MaximumFlowResult
+        In order, each as :func:`gpumatch.maximum_flow` returns it for that
+        problem alone: ``flow_value``; ``flow``, the skew-symmetric CSR of
+        the caller's kind whose pattern is the network's plus its
+        transpose; ``source_side``, the vertices that cannot reach the
+        sink in the residual graph (the same set for every maximum flow);
+        ``stats``, those of the solve that served the problem (shared by a
+        pack) with a ``"batch"`` entry: ``pack`` (index of the pack in its
+        chunk), ``problems`` (how many it held), ``vertices``, ``arcs``,
+        ``process`` (id of the process that solved it) and
+        ``chunk_in_process`` (how many chunks that process has run).  With
+        ``errors="return"``, the exception in the slot of a bad problem.
+
+    Raises
+    ------
+    TypeError, ValueError, OverflowError, OSError
+        For a bad problem or file (``errors="raise"``), the message starting
+        with ``"problem <index>: "``; for bad options, before any work.
+    ImportError
+        With a client, when dask is not installed.
+
+    Notes
+    -----
+    Small networks are solved together as one network with a super source
+    and a super sink (see :func:`_pack_flow` for why every network gets its
+    own maximum flow and the same minimum cut as alone).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch import batch
+    >>> C1 = sp.csr_matrix([[0, 3, 2], [0, 0, 2], [0, 0, 0]])
+    >>> C2 = sp.csr_matrix([[0, 5], [0, 0]])
+    >>> res = batch.maximum_flow([(C1, 0, 2), (C2, 0, 1)], backend="numpy")
+    >>> [int(r.flow_value) for r in res]
+    [4, 5]
+    >>> res[0].source_side.tolist()
+    [True, True, False]
+    """
+    _check_common(backend, errors, progress, pack_edges, client)
+    _check_options(_flow.maximum_flow, options, ("csgraph", "source", "sink", "backend"))
+    items = [_flow_item(p) for p in _as_list(problems, "problems")]
+    if client is None:
+        _flow.maximum_flow(sp.csr_matrix(np.array([[0, 1], [0, 0]])), 0, 1, backend=backend, **options)
+    return _run("flow", items, backend, None, options, errors, progress, pack_edges, client)
+
+
+# ---------------------------------------------------------------------------
+# argument checks
+# ---------------------------------------------------------------------------
+
+
+def _check_common(backend, errors, progress, pack_edges, client):
+    if not isinstance(backend, str) or backend not in _backend.BACKENDS:
+        raise ValueError(f"backend must be one of {_backend.BACKENDS}, got {backend!r}")
+    check_option("errors", errors, _ERRORS)
+    if progress is not None and not isinstance(progress, (bool, np.bool_)):
+        raise ValueError(f"progress must be True, False or None, got {progress!r}")
+    if pack_edges is not None and (isinstance(pack_edges, (bool, np.bool_))
+                                   or not isinstance(pack_edges, (int, np.integer))
+                                   or not 0 <= pack_edges <= (1 << 30)):
+        raise ValueError(f"pack_edges must be None or an integer in [0, 2**30], got {pack_edges!r}")
+    if client is not None and not (hasattr(client, "submit") and hasattr(client, "scatter")):
+        raise TypeError(f"client must be a dask.distributed.Client, got {type(client).__name__}")
+
+
+def _check_options(func, options, reserved):
+    """Unknown keywords raise TypeError now rather than once per problem."""
+    params = inspect.signature(func).parameters
+    for key in options:
+        if key in reserved or key not in params:
+            raise TypeError(f"unexpected keyword argument {key!r} (options of {func.__name__}: "
+                            f"{', '.join(p for p in params if p not in reserved)})")
+
+
+def _as_list(seq, what):
+    if isinstance(seq, (str, os.PathLike)) or sp.issparse(seq) or _backend.is_cupy_sparse(seq) \
+            or isinstance(seq, np.ndarray) or _backend.is_cupy_array(seq):
+        raise TypeError(f"{what} must be a sequence of problems (a list), got {type(seq).__name__}; "
+                        "for one problem call the function of gpumatch itself")
+    try:
+        return list(seq)
+    except TypeError:
+        raise TypeError(f"{what} must be a sequence of problems, got {type(seq).__name__}") from None
+
+
+def _is_path(x) -> bool:
+    return isinstance(x, (str, os.PathLike))
+
+
+class _BadItem:
+    """A flow problem that is not a triple: raises its error where it is solved."""
+
+    def __init__(self, message):
+        self.message = message
+
+
+def _flow_item(p):
+    if _is_path(p):
+        return (p, None, None)
+    if isinstance(p, (tuple, list)) and len(p) == 3:
+        return tuple(p)
+    return _BadItem(f"a problem must be (csgraph, source, sink), (path, source, sink) or a path, "
+                    f"got {type(p).__name__}" + (f" of length {len(p)}" if isinstance(p, (tuple, list)) else ""))
+
+
+# ---------------------------------------------------------------------------
+# errors that name their problem
+# ---------------------------------------------------------------------------
+
+
+def _indexed(exc, index, path=None):
+    """`exc` again, its message prefixed by the problem's index (and file)."""
+    where = f"problem {index}" + (f" ({os.fspath(path)!r})" if path is not None else "")
+    text = exc.args[0] if len(exc.args) == 1 and isinstance(exc.args[0], str) else str(exc)
+    try:
+        new = type(exc)(f"{where}: {text}")
+    except Exception:  # an exception type that wants other arguments
+        new = RuntimeError(f"{where}: {type(exc).__name__}: {text}")
+    new.__cause__ = exc
+    try:
+        new.index = index
+    except Exception:  # pragma: no cover - exceptions without __dict__
+        pass
+    return new
+
+
+# ---------------------------------------------------------------------------
+# planning
+# ---------------------------------------------------------------------------
+
+
+def _graph_size(kind, g):
+    """Stored entries plus vertices of an in-memory graph, or None when unknown."""
+    try:
+        if isinstance(g, tuple) and len(g) == 3:
+            nnz = int(len(g[1]))
+            m, n = (int(x) for x in g[2])
+        elif sp.issparse(g) or _backend.is_cupy_sparse(g):
+            nnz = int(g.nnz)
+            m, n = (int(x) for x in g.shape)
+        else:
+            return None
+    except Exception:
+        return None
+    return nnz + (m if kind == "flow" else m + n)
+
+
+def _file_size_estimate(path):
+    """Entries of a graph file guessed from its size (a text entry takes ~12 bytes, ~4 gzipped)."""
+    try:
+        nbytes = os.path.getsize(path)
+    except OSError:
+        return None
+    return nbytes // (4 if str(os.fspath(path)).lower().endswith(".gz") else 12)
+
+
+def _is_future(x) -> bool:
+    """A dask.distributed Future (told by its class, without importing dask)."""
+    return type(x).__name__ == "Future" and type(x).__module__.startswith("distributed")
+
+
+def _estimate(kind, item):
+    obj = item[0] if kind == "flow" and isinstance(item, tuple) else item
+    if isinstance(item, _BadItem):
+        return 1
+    if _is_future(obj):
+        return None  # data already on the cluster, size unknown here: a task of its own
+    if _is_path(obj):
+        return _file_size_estimate(obj)
+    return _graph_size(kind, obj)
+
+
+def _plan(sizes, budget, alone_at):
+    """Index lists, ordered by their first index: packs of small problems, large ones alone.
+
+    Consecutive problems of at most `alone_at` join the open pack while its
+    total stays within `budget`; larger ones (and those of unknown size)
+    form a pack of their own.
+    """
+    packs, cur, total = [], [], 0
+    for i, s in enumerate(sizes):
+        if s is None or s > alone_at:
+            packs.append([i])
+            continue
+        if cur and total + s > budget:
+            packs.append(cur)
+            cur, total = [], 0
+        cur.append(i)
+        total += s
+    if cur:
+        packs.append(cur)
+    packs.sort(key=lambda p: p[0])
+    return packs
+
+
+# ---------------------------------------------------------------------------
+# one chunk: load, validate, pack, solve (in this process or on a worker)
+# ---------------------------------------------------------------------------
+
+
+def _load(kind, item):
+    """Read a file item; returns ``(obj, source, sink, path)`` (source/sink None for matching)."""
+    if kind == "matching":
+        if not _is_path(item):
+            return item, None, None, None
+        name = os.fspath(item).lower()
+        if name.endswith((".max", ".max.gz")):
+            raise ValueError("a DIMACS max-flow file is not a bipartite graph; "
+                             "use gpumatch.batch.maximum_flow for it")
+        return _io.read_graph(item), None, None, item
+    if isinstance(item, _BadItem):
+        raise TypeError(item.message)
+    obj, s, t = item
+    if not _is_path(obj):
+        return obj, s, t, None
+    got = _io.read_graph(obj)
+    if isinstance(got, tuple):
+        C, fs, ft = got
+        return C, (fs if s is None else s), (ft if t is None else t), obj
+    return got, s, t, obj
+
+
+def _solve_chunk(kind, indices, items, backend, perm_type, options, pack_edges):
+    """Solve the problems `items` (global indices `indices`); one result or exception per problem.
+
+    Runs in the caller's process or as a Dask task.  Never raises for a
+    problem: its exception, prefixed by its index, takes its slot.
+    """
+    if isinstance(items, _Payload):
+        items = items.items
+    if pack_edges is None:
+        pack_edges = _default_pack_edges(backend)
+    _PROCESS["chunks"] += 1
+    where = {"process": os.getpid(), "chunk_in_process": _PROCESS["chunks"]}
+    out: list[Any] = [None] * len(indices)
+    loaded = []  # (slot, obj, source, sink, path)
+    for slot, (i, item) in enumerate(zip(indices, items)):
+        path = item[0] if kind == "flow" and isinstance(item, tuple) and _is_path(item[0]) else \
+            (item if _is_path(item) else None)
+        try:
+            obj, s, t, path = _load(kind, item)
+        except Exception as exc:
+            out[slot] = _indexed(exc, i, path)
+            continue
+        loaded.append((slot, obj, s, t, path))
+    sizes = [_graph_size(kind, obj) for _, obj, _, _, _ in loaded]
+    packs = _plan(sizes, pack_edges, pack_edges // 4)
+    for k, pack in enumerate(packs):
+        members = [loaded[j] for j in pack]
+        if len(members) == 1:
+            _solve_alone(kind, members[0], indices, out, backend, perm_type, options, k, where)
+        else:
+            _solve_pack(kind, members, indices, out, backend, perm_type, options, k, where)
+    return out
+
+
+def _solve_alone(kind, member, indices, out, backend, perm_type, options, k, where):
+    slot, obj, s, t, path = member
+    try:
+        if kind == "matching":
+            out[slot] = _matching.maximum_bipartite_matching(obj, perm_type, backend=backend, **options)
+        else:
+            res = _flow.maximum_flow(obj, s, t, backend=backend, **options)
+            nnz = getattr(obj, "nnz", None)
+            res.stats["batch"] = dict(where, pack=k, problems=1, vertices=int(res.flow.shape[0]),
+                                      arcs=None if nnz is None else int(nnz))
+            out[slot] = res
+    except Exception as exc:
+        out[slot] = _indexed(exc, indices[slot], path)
+
+
+def _fast_graphs(kind, members):
+    """Host CSRGraphs of the members that are canonical scipy CSR, checked together.
+
+    The checks of :func:`gpumatch._validation.as_csr_graph` (and, for flow,
+    of the capacities), vectorised over the pack instead of a few Python
+    calls per graph: pointers start at 0, end at the number of indices and
+    never decrease; column indices are in range and strictly increase
+    within each row (so there are no duplicates to merge); capacities are
+    non-negative integers that fit int64.  Members of another kind, and any
+    member that fails a check, are left to the per-problem validation,
+    which canonicalises them or raises the single call's error.
+    """
+    cand = []
+    for j, (_, obj, _, _, _) in enumerate(members):
+        if not (sp.issparse(obj) and obj.format == "csr"):
+            continue
+        ip, ix = obj.indptr, obj.indices
+        if not (isinstance(ip, np.ndarray) and isinstance(ix, np.ndarray) and ip.ndim == 1 and ix.ndim == 1
+                and ip.dtype.kind in "iu" and ix.dtype.kind in "iu"):
+            continue
+        m, n = (int(x) for x in obj.shape)
+        if ip.shape[0] != m + 1:
+            continue
+        if kind == "flow":
+            d = obj.data
+            if m != n or not isinstance(d, np.ndarray) or d.dtype.kind not in "iub" or d.shape != ix.shape:
+                continue
+        cand.append(j)
+    if not cand:
+        return {}
+    objs = [members[j][1] for j in cand]
+    P = len(cand)
+    # pointers
+    poff = _offsets([o.indptr.shape[0] for o in objs])
+    ptr = np.concatenate([o.indptr.astype(np.int64, copy=False) for o in objs])
+    nnz = np.asarray([o.indices.shape[0] for o in objs], dtype=np.int64)
+    ok = (ptr[poff[:-1]] == 0) & (ptr[poff[1:] - 1] == nnz)
+    if ptr.shape[0] > 1:
+        dec = np.diff(ptr) < 0
+        dec[poff[1:-1] - 1] = False  # steps from one graph's pointers to the next's
+        if dec.any():
+            ok &= np.bincount(np.searchsorted(poff[1:], np.flatnonzero(dec), side="right"), minlength=P) == 0
+    keep = np.flatnonzero(ok)
+    objs = [objs[k] for k in keep]
+    if not objs:
+        return {}
+    P = len(objs)
+    eoff = _offsets([o.indices.shape[0] for o in objs])
+    E = int(eoff[-1])
+    if E:
+        idx = np.concatenate([o.indices.astype(np.int64, copy=False) for o in objs])
+        pid = np.searchsorted(eoff[1:], np.arange(E, dtype=np.int64), side="right")
+        ncols = np.asarray([o.shape[1] for o in objs], dtype=np.int64)
+        bad = (idx < 0) | (idx >= ncols[pid])
+        poff = _offsets([o.indptr.shape[0] for o in objs])
+        ptr = np.concatenate([o.indptr.astype(np.int64, copy=False) for o in objs])
+        own = np.searchsorted(poff[1:], np.arange(ptr.shape[0], dtype=np.int64), side="right")
+        heads = np.ones(ptr.shape[0], dtype=bool)
+        heads[poff[1:] - 1] = False  # each graph's last pointer is no row start
+        starts = np.zeros(E + 1, dtype=bool)
+        starts[(ptr + eoff[own])[heads]] = True
+        bad[1:] |= (idx[1:] <= idx[:-1]) & ~starts[1:E]
+        if kind == "flow":
+            # as int64, a negative capacity and a uint64 one past int64 are both < 0
+            dat = np.concatenate([o.data.astype(np.int64, copy=False) for o in objs])
+            bad |= dat < 0
+        good = np.bincount(pid[bad], minlength=P) == 0 if bad.any() else np.ones(P, dtype=bool)
+    else:
+        good = np.ones(P, dtype=bool)
+    found = {}
+    for k, o in zip(keep[good], (o for o, gd in zip(objs, good) if gd)):
+        m, n = (int(x) for x in o.shape)
+        data = o.data.astype(np.int64) if kind == "flow" else None
+        found[cand[k]] = CSRGraph(o.indptr, o.indices, (m, n), "numpy", False, data, "scipy", "csr",
+                                  isinstance(o, getattr(sp, "sparray", ())))
+    return found
+
+
+def _solve_pack(kind, members, indices, out, backend, perm_type, options, k, where):
+    resolved = _backend.resolve_backend(backend)
+    fast = _fast_graphs(kind, members)
+    valid = []  # (member, CSRGraph)
+    for j, member in enumerate(members):
+        slot, obj, s, t, path = member
+        host = not (_backend.is_cupy_input(obj) and resolved == "cupy")
+        try:
+            g = fast.get(j)
+            if g is None and kind == "matching":
+                g = as_csr_graph(obj, "numpy" if host else "cupy")
+            elif g is None:
+                g = _capacity_graph(obj, "numpy" if host else "cupy")
+            if kind == "flow":
+                s, t = _check_terminals(s, t, g.n)
+                member = (slot, obj, s, t, path)
+        except Exception as exc:
+            out[slot] = _indexed(exc, indices[slot], path)
+            continue
+        valid.append((member, g))
+    if not valid:
+        return
+    if len(valid) == 1:
+        _solve_alone(kind, valid[0][0], indices, out, backend, perm_type, options, k, where)
+        return
+    try:
+        if kind == "matching":
+            results = _pack_matching([g for _, g in valid], perm_type, backend, resolved, options)
+        else:
+            results = _pack_flow([(g, m[2], m[3]) for m, g in valid], backend, resolved, options)
+            info = dict(where, pack=k, problems=len(valid))
+            for r in results:
+                r.stats["batch"] = dict(info, vertices=r.stats.pop("_vertices"), arcs=r.stats.pop("_arcs"))
+    except Exception:
+        # The joint solve failed (an overflow of the joined capacities, a
+        # limit of a method, a bug): solve one by one, so that any error is
+        # reported for the problem that caused it.
+        for member, _ in valid:
+            _solve_alone(kind, member, indices, out, backend, perm_type, options, k, where)
+        return
+    for (member, _), r in zip(valid, results):
+        out[member[0]] = r
+
+
+# ---------------------------------------------------------------------------
+# packing
+# ---------------------------------------------------------------------------
+
+
+def _concat(xp, arrays, dtype):
+    """Concatenate arrays of one backend or both onto `xp` (one upload for host parts)."""
+    if xp is np or not any(_backend.is_cupy_array(a) for a in arrays):
+        joined = np.concatenate([_backend.to_numpy(a).astype(dtype, copy=False) for a in arrays]) \
+            if arrays else np.zeros(0, dtype=dtype)
+        return xp.asarray(joined)
+    return xp.concatenate([xp.asarray(a).astype(dtype, copy=False) for a in arrays])
+
+
+def _offsets(sizes):
+    off = np.zeros(len(sizes) + 1, dtype=np.int64)
+    np.cumsum(np.asarray(sizes, dtype=np.int64), out=off[1:])
+    return off
+
+
+def _pack_matching(gs, perm_type, backend, resolved, options):
+    """Solve the graphs `gs` (canonical CSRGraphs) as one block-diagonal graph; matchings in order."""
+    xp = _backend.get_xp(resolved)
+    roff = _offsets([g.m for g in gs])
+    coff = _offsets([g.n for g in gs])
+    eoff = _offsets([g.nnz for g in gs])
+    M, N, E = int(roff[-1]), int(coff[-1]), int(eoff[-1])
+    # block-diagonal CSR: row pointers shifted by the entries before each
+    # block, column indices by the columns before it
+    heads = _concat(xp, [g.indptr[:-1] for g in gs], np.int64)
+    indices = _concat(xp, [g.indices for g in gs], np.int64)
+    roff_x, coff_x, eoff_x = xp.asarray(roff), xp.asarray(coff), xp.asarray(eoff)
+    heads += eoff_x[segment_owner(roff_x, M)]
+    indices += coff_x[segment_owner(eoff_x, E)]
+    idt = index_dtype_for(M + 1, N + 1, E + 1)
+    indptr = xp.concatenate([heads, xp.asarray([E], dtype=np.int64)]).astype(idt)
+    perm = _matching.maximum_bipartite_matching((indptr, indices.astype(idt), (M, N)), perm_type,
+                                                backend=backend, **options)
+    perm = xp.asarray(perm).astype(np.int64)
+    # back to each graph's numbering: the matched vertex lies in the same block
+    own, other = (coff, roff) if perm_type == "row" else (roff, coff)
+    length = N if perm_type == "row" else M
+    block = segment_owner(xp.asarray(own), length)
+    local = xp.where(perm >= 0, perm - xp.asarray(other)[block], -1).astype(np.int32)
+    host = None if all(g.cupy_out for g in gs) else _backend.to_numpy(local)
+    out = []
+    for i, g in enumerate(gs):
+        a, b = int(own[i]), int(own[i + 1])
+        if g.cupy_out:
+            out.append(_backend.cp.asarray(local[a:b]).copy())
+        else:
+            out.append(host[a:b].copy())
+    return out
+
+
+def _segment_sums(xp, values, starts, ends):
+    """Exact Python-int sums of non-negative int64 `values[starts[i]:ends[i]]` (hi/lo halves, no wrap)."""
+    hi = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(values >> 32)])
+    lo = xp.concatenate([xp.zeros(1, dtype=np.int64), xp.cumsum(values & 0xFFFFFFFF)])
+    hs = _backend.to_numpy(hi[ends] - hi[starts])
+    ls = _backend.to_numpy(lo[ends] - lo[starts])
+    return [(int(h) << 32) + int(low) for h, low in zip(hs, ls)]
+
+
+class _PackOverflow(Exception):
+    """The joined capacities do not fit int64: the pack is solved one by one."""
+
+
+def _pack_flow(problems, backend, resolved, options):
+    """Solve networks ``(g, source, sink)`` as one; a MaximumFlowResult per network, in order.
+
+    The joined network: the disjoint union of the networks (network i's
+    vertices shifted by ``off_i``), a super source ``S`` with an arc
+    ``S -> s_i`` of capacity ``c_i``, the capacity out of ``s_i`` (self-loops
+    left out), and a super sink ``T`` with an arc ``t_i -> T`` of capacity
+    ``c_i + 1``.
+
+    Why each network gets its own maximum flow.  Let F be a maximum S-T flow
+    of the joined network and f_i its restriction to network i (arcs inside
+    it).  Conservation holds for f_i at every vertex of network i but s_i
+    and t_i; summed over network i, the net flow out of s_i within it equals
+    the net flow into t_i, which is F(S, s_i) = F(t_i, T) =: v_i.  So f_i is
+    an s_i-t_i flow of value v_i, and v_i <= maxflow_i.  Conversely the sum
+    of maximum flows g_i of the networks, with S and T arcs carrying
+    maxflow_i <= c_i, is an S-T flow of value sum_i maxflow_i.  Since F is
+    maximum, sum_i v_i >= sum_i maxflow_i, hence v_i = maxflow_i for every
+    i: each f_i is a maximum flow of network i and its value is F(S, s_i).
+
+    Why each network gets the same minimum cut as alone.  The solver
+    returns as the source side the vertices that cannot reach T in the
+    residual graph of F.  A residual path from v in network i to T cannot
+    pass through S (S would then reach T, and F would not be maximum), so it
+    stays in network i until it leaves by the arc t_i -> T, which is never
+    saturated (it carries v_i <= c_i < c_i + 1).  So v reaches T iff v
+    reaches t_i in the residual graph of f_i.  The set of vertices that can
+    reach the sink in the residual graph is the same for every maximum flow
+    (Picard and Queyranne, 1980), so it is exactly the source side that a
+    single call returns for network i.
+
+    The flow matrix of network i is the diagonal block of the joined flow
+    matrix: net flows, pattern = network i's arcs plus their transposes,
+    as a single call builds it.
+    """
+    xp = _backend.get_xp(resolved)
+    P = len(problems)
+    gs = [g for g, _, _ in problems]
+    voff = _offsets([g.n for g in gs])
+    eoff = _offsets([g.nnz for g in gs])
+    N, E = int(voff[-1]), int(eoff[-1])
+    S, T, VT = N, N + 1, N + 2
+    src = voff[:-1] + np.asarray([s for _, s, _ in problems], dtype=np.int64)
+    snk = voff[:-1] + np.asarray([t for _, _, t in problems], dtype=np.int64)
+    voff_x, eoff_x = xp.asarray(voff), xp.asarray(eoff)
+    src_x, snk_x = xp.asarray(src), xp.asarray(snk)
+
+    heads = _concat(xp, [g.indptr[:-1] for g in gs], np.int64)
+    heads += eoff_x[segment_owner(voff_x, N)]
+    indptr = xp.concatenate([heads, xp.asarray([E], dtype=np.int64)])
+    indices = _concat(xp, [g.indices for g in gs], np.int64)
+    indices += voff_x[segment_owner(eoff_x, E)]
+    cap = _concat(xp, [g.data for g in gs], np.int64)
+    rows = segment_owner(indptr, E)
+
+    # c_i: capacity out of s_i, exact; the pack is refused when the joined
+    # network's source capacity (or c_i + 1) would not fit int64
+    c = _segment_sums(xp, xp.where(indices != rows, cap, 0), indptr[src_x], indptr[src_x + 1])
+    if sum(c) + P > _I64_MAX:
+        raise _PackOverflow
+    c_x = xp.asarray(np.asarray(c, dtype=np.int64))
+
+    # the joined CSR: row t_i gains its arc to T at its end (T is the largest
+    # index), row S lists the sources in order, row T is empty
+    extra = xp.zeros(N, dtype=np.int64)
+    extra[snk_x] = 1
+    counts = (indptr[1:] - indptr[:-1]) + extra
+    jptr = xp.zeros(VT + 1, dtype=np.int64)
+    xp.cumsum(counts, out=jptr[1:N + 1])
+    jptr[N + 1] = jptr[N] + P
+    jptr[N + 2] = jptr[N + 1]
+    EJ = E + 2 * P
+    shift = jptr[:N] - indptr[:N]                  # arcs to T in the rows before
+    pos = xp.arange(E, dtype=np.int64) + shift[rows]
+    idt = index_dtype_for(VT + 1, EJ + 1)
+    jind = xp.empty(EJ, dtype=np.int64)
+    jcap = xp.empty(EJ, dtype=np.int64)
+    jind[pos] = indices
+    jcap[pos] = cap
+    tpos = jptr[snk_x + 1] - 1
+    jind[tpos] = T
+    jcap[tpos] = c_x + 1
+    spos = jptr[N] + xp.arange(P, dtype=np.int64)
+    jind[spos] = src_x
+    jcap[spos] = c_x
+
+    if xp is not np and int(jcap.max()) < _F64_EXACT:
+        import cupyx.scipy.sparse as cpx  # CuPy is there: xp is cupy
+
+        joined = cpx.csr_matrix((jcap.astype(np.float64), jind.astype(idt), jptr.astype(idt)), shape=(VT, VT))
+    else:
+        # NumPy backends, or capacities that a float64 cupyx matrix cannot hold
+        joined = sp.csr_matrix((_backend.to_numpy(jcap), _backend.to_numpy(jind).astype(idt),
+                                _backend.to_numpy(jptr).astype(idt)), shape=(VT, VT))
+        joined.has_sorted_indices = True
+    res = _flow.maximum_flow(joined, S, T, backend=backend, **options)
+
+    # split: each network's diagonal block of the joined flow matrix
+    F = res.flow
+    fxp = _backend.cp if _backend.is_cupy_sparse(F) else np
+    fptr = F.indptr.astype(np.int64)
+    fnnz = int(F.indices.shape[0])
+    frow = segment_owner(fptr, fnnz)
+    fcol = F.indices.astype(np.int64)
+    values = F.data[int(fptr[S]):int(fptr[S + 1])]       # F(S, s_i), in order of i
+    if int(values.shape[0]) != P:  # pragma: no cover - the pattern holds every S arc
+        raise RuntimeError("batch: the joined flow lost an arc of the super source")
+    keep = fxp.nonzero((frow < N) & (fcol < N))[0]
+    krow = frow[keep]
+    kcnt = fxp.bincount(krow, minlength=N) if keep.shape[0] else fxp.zeros(N, dtype=np.int64)
+    kptr = fxp.zeros(N + 1, dtype=np.int64)
+    fxp.cumsum(kcnt, out=kptr[1:])
+    vo = fxp.asarray(voff)
+    kcol = fcol[keep] - vo[segment_owner(vo, N)][krow]
+    kdat = F.data[keep]
+    side = res.source_side
+    values = _backend.to_numpy(values).astype(np.int64)
+    kptr_h = _backend.to_numpy(kptr)  # block bounds, read on the host
+    if fxp is np or not all(g.cupy_out for g in gs):
+        host = [kcol, kdat, side] if fxp is np else [_backend.to_numpy(a) for a in (kcol, kdat, side)]
+    dev = [kptr, kcol, kdat, side] if fxp is not np else None
+    stats = dict(res.stats, _vertices=VT, _arcs=EJ)
+    out = []
+    for i, g in enumerate(gs):
+        a, b = int(voff[i]), int(voff[i + 1])
+        n_i = b - a
+        if g.cupy_out:  # CuPy in, CuPy out: a cupyx matrix of float64, as a single call gives
+            import cupyx.scipy.sparse as cpx
+
+            cp = _backend.cp
+            ptr, col, dat, sd = (cp.asarray(x) for x in (dev or [kptr_h] + host))
+            lo, hi = int(kptr_h[a]), int(kptr_h[b])
+            idt_i = index_dtype_for(n_i + 1, hi - lo + 1)
+            flow = cpx.csr_matrix((dat[lo:hi].astype(cp.float64), col[lo:hi].astype(idt_i),
+                                   (ptr[a:b + 1] - ptr[a]).astype(idt_i)), shape=(n_i, n_i))
+            side_i = sd[a:b].copy()
+        else:
+            col, dat, sd = host
+            ptr = kptr_h
+            lo, hi = int(ptr[a]), int(ptr[b])
+            idt_i = index_dtype_for(n_i + 1, hi - lo + 1)
+            cls = sp.csr_array if g.sparray else sp.csr_matrix
+            flow = cls((dat[lo:hi].astype(np.int64), col[lo:hi].astype(idt_i),
+                        (ptr[a:b + 1] - ptr[a]).astype(idt_i)), shape=(n_i, n_i))
+            flow.has_sorted_indices = True
+            side_i = sd[a:b].copy()
+        out.append(MaximumFlowResult(np.int64(values[i]), flow, side_i, dict(stats)))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# drivers: this process, or Dask
+# ---------------------------------------------------------------------------
+
+
+class _Payload:
+    """The problems of one chunk, scattered to the workers as one object."""
+
+    def __init__(self, items):
+        self.items = items
+
+
+def _show_progress(progress, n):
+    if progress is None:
+        return n >= PROGRESS_MIN and bool(getattr(sys.stderr, "isatty", lambda: False)())
+    return bool(progress)
+
+
+def _default_pack_edges(backend):
+    """:data:`PACK_EDGES` of the backend `backend` resolves to (here: in this process)."""
+    return PACK_EDGES["cupy" if _backend.resolve_backend(backend) == "cupy" else "cpu"]
+
+
+def _run(kind, items, backend, perm_type, options, errors, progress, pack_edges, client):
+    n = len(items)
+    results: list[Any] = [None] * n
+    if n == 0:
+        return results
+    sizes = [_estimate(kind, it) for it in items]
+    if client is None:
+        budget = _default_pack_edges(backend) if pack_edges is None else pack_edges
+        chunks = _plan(sizes, budget, budget // 4)
+        _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results)
+    else:
+        _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results)
+    return results
+
+
+def _first_error(results, idx, best):
+    for i in idx:
+        r = results[i]
+        if isinstance(r, BaseException) and (best is None or i < best):
+            best = i
+    return best
+
+
+def _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results):
+    bar = None
+    if _show_progress(progress, len(items)):
+        try:
+            from tqdm import tqdm
+        except ImportError:  # pragma: no cover - tqdm is a dependency
+            tqdm = None
+        if tqdm is not None:
+            bar = tqdm(total=len(items), unit="problem", desc=f"batch {kind}", file=sys.stderr)
+    try:
+        worst = None
+        for idx in chunks:
+            if errors == "raise" and worst is not None and idx[0] > worst:
+                break  # every problem before the failing one is done
+            got = _solve_chunk(kind, idx, [items[i] for i in idx], backend, perm_type, options, pack_edges)
+            for i, r in zip(idx, got):
+                results[i] = r
+            if errors == "raise":
+                worst = _first_error(results, idx, worst)
+            if bar is not None:
+                bar.update(len(idx))
+    finally:
+        if bar is not None:
+            bar.close()
+    if errors == "raise" and worst is not None:
+        exc = results[worst]
+        raise exc from exc.__cause__
+
+
+def _import_distributed():
+    try:
+        import distributed
+    except ImportError as exc:
+        raise ImportError(f"client= needs dask.distributed: {_DASK_HINT}") from exc
+    return distributed
+
+
+def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results):
+    distributed = _import_distributed()
+    try:
+        workers = max(1, sum(client.nthreads().values()))
+    except Exception:  # pragma: no cover - a client without nthreads
+        workers = 1
+    # Chunks: the packing rule, with a smaller budget when the batch would
+    # otherwise give fewer than two chunks per worker thread; each chunk is
+    # re-packed on its worker by the problems' true sizes.
+    # The backend is resolved on the workers: chunk with the GPU budget (the
+    # larger), the workers re-pack with their own when pack_edges is None.
+    limit = PACK_EDGES["cupy"] if pack_edges is None else pack_edges
+    known = sum(s for s in sizes if s is not None)
+    budget = max(1, min(limit, -(-known // (2 * workers)))) if limit else 0
+    chunks = _plan(sizes, budget, limit // 4)
+    payloads = [[items[i] for i in idx] for idx in chunks]
+    # Matrices go to the workers by one scatter; paths travel in the task and
+    # are read there; Futures (data already on the cluster) are resolved by
+    # Dask where the task runs.
+    in_memory = [k for k, p in enumerate(payloads)
+                 if any(not _is_path(_item_obj(kind, it)) for it in p)
+                 and not any(_is_future(_item_obj(kind, it)) for it in p)]
+    if in_memory:
+        scattered = client.scatter([_Payload(payloads[k]) for k in in_memory], hash=False)
+        for k, fut in zip(in_memory, scattered):
+            payloads[k] = fut
+    futures = [client.submit(_solve_chunk, kind, idx, payload, backend, perm_type, options, pack_edges,
+                             pure=False)
+               for idx, payload in zip(chunks, payloads)]
+    try:
+        if _show_progress(progress, len(items)):
+            distributed.progress(futures)
+        worst = None
+        for idx, fut in zip(chunks, futures):
+            if errors == "raise" and worst is not None and idx[0] > worst:
+                break
+            got = fut.result()
+            for i, r in zip(idx, got):
+                results[i] = r
+            if errors == "raise":
+                worst = _first_error(results, idx, worst)
+    finally:
+        client.cancel([f for f in futures if not f.done()])
+    if errors == "raise" and worst is not None:
+        raise results[worst]
+
+
+def _item_obj(kind, item):
+    if kind == "flow" and isinstance(item, tuple):
+        return item[0]
+    return item

@@ -1,0 +1,142 @@
+"""Tests of gpumatch.batch with a Dask client: a LocalCluster of two CPU worker processes.
+
+Skipped when dask.distributed is not installed (``pip install '.[dask]'``).
+Results are certified as in test_batch.py; these tests check what the
+client adds: order across chunks, errors named by index, files read on the
+workers, and worker processes that keep gpumatch imported between tasks.
+"""
+
+from __future__ import annotations
+
+import os
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+
+distributed = pytest.importorskip("distributed")
+
+import gpumatch  # noqa: E402
+from gpumatch import batch, generators  # noqa: E402
+from gpumatch.io import write_dimacs_max, write_matrix_market  # noqa: E402
+from gpumatch.testing import check_flow, check_matching  # noqa: E402
+
+from test_batch import assert_same_as_single, flow_inputs, scipy_size  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def client():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
+                                       dashboard_address=None, silence_logs=40)
+    c = distributed.Client(cluster)
+    yield c
+    c.close()
+    cluster.close()
+
+
+def test_matching_through_workers_in_order(client):
+    gs = [generators.random_bipartite(int(10 + 3 * i), int(8 + 2 * i), 2.5, seed=i) for i in range(40)]
+    gs[7] = generators.random_bipartite(300, 300, 3, seed=7)        # alone
+    got = batch.maximum_bipartite_matching(gs, client=client, backend="numpy", pack_edges=2000)
+    assert len(got) == len(gs)
+    for g, perm in zip(gs, got):
+        assert isinstance(perm, np.ndarray) and perm.dtype == np.int32 and perm.shape == (g.shape[1],)
+        check_matching(g, perm, expected_size=scipy_size(g))
+    cols = batch.maximum_bipartite_matching(gs, "column", client=client, backend="numpy")
+    for g, perm in zip(gs, cols):
+        check_matching(g, perm, "column", expected_size=scipy_size(g))
+
+
+def test_flow_through_workers_equals_single_calls(client):
+    probs = flow_inputs()
+    got = batch.maximum_flow(probs, client=client, backend="numpy", pack_edges=400)
+    for (C, s, t), res in zip(probs, got):
+        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
+    where = {(r.stats["batch"]["process"], r.stats["batch"]["chunk_in_process"]) for r in got}
+    pids = {pid for pid, _ in where}
+    assert os.getpid() not in pids          # solved on the workers
+    assert len(pids) == 2                   # both of them
+    # gpumatch stays imported in a worker between tasks (so do its compiled
+    # kernels): a worker's chunk counter goes on from task to task
+    assert max(n for _, n in where) > 1
+
+
+def test_errors_through_workers(client):
+    probs = flow_inputs()[:10]
+    probs[6] = (np.eye(3), 0, 1)
+    probs[3] = (probs[3][0], 0, 0)
+    got = batch.maximum_flow(probs, client=client, backend="numpy", errors="return", pack_edges=300)
+    assert isinstance(got[3], ValueError) and str(got[3]).startswith("problem 3: ")
+    assert isinstance(got[6], TypeError) and got[6].index == 6
+    for i in (0, 1, 2, 4, 5, 7, 8, 9):
+        C, s, t = probs[i]
+        check_flow(C, s, t, got[i].flow, got[i].flow_value)
+    with pytest.raises(ValueError, match=r"^problem 3: source and sink vertices must differ"):
+        batch.maximum_flow(probs, client=client, backend="numpy", pack_edges=300)
+
+
+def test_files_are_read_on_the_workers(client, tmp_path, monkeypatch):
+    gs = [generators.random_bipartite(20, 15, 2, seed=i) for i in range(8)]
+    paths = []
+    for i, g in enumerate(gs):
+        p = str(tmp_path / f"g{i}.mtx.gz")
+        write_matrix_market(p, g, field="pattern")
+        paths.append(p)
+    nets = flow_inputs()[:5]
+    npaths = []
+    for i, (C, s, t) in enumerate(nets):
+        p = str(tmp_path / f"n{i}.max")
+        write_dimacs_max(p, C, s, t)
+        npaths.append(p)
+
+    def no_reading_here(*args, **kwargs):
+        raise AssertionError("a file was read in the client's process")
+
+    monkeypatch.setattr(gpumatch.io, "read_graph", no_reading_here)   # this process only
+    got = batch.maximum_bipartite_matching(paths + ["missing.mtx"], client=client, backend="numpy",
+                                           errors="return")
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+    assert isinstance(got[-1], FileNotFoundError) and str(got[-1]).startswith("problem 8 ('missing.mtx'): ")
+    flows = batch.maximum_flow(npaths, client=client, backend="numpy")
+    for (C, s, t), res in zip(nets, flows):
+        check_flow(C, s, t, res.flow, res.flow_value)
+
+
+def test_progress_with_a_client(client, capsys):
+    gs = [sp.csr_matrix(np.eye(3)) for _ in range(4)]
+    got = batch.maximum_bipartite_matching(gs, client=client, backend="numpy", progress=True)
+    assert [int((p >= 0).sum()) for p in got] == [3, 3, 3, 3]
+
+
+def test_futures_of_data_already_on_the_cluster(client):
+    gs = [generators.random_bipartite(30, 25, 3, seed=i) for i in range(6)]
+    futs = client.scatter(gs)
+    got = batch.maximum_bipartite_matching(futs[:3] + gs[3:], client=client, backend="numpy")
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+    probs = flow_inputs()[:4]
+    cfuts = client.scatter([C for C, _, _ in probs])
+    got = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(cfuts, probs)], client=client, backend="numpy")
+    for (C, s, t), res in zip(probs, got):
+        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
+
+
+@pytest.mark.gpu
+def test_local_cuda_cluster_one_worker_per_gpu():
+    dask_cuda = pytest.importorskip("dask_cuda")
+    from gpumatch import _backend
+
+    n = min(2, _backend.cp.cuda.runtime.getDeviceCount())
+    gs = [generators.random_bipartite(200 + i, 180, 4, seed=i) for i in range(40)]
+    probs = flow_inputs()
+    with dask_cuda.LocalCUDACluster(n_workers=n, dashboard_address=None) as cluster, \
+            distributed.Client(cluster) as gpu_client:
+        got = batch.maximum_bipartite_matching(gs, client=gpu_client, backend="cupy", pack_edges=20_000)
+        flows = batch.maximum_flow(probs, client=gpu_client, backend="cupy", pack_edges=400)
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+    for (C, s, t), res in zip(probs, flows):
+        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="cupy"))
+        assert res.stats["backend"] == "cupy"
+    assert len({r.stats["batch"]["process"] for r in flows}) == n
