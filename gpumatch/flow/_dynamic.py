@@ -1471,6 +1471,10 @@ class MaxFlowSolver:
             stats = dict(res.stats)
             stats["mode"] = "cached"
             return _mf.MaximumFlowResult(res.flow_value, res.flow, res.source_side, stats)
+        if self.backend == "numba":   # the compiled CPU engine: push-relabel from the previous flow
+            from . import _cpu
+
+            return _cpu.solver_solve(self)
         t_start = time.perf_counter()
         self._stats = stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0,
                                "backend": self.backend, "layout": "reverse_csr", "method": "push_relabel",

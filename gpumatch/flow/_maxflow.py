@@ -472,6 +472,16 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     `freq`: the first global relabel period (None: ``TUNING["freq"]`` or
     its formula).
     """
+    if backend == "numba":  # the compiled CPU engine (highest-label push-relabel)
+        from . import _cpu
+
+        if int(indptr.shape[0] - 1) >= (1 << 30):
+            raise ValueError("graphs with 2**30 or more vertices are not supported")
+        ps, pe = int(indptr[source]), int(indptr[source + 1])
+        c = cap[ps:pe][(indices[ps:pe] != source) & (cap[ps:pe] > 0)]
+        if _exact_sum(np, c) > _I64_MAX:
+            raise OverflowError("the total capacity out of the source does not fit int64")
+        return _cpu.solve(indptr, indices, cap, source, sink, layout)
     xp = _backend.get_xp(backend)
     t_start = time.perf_counter()
     V = int(indptr.shape[0] - 1)

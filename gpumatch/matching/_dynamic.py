@@ -403,6 +403,10 @@ class MatchingSolver:
             res = self._result
             return _api.MatchingResult(res.row_to_col, res.col_to_row, res.size,
                                        dict(res.stats, mode="cached"))
+        if self.backend == "numba":   # the compiled CPU engine (Pothen-Fan+ from the surviving pairs)
+            from . import _cpu
+
+            return _cpu.solver_solve(self)
         t0 = time.perf_counter()
         m, n = self.shape
         nnz = self.num_edges

@@ -113,6 +113,11 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     g = as_csr_graph(graph, backend)
     st = _driver.make_state(g)
     initial_col = None if initial is None else _initial_col_to_row(initial, g, st, perm_type)
+    if st.backend == "numba":  # the compiled CPU engine (Karp-Sipser + Pothen-Fan+)
+        from . import _cpu
+
+        stats = _cpu.run(st, init=init, initial_col=initial_col)
+        return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
                             shrink_threshold=int(shrink_threshold))
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
