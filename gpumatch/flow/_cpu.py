@@ -210,15 +210,23 @@ def _phase(V, bptr, head, rev, resid, excess, height, target, other, saturate, f
     iprev = np.empty(V, np.int64)
     cur = np.empty(V, np.int64)
     queue = np.empty(V, np.int64)
-    amax, dmax = _global_relabel(V, bptr, head, rev, resid, excess, height, target, other, saturate,
-                                 afirst, anext, ifirst, inext, iprev, cur, queue, n - 1)
-    stats[_S_GLOBAL] += 1
     limit = freq * (_ALPHA * V + bptr[V])
     work = 0.0
     pushes = 0
     relabels = 0
     discharges = 0
-    while amax >= 0:
+    amax = -1
+    dmax = n - 1
+    relabel = True
+    while True:
+        if relabel:   # (one call site: compiles once)
+            amax, dmax = _global_relabel(V, bptr, head, rev, resid, excess, height, target, other, saturate,
+                                         afirst, anext, ifirst, inext, iprev, cur, queue, dmax)
+            stats[_S_GLOBAL] += 1
+            work = 0.0
+            relabel = False
+        if amax < 0:
+            break
         u = afirst[amax]
         if u < 0:
             amax -= 1
@@ -310,10 +318,7 @@ def _phase(V, bptr, head, rev, resid, excess, height, target, other, saturate, f
             if hu > dmax:
                 dmax = hu
         if work > limit:
-            amax, dmax = _global_relabel(V, bptr, head, rev, resid, excess, height, target, other, saturate,
-                                         afirst, anext, ifirst, inext, iprev, cur, queue, dmax)
-            stats[_S_GLOBAL] += 1
-            work = 0.0
+            relabel = True
     stats[_S_PUSHES] += pushes
     stats[_S_RELABELS] += relabels
     stats[_S_DISCHARGES] += discharges
@@ -359,33 +364,44 @@ def max_flow(V, bptr, head, rev, resid, excess, s, t, freq, stats, reach_t):
     left, 2 excess left after phase 2, 3 an augmenting path left.
     """
     height = np.empty(V, np.int64)
+    A = resid.shape[0]
+    deficits = _count_active(V, excess, s, t, -1) > 0
     # 0. deficits: the same engine on the transposed residual network, where
-    # a deficit is an excess; filled from the source, else cancelled towards
-    # the sink
-    if _count_active(V, excess, s, t, -1) > 0:
-        A = resid.shape[0]
-        rT = np.empty(A, np.int64)
+    # a deficit is an excess: filled from the source (step 0), else
+    # cancelled towards the sink (step 1); or absorbed by an excess on the way
+    rT = np.empty(A if deficits else 0, np.int64)
+    exT = np.empty(V if deficits else 0, np.int64)
+    if deficits:
         for a in range(A):
             rT[a] = resid[rev[a]]
-        exT = -excess
-        _phase(V, bptr, head, rev, rT, exT, height, s, t, False, freq, stats)
-        if _count_active(V, exT, s, t, 1) > 0:
-            _phase(V, bptr, head, rev, rT, exT, height, t, s, False, freq, stats)
-        for a in range(A):
-            resid[rev[a]] = rT[a]
         for u in range(V):
-            excess[u] = -exT[u]
-        if _count_active(V, excess, s, t, -1) > 0:
-            return 1
-    # 1. maximum preflow towards the sink
-    _phase(V, bptr, head, rev, resid, excess, height, t, s, True, freq, stats)
-    # 2. the excess stranded on the source side goes back to the source
-    if _count_active(V, excess, s, t, 1) > 0:
+            exT[u] = -excess[u]
+    for step in range(4):     # (one call site of _phase: it compiles once)
+        transposed = step < 2
+        if transposed and not deficits:
+            continue
+        if step == 1 and _count_active(V, exT, s, t, 1) == 0:
+            continue
+        if step == 2 and deficits:
+            for a in range(A):
+                resid[rev[a]] = rT[a]
+            for u in range(V):
+                excess[u] = -exT[u]
+            if _count_active(V, excess, s, t, -1) > 0:
+                return 1
+        if step == 3 and _count_active(V, excess, s, t, 1) == 0:
+            continue
+        # step 2: the maximum preflow towards the sink; step 3: the excess
+        # stranded on the source side goes back to the source
+        target = s if step == 0 or step == 3 else t
+        other = t if target == s else s
         before = stats[_S_DISCHARGES]
-        _phase(V, bptr, head, rev, resid, excess, height, s, t, False, freq, stats)
-        stats[_S_PHASE2] += stats[_S_DISCHARGES] - before
-        if _count_active(V, excess, s, t, 1) > 0:
-            return 2
+        _phase(V, bptr, head, rev, rT if transposed else resid, exT if transposed else excess, height,
+               target, other, step == 2, freq, stats)
+        if step == 3:
+            stats[_S_PHASE2] += stats[_S_DISCHARGES] - before
+    if _count_active(V, excess, s, t, 1) > 0:
+        return 2
     _reach(V, bptr, head, rev, resid, t, reach_t)
     if reach_t[s]:
         return 3

@@ -915,9 +915,13 @@ class MaxFlowSolver:
         pattern itself is fixed.
     source, sink : int
         Distinct vertex indices.
-    backend : {"auto", "numpy", "cupy"}, optional
+    backend : {"auto", "numpy", "cupy", "numba"}, optional
         Where the state lives and push-relabel runs; output follows the
-        input's kind, as in :func:`~gpumatch.flow.maximum_flow`.
+        input's kind, as in :func:`~gpumatch.flow.maximum_flow`.  With
+        ``"numba"`` a dynamic solve re-maximises the previous flow as the
+        batches left it (deficits first, then highest-label push-relabel
+        from that preflow; ``gpumatch/flow/_cpu.py``); `time_budget` does
+        not apply there.
     layout : {"reverse_csr"}, optional
         Residual layout; only ``"reverse_csr"`` (one flow value per arc,
         kept between solves) is supported by the dynamic solver.

@@ -678,8 +678,12 @@ def maximum_flow(csgraph, source, sink, *, method="push_relabel", backend="auto"
         ``"push_relabel"`` runs gpumatch's solver on `backend`;
         ``"dinic"`` and ``"edmonds_karp"`` delegate to scipy on the host
         (capacities and the flow value must then fit int32).
-    backend : {"auto", "numpy", "cupy"}
+    backend : {"auto", "numpy", "cupy", "numba"}
         Where push-relabel runs; output follows the input's device.
+        ``"auto"``: the GPU when CuPy finds one, else ``"numba"``, the
+        compiled CPU engine: sequential highest-label push-relabel with gap
+        and global relabelling (Cherkassky and Goldberg [5]_; both layouts
+        run its own residual layout there).
     layout : {"reverse_csr", "bcsr"}
         Residual-graph layout: out-arcs plus a reverse-arc index with one
         flow value per arc (default), or a bidirectional CSR with a residual
@@ -731,6 +735,9 @@ def maximum_flow(csgraph, source, sink, *, method="push_relabel", backend="auto"
        push-relabel maximum flow code", 2025.
     .. [4] S.-H. Hsieh et al., "Engineering a workload-balanced push-relabel
        algorithm for massive graphs on GPUs" (WBPR), 2024.
+    .. [5] B. V. Cherkassky and A. V. Goldberg, "On implementing the
+       push-relabel method for the maximum flow problem", Algorithmica
+       19(4), 1997. :doi:`10.1007/PL00009180`
 
     Examples
     --------
@@ -744,6 +751,8 @@ def maximum_flow(csgraph, source, sink, *, method="push_relabel", backend="auto"
     [[0, 2, 2], [-2, 0, 2], [-2, -2, 0]]
     >>> res.source_side.tolist()
     [True, True, False]
+    >>> int(maximum_flow(C, 0, 2, backend="numba").flow_value)
+    4
     """
     _check_method(method, layout)
     backend_r = _backend.resolve_backend(backend)

@@ -131,7 +131,12 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
     qh = 0
     nxt = 0
     while True:
-        while qh < qt:
+        # the next pair: a degree-one vertex and its free neighbour, else the
+        # next free column and its free row of least degree (one call site of
+        # _ks_match, so that it compiles once)
+        r = -1
+        c = -1
+        while qh < qt and r < 0:
             v = queue[qh]
             qh += 1
             if deg[v] != 1:
@@ -140,36 +145,34 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
                 if mu_row[v] >= 0:
                     continue
                 for p in range(rptr[v], rptr[v + 1]):
-                    c = rind[p]
-                    if mu_col[c] < 0:
-                        qt = _ks_match(m, v, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
+                    if mu_col[rind[p]] < 0:
+                        r = v
+                        c = rind[p]
                         break
             else:
-                c = v - m
-                if mu_col[c] >= 0:
+                if mu_col[v - m] >= 0:
                     continue
-                for p in range(cptr[c], cptr[c + 1]):
-                    r = cind[p]
-                    if mu_row[r] < 0:
-                        qt = _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
+                for p in range(cptr[v - m], cptr[v - m + 1]):
+                    if mu_row[cind[p]] < 0:
+                        r = cind[p]
+                        c = v - m
                         break
-        # no degree-one vertex: the next free column takes its free row of least degree
-        while nxt < n and (mu_col[nxt] >= 0 or deg[m + nxt] == 0):
-            nxt += 1
-        if nxt == n:
-            break
-        c = nxt
-        best = -1
-        bd = 0
-        for p in range(cptr[c], cptr[c + 1]):
-            r = cind[p]
-            if mu_row[r] < 0 and (best < 0 or deg[r] < bd):
-                best = r
-                bd = deg[r]
-        if best < 0:  # pragma: no cover - deg[c] > 0 says a free row exists
-            deg[m + c] = 0
-            continue
-        qt = _ks_match(m, best, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
+        if r < 0:
+            while nxt < n and (mu_col[nxt] >= 0 or deg[m + nxt] == 0):
+                nxt += 1
+            if nxt == n:
+                break
+            c = nxt
+            bd = 0
+            for p in range(cptr[c], cptr[c + 1]):
+                x = cind[p]
+                if mu_row[x] < 0 and (r < 0 or deg[x] < bd):
+                    r = x
+                    bd = deg[x]
+            if r < 0:  # pragma: no cover - deg[c] > 0 says a free row exists
+                deg[m + c] = 0
+                continue
+        qt = _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
 
 
 @numba.njit(cache=True, nogil=True)
