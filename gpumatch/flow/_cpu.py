@@ -60,7 +60,9 @@ __all__ = ["TUNING", "build_residual", "arc_flows", "max_flow", "solve", "warm_s
 
 #: ``freq``: a global relabel runs once the relabel work (12 + degree per
 #: relabel, as in HIPR) since the last one passes ``freq * (6 V + A)``.
-TUNING: dict = {"freq": 0.5}
+#: ``greedy``: start with the augmenting paths of at most three arcs from
+#: the source (:func:`_greedy_paths`).
+TUNING: dict = {"freq": 0.5, "greedy": True}
 
 _ALPHA = 6
 _BETA = 12
@@ -355,7 +357,61 @@ def _count_active(V, excess, s, t, sign):
 
 
 @numba.njit(cache=True, nogil=True)
-def max_flow(V, bptr, head, rev, resid, excess, s, t, freq, stats, reach_t):
+def _greedy_paths(V, bptr, head, rev, resid, excess, s, t):
+    """Augment along the residual paths ``s -> t``, ``s -> u -> t`` and
+    ``s -> u -> v -> t`` (one scan of the source's arcs and their heads'):
+    on the unit network of a bipartite graph this is a greedy matching, and
+    it leaves the push-relabel phases a fraction of the work."""
+    tslot = np.full(V, -1, np.int64)      # slot of the arc v -> t with residual, per v
+    for b in range(bptr[t], bptr[t + 1]):
+        c = rev[b]
+        if resid[c] > 0:
+            tslot[head[b]] = c
+    for a in range(bptr[s], bptr[s + 1]):
+        d = resid[a]
+        if d == 0:
+            continue
+        u = head[a]
+        if u == t:
+            resid[a] = 0
+            resid[rev[a]] += d
+            excess[t] += d
+            excess[s] -= d
+            continue
+        c = tslot[u]
+        if c >= 0 and resid[c] > 0:
+            x = d if d < resid[c] else resid[c]
+            resid[a] -= x
+            resid[rev[a]] += x
+            resid[c] -= x
+            resid[rev[c]] += x
+            excess[t] += x
+            excess[s] -= x
+            d -= x
+        b = bptr[u]
+        while d > 0 and b < bptr[u + 1]:
+            v = head[b]
+            rb = resid[b]
+            if rb > 0 and v != s and v != t:
+                c = tslot[v]
+                if c >= 0 and resid[c] > 0:
+                    x = d if d < rb else rb
+                    if resid[c] < x:
+                        x = resid[c]
+                    resid[a] -= x
+                    resid[rev[a]] += x
+                    resid[b] -= x
+                    resid[rev[b]] += x
+                    resid[c] -= x
+                    resid[rev[c]] += x
+                    excess[t] += x
+                    excess[s] -= x
+                    d -= x
+            b += 1
+
+
+@numba.njit(cache=True, nogil=True)
+def max_flow(V, bptr, head, rev, resid, excess, s, t, freq, greedy, stats, reach_t):
     """Maximum flow from the pseudoflow in `resid` / `excess` (in place).
 
     Returns 0 on success; on return `reach_t` marks the vertices that reach
@@ -376,6 +432,8 @@ def max_flow(V, bptr, head, rev, resid, excess, s, t, freq, stats, reach_t):
             rT[a] = resid[rev[a]]
         for u in range(V):
             exT[u] = -excess[u]
+    elif greedy:
+        _greedy_paths(V, bptr, head, rev, resid, excess, s, t)
     for step in range(4):     # (one call site of _phase: it compiles once)
         transposed = step < 2
         if transposed and not deficits:
@@ -414,8 +472,8 @@ _ERRORS = {1: "a deficit was left", 2: "excess was left after phase 2", 3: "an a
 def _run(V, L, excess, s, t, stats):
     """Run :func:`max_flow` on the layout `L` (dict); returns the source side mask."""
     reach = np.empty(V, dtype=np.bool_)
-    code = max_flow(V, L["bptr"], L["head"], L["rev"], L["resid"], excess, s, t, float(TUNING["freq"]), stats,
-                    reach)
+    code = max_flow(V, L["bptr"], L["head"], L["rev"], L["resid"], excess, s, t, float(TUNING["freq"]),
+                    bool(TUNING["greedy"]), stats, reach)
     if code:  # pragma: no cover - would be a bug
         raise RuntimeError(f"numba push-relabel: {_ERRORS.get(code, code)}; please report this input")
     return ~reach
@@ -555,3 +613,65 @@ def solver_solve(solver):
     solver._solved = True
     solver._result = MaximumFlowResult(np.int64(value), flow_m, side.copy(), stats)
     return solver._result
+
+
+@numba.njit(cache=True, nogil=True)
+def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill):
+    """The pattern of A + A^T and the values F - F^T, row by row (both
+    inputs sorted per row: a merge, no sort).  First call with `fill` False
+    counts (into `out_ptr`), the second fills."""
+    E = indices.shape[0]
+    # the transpose by counting: its rows come out sorted
+    tptr = np.zeros(V + 1, np.int64)
+    for a in range(E):
+        tptr[indices[a] + 1] += 1
+    for v in range(V):
+        tptr[v + 1] += tptr[v]
+    tpos = tptr[:V].copy()
+    trow = np.empty(E, np.int64)
+    tval = np.empty(E, np.int64)
+    for u in range(V):
+        for a in range(indptr[u], indptr[u + 1]):
+            v = indices[a]
+            k = tpos[v]
+            tpos[v] += 1
+            trow[k] = u
+            tval[k] = arc_flow[a]
+    k = 0
+    for u in range(V):
+        a, ae = indptr[u], indptr[u + 1]
+        b, be = tptr[u], tptr[u + 1]
+        while a < ae or b < be:
+            if b >= be or (a < ae and indices[a] < trow[b]):
+                col, val = indices[a], arc_flow[a]
+                a += 1
+            elif a >= ae or trow[b] < indices[a]:
+                col, val = trow[b], -tval[b]
+                b += 1
+            else:
+                col, val = indices[a], arc_flow[a] - tval[b]
+                a += 1
+                b += 1
+            if fill:
+                out_ind[k] = col
+                out_val[k] = val
+            k += 1
+        if not fill:
+            out_ptr[u + 1] = k
+
+
+def antisymmetric_csr(V, indptr, indices, arc_flow):
+    """``(indptr, indices, data)`` of the skew-symmetric flow matrix with the
+    pattern of the canonical CSR `indptr` / `indices` plus its transpose (what
+    ``gpumatch.flow._maxflow._flow_matrix`` builds by a sort of keys)."""
+    ip = np.asarray(indptr)
+    ix = np.asarray(indices)
+    ptr = np.zeros(V + 1, np.int64)
+    dummy_i = np.empty(0, np.int64)
+    dummy_v = np.empty(0, np.int64)
+    _antisymmetric(V, ip, ix, arc_flow, ptr, dummy_i, dummy_v, False)
+    nnz = int(ptr[V])
+    ind = np.empty(nnz, np.int64)
+    val = np.empty(nnz, np.int64)
+    _antisymmetric(V, ip, ix, arc_flow, ptr, ind, val, True)
+    return ptr, ind, val

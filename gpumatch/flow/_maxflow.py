@@ -599,13 +599,18 @@ def _flow_matrix(g, arc_flow):
     xp = g.xp
     V = g.n
     nnz = g.nnz
-    rows = csr.segment_owner(g.indptr.astype(np.int64), nnz)
-    cols = g.indices.astype(np.int64)
-    r = xp.concatenate([rows, cols])
-    c = xp.concatenate([cols, rows])
-    v = xp.concatenate([arc_flow, -arc_flow])
-    key = r * np.int64(max(V, 1)) + c
-    indptr, ucol, data = csr.csr_from_keys(key, V, V, v)
+    if g.backend == "numba":  # a merge of the sorted rows of A and A^T, compiled (no sort)
+        from ._cpu import antisymmetric_csr
+
+        indptr, ucol, data = antisymmetric_csr(V, g.indptr, g.indices, arc_flow)
+    else:
+        rows = csr.segment_owner(g.indptr.astype(np.int64), nnz)
+        cols = g.indices.astype(np.int64)
+        r = xp.concatenate([rows, cols])
+        c = xp.concatenate([cols, rows])
+        v = xp.concatenate([arc_flow, -arc_flow])
+        key = r * np.int64(max(V, 1)) + c
+        indptr, ucol, data = csr.csr_from_keys(key, V, V, v)
     idt = index_dtype_for(V + 1, int(ucol.shape[0]) + 1)
     indptr, ucol = indptr.astype(idt), ucol.astype(idt)
     if g.cupy_out:
