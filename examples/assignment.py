@@ -72,7 +72,7 @@ def main(argv=None) -> dict:
     """Run the example; returns the assignment ``{worker: job}`` and what was left over."""
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--csv", default=str(DEFAULT_TABLE), help="table of 'worker,job' lines (with a header)")
-    p.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto")
+    p.add_argument("--backend", choices=("auto", "numpy", "cupy", "numba"), default="auto")
     args = p.parse_args(argv)
 
     workers, jobs, pairs = read_table(args.csv)

@@ -108,7 +108,7 @@ def main(argv=None) -> dict:
     p.add_argument("--rounds", type=int, default=8, help="scribbles at most (default 8)")
     p.add_argument("--radius", type=int, default=None, help="scribble radius in pixels (default: size / 24)")
     p.add_argument("--seed", type=int, default=1)
-    p.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto")
+    p.add_argument("--backend", choices=("auto", "numpy", "cupy", "numba"), default="auto")
     p.add_argument("--scipy", action="store_true", help="also check every round against scipy's maximum_flow")
     p.add_argument("--no-compare", action="store_true",
                    help="skip the solve from scratch after each round (its check and its time)")

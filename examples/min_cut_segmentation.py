@@ -135,7 +135,7 @@ def main(argv=None) -> dict:
     p.add_argument("--noise", type=float, default=60.0, help="noise standard deviation (grey levels)")
     p.add_argument("--smoothness", type=float, default=1.5, help="cost of a label change between neighbours")
     p.add_argument("--seed", type=int, default=0)
-    p.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto")
+    p.add_argument("--backend", choices=("auto", "numpy", "cupy", "numba"), default="auto")
     p.add_argument("--out", default="segmentation.png",
                    help="output image: .png needs matplotlib or pillow (else a .pgm is written instead, "
                         "with a note); .pgm always works")

@@ -47,7 +47,7 @@ from gpumatch.matching import maximum_bipartite_matching
 def parse_args(argv=None):
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("file", nargs="?", help="Matrix Market file (default: a generated matrix)")
-    p.add_argument("--backend", choices=("auto", "numpy", "cupy"), default="auto")
+    p.add_argument("--backend", choices=("auto", "numpy", "cupy", "numba"), default="auto")
     p.add_argument("--size", type=int, default=100_000, help="rows = columns of the generated matrix")
     p.add_argument("--degree", type=float, default=2.0, help="mean entries per row of the generated matrix")
     p.add_argument("--seed", type=int, default=0)

@@ -1,8 +1,12 @@
 """Backend selection: the one module that probes CuPy.
 
 ``backend="auto"`` picks CuPy when it imports *and* a CUDA device answers,
-else NumPy.  ``backend="cupy"`` without a usable device raises a clear
-``RuntimeError``.  Every other module asks this one for the array module
+else the compiled CPU engine (``"numba"``), else NumPy when Numba does not
+import.  ``backend="cupy"`` without a usable device, or ``backend="numba"``
+without Numba, raises a clear ``RuntimeError``.  The ``"numba"`` backend
+keeps its arrays in NumPy (``get_xp`` gives NumPy) and runs the compiled
+engines of ``matching/_cpu.py`` and ``flow/_cpu.py``; ``"numpy"`` stays the
+vectorised twin of the CUDA kernels.  Every other module asks this one for the array module
 (``xp``) instead of importing CuPy itself, so nothing breaks when CuPy is
 absent or installed on a machine without a driver.
 
@@ -24,12 +28,13 @@ except Exception:  # pragma: no cover - depends on the machine
     cp = None
     cpx_sparse = None
 
-BACKENDS = ("auto", "numpy", "cupy")
+BACKENDS = ("auto", "numpy", "cupy", "numba")
 
 __all__ = [
     "BACKENDS",
     "cp",
     "cupy_available",
+    "numba_available",
     "resolve_backend",
     "get_xp",
     "is_cupy_array",
@@ -66,25 +71,42 @@ def cupy_available() -> bool:
     return _probe_cupy()[0]
 
 
+@functools.lru_cache(maxsize=1)
+def _probe_numba() -> tuple[bool, str]:
+    """Return ``(usable, reason)`` for the compiled CPU engine; cached."""
+    try:
+        import numba  # noqa: F401
+    except Exception as exc:  # not installed, or broken (e.g. a NumPy it does not support)
+        return False, f"Numba does not import ({type(exc).__name__}: {exc}); pip install numba"
+    return True, ""
+
+
+def numba_available() -> bool:
+    """True when Numba imports (the ``"numba"`` backend can run)."""
+    return _probe_numba()[0]
+
+
 def resolve_backend(backend: str = "auto") -> str:
-    """Turn a ``backend`` option into ``"numpy"`` or ``"cupy"``.
+    """Turn a ``backend`` option into ``"numpy"``, ``"cupy"`` or ``"numba"``.
 
     Parameters
     ----------
-    backend : {"auto", "numpy", "cupy"}
-        ``"auto"`` picks CuPy when a CUDA device is usable, else NumPy.
+    backend : {"auto", "numpy", "cupy", "numba"}
+        ``"auto"`` picks CuPy when a CUDA device is usable, else Numba (the
+        compiled CPU engine), else NumPy when Numba does not import.
 
     Returns
     -------
     str
-        ``"numpy"`` or ``"cupy"``.
+        ``"numpy"``, ``"cupy"`` or ``"numba"``.
 
     Raises
     ------
     ValueError
         If `backend` is not one of the allowed values.
     RuntimeError
-        If ``backend="cupy"`` but CuPy or a CUDA device is not usable.
+        If ``backend="cupy"`` but CuPy or a CUDA device is not usable, or
+        ``backend="numba"`` but Numba does not import.
 
     Examples
     --------
@@ -96,12 +118,19 @@ def resolve_backend(backend: str = "auto") -> str:
         raise ValueError(f"backend must be one of {BACKENDS}, got {backend!r}")
     if backend == "numpy":
         return "numpy"
+    if backend == "numba":
+        usable, reason = _probe_numba()
+        if not usable:
+            raise RuntimeError(f"backend='numba' was requested but {reason}")
+        return "numba"
     usable, reason = _probe_cupy()
     if backend == "cupy":
         if not usable:
             raise RuntimeError(f"backend='cupy' was requested but {reason}")
         return "cupy"
-    return "cupy" if usable else "numpy"
+    if usable:
+        return "cupy"
+    return "numba" if _probe_numba()[0] else "numpy"
 
 
 def get_xp(name: str):
@@ -152,7 +181,7 @@ def output_like(a, cupy_out: bool):
 
 
 def synchronize(name: str) -> None:
-    """Wait for the device when `name` is ``"cupy"``; no-op for NumPy."""
+    """Wait for the device when `name` is ``"cupy"``; no-op for NumPy and Numba."""
     if name == "cupy":
         cp.cuda.get_current_stream().synchronize()
 

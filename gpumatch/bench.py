@@ -54,8 +54,8 @@ from . import _backend
 
 __all__ = ["SOLVERS", "SUITES", "BenchInput", "add_arguments", "main", "markdown_table", "run"]
 
-SOLVERS = ("gpumatch-cupy", "gpumatch-numpy", "scipy", "igraph", "ortools")
-DEFAULT_SOLVERS = "gpumatch-cupy,gpumatch-numpy,scipy"
+SOLVERS = ("gpumatch-cupy", "gpumatch-numba", "gpumatch-numpy", "scipy", "igraph", "ortools")
+DEFAULT_SOLVERS = "gpumatch-cupy,gpumatch-numba,gpumatch-numpy,scipy"
 MESH_FAMILIES = ("delaunay", "grid", "mesh")
 PROBLEMS = ("matching", "flow")
 
@@ -284,6 +284,8 @@ def solver_available(solver: str) -> tuple[bool, str]:
         return (True, "") if _backend.cupy_available() else (False, "no usable CuPy/CUDA device")
     if solver in ("gpumatch-numpy", "scipy"):
         return True, ""
+    if solver == "gpumatch-numba":
+        return (True, "") if _backend.numba_available() else (False, "Numba does not import")
     if solver == "igraph":
         return (True, "") if _module_available("igraph") else (False, "python-igraph is not installed")
     if solver == "ortools":
@@ -345,16 +347,18 @@ def _int32_capacity(C):
 
 
 class _NumpySolve(_Solve):
+    backend = "numpy"
+
     def solve(self):
         if self.problem == "matching":
             from .matching import maximum_bipartite_matching
 
-            res, t = _timed(lambda: maximum_bipartite_matching(self.data, "row", backend="numpy"))
+            res, t = _timed(lambda: maximum_bipartite_matching(self.data, "row", backend=self.backend))
             return res, t, t
         from .flow import maximum_flow
 
         C, s, tt = self.data
-        res, t = _timed(lambda: maximum_flow(C, s, tt, backend="numpy"))
+        res, t = _timed(lambda: maximum_flow(C, s, tt, backend=self.backend))
         return (int(res.flow_value), res.flow), t, t
 
     def warmup(self):
@@ -363,13 +367,19 @@ class _NumpySolve(_Solve):
                 from .matching import bipartite_matching
             except ImportError:
                 return super().warmup()
-            res, t = _timed(lambda: bipartite_matching(self.data, backend="numpy"))
+            res, t = _timed(lambda: bipartite_matching(self.data, backend=self.backend))
             return res.col_to_row, t, getattr(res, "stats", None)
         from .flow import maximum_flow
 
         C, s, tt = self.data
-        res, t = _timed(lambda: maximum_flow(C, s, tt, backend="numpy"))
+        res, t = _timed(lambda: maximum_flow(C, s, tt, backend=self.backend))
         return (int(res.flow_value), res.flow), t, getattr(res, "stats", None)
+
+
+class _NumbaSolve(_NumpySolve):
+    """gpumatch's compiled CPU engine; the warm-up run compiles it (or loads it from Numba's cache)."""
+
+    backend = "numba"
 
 
 class _CupySolve(_Solve):
@@ -523,6 +533,7 @@ def _antisymmetric(arcs, flows, nv):
 
 _SOLVER_CLASSES = {
     "gpumatch-cupy": _CupySolve,
+    "gpumatch-numba": _NumbaSolve,
     "gpumatch-numpy": _NumpySolve,
     "scipy": _ScipySolve,
     "igraph": _IgraphSolve,

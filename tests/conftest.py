@@ -1,7 +1,8 @@
 """Shared fixtures: backends, the gpu marker, and the test corpus.
 
-* ``backend`` runs a test on NumPy and, when a CUDA device answers, on CuPy
-  (the CuPy case carries the ``gpu`` marker).
+* ``backend`` runs a test on NumPy, on the compiled CPU engine (Numba; skipped
+  when Numba does not import) and, when a CUDA device answers, on CuPy (the
+  CuPy case carries the ``gpu`` marker).
 * Tests marked ``gpu`` are skipped automatically without a usable device.
 * ``corpus_dir`` is the shared corpus folder: ``$GPUMATCH_CORPUS`` when set,
   else ``../shared/corpus`` beside the repository; tests that need it skip
@@ -42,7 +43,30 @@ from _corpus import corpus_dir as corpus_path  # noqa: E402  (tests/ is on sys.p
 from _corpus import load_manifest as corpus_manifest  # noqa: E402,F401
 
 
+#: Test modules whose ``backend``-parametrised tests also run on "numba":
+#: they test the public API.  The others (test_csr.py, test_dynamic.py,
+#: test_robustness.py) test the NumPy/CUDA twins' kernels, G-PR's progress
+#: watch and the GPU repair passes, which the Numba engine does not use;
+#: tests/test_numba.py tests the Numba engine and its solvers instead.
+NUMBA_MODULES = {"test_matching.py", "test_flow.py", "test_validation.py", "test_examples.py", "test_cli.py",
+                 "test_backend.py"}
+#: ... except these, which test G-PR's or the GPU max flow's own settings.
+NUMBA_SKIP = {"test_push_loop_threshold_keeps_results_maximum", "test_pairs_stop_the_adaptive_period"}
+
+
+def _twin_only(item) -> bool:
+    """A ``backend="numba"`` case of a test of the NumPy/CUDA twins' machinery."""
+    spec = getattr(item, "callspec", None)
+    if spec is None or spec.params.get("backend") != "numba":
+        return False
+    return item.path.name not in NUMBA_MODULES or item.originalname in NUMBA_SKIP
+
+
 def pytest_collection_modifyitems(config, items):
+    twins = [it for it in items if _twin_only(it)]
+    if twins:
+        config.hook.pytest_deselected(items=twins)
+        items[:] = [it for it in items if not _twin_only(it)]
     if _backend.cupy_available():
         return
     skip = pytest.mark.skip(reason="needs a CUDA device through CuPy")
@@ -51,9 +75,11 @@ def pytest_collection_modifyitems(config, items):
             item.add_marker(skip)
 
 
-@pytest.fixture(params=["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+@pytest.fixture(params=["numpy", "numba", pytest.param("cupy", marks=pytest.mark.gpu)])
 def backend(request):
     """Backend name; the CuPy case is gpu-marked (skipped without a device)."""
+    if request.param == "numba" and not _backend.numba_available():
+        pytest.skip("Numba does not import")
     return request.param
 
 

@@ -13,7 +13,26 @@ def test_numpy_backend_always_resolves():
 
 def test_auto_resolves_to_an_available_backend():
     name = _backend.resolve_backend("auto")
-    assert name == ("cupy" if _backend.cupy_available() else "numpy")
+    cpu = "numba" if _backend.numba_available() else "numpy"
+    assert name == ("cupy" if _backend.cupy_available() else cpu)
+
+
+def test_numba_backend_keeps_numpy_arrays():
+    if not _backend.numba_available():
+        pytest.skip("Numba does not import")
+    assert _backend.resolve_backend("numba") == "numba"
+    assert _backend.get_xp("numba") is np
+    a = np.arange(3)
+    assert _backend.to_backend(a, "numba") is a
+
+
+def test_auto_falls_back_to_numpy_without_numba(monkeypatch):
+    """No Numba (or a broken one): 'auto' is NumPy without a GPU, 'numba' a clear error."""
+    monkeypatch.setattr(_backend, "_probe_numba", lambda: (False, "Numba does not import (test)"))
+    if not _backend.cupy_available():
+        assert _backend.resolve_backend("auto") == "numpy"
+    with pytest.raises(RuntimeError, match="backend='numba' was requested"):
+        _backend.resolve_backend("numba")
 
 
 @pytest.mark.parametrize("bad", ["gpu", "CUDA", "", None, 3])
@@ -45,7 +64,7 @@ def test_cupy_probe_failure_falls_back(monkeypatch):
     monkeypatch.setattr(_backend, "cp", FakeCupy)
     _backend._probe_cupy.cache_clear()
     try:
-        assert _backend.resolve_backend("auto") == "numpy"
+        assert _backend.resolve_backend("auto") == ("numba" if _backend.numba_available() else "numpy")
         with pytest.raises(RuntimeError, match="no CUDA device answers"):
             _backend.resolve_backend("cupy")
     finally:

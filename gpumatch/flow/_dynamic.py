@@ -922,9 +922,13 @@ class MaxFlowSolver:
         pattern itself is fixed.
     source, sink : int
         Distinct vertex indices.
-    backend : {"auto", "numpy", "cupy"}, optional
+    backend : {"auto", "numpy", "cupy", "numba"}, optional
         Where the state lives and push-relabel runs; output follows the
-        input's kind, as in :func:`~gpumatch.flow.maximum_flow`.
+        input's kind, as in :func:`~gpumatch.flow.maximum_flow`.  With
+        ``"numba"`` a dynamic solve re-maximises the previous flow as the
+        batches left it (deficits first, then highest-label push-relabel
+        from that preflow; ``gpumatch/flow/_cpu.py``); `time_budget` does
+        not apply there.
     layout : {"reverse_csr"}, optional
         Residual layout; only ``"reverse_csr"`` (one flow value per arc,
         kept between solves) is supported by the dynamic solver.
@@ -1486,6 +1490,10 @@ class MaxFlowSolver:
             stats["mode"] = "cached"
             return _mf.MaximumFlowResult(res.flow_value, self._flow_matrix(),
                                          _backend.output_like(self._side.copy(), self._g.cupy_out), stats)
+        if self.backend == "numba":   # the compiled CPU engine: push-relabel from the previous flow
+            from . import _cpu
+
+            return _cpu.solver_solve(self)
         t_start = time.perf_counter()
         self._stats = stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0,
                                "backend": self.backend, "layout": "reverse_csr", "method": "push_relabel",

@@ -84,9 +84,12 @@ class MatchingSolver:
         The ``m x n`` bipartite graph, as for
         :func:`~gpumatch.matching.maximum_bipartite_matching`: every stored
         entry (explicit zeros included) is an edge.  The shape is fixed.
-    backend : {"auto", "numpy", "cupy"}, optional
+    backend : {"auto", "numpy", "cupy", "numba"}, optional
         Where the state lives and G-PR runs.  Results are CuPy arrays for
-        CuPy/cupyx input and NumPy arrays otherwise.
+        CuPy/cupyx input and NumPy arrays otherwise.  With ``"numba"``
+        solves from scratch run Karp–Sipser + Pothen–Fan+ and dynamic ones
+        Pothen–Fan+ from the surviving pairs (``warm_method`` does not
+        apply there).
     rebuild_fraction : float, optional
         When the edges added and removed since the last solve exceed this
         fraction of the edges, :meth:`solve` starts from scratch (greedy
@@ -414,6 +417,10 @@ class MatchingSolver:
             res = self._result
             return _api.MatchingResult(out(self._mu_row), out(self._mu_col), res.size,
                                        dict(res.stats, mode="cached"))
+        if self.backend == "numba":   # the compiled CPU engine (Pothen-Fan+ from the surviving pairs)
+            from . import _cpu
+
+            return _cpu.solver_solve(self)
         t0 = time.perf_counter()
         m, n = self.shape
         nnz = self.num_edges

@@ -114,6 +114,11 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     g = as_csr_graph(graph, backend)
     st = _driver.make_state(g)
     initial_col = None if initial is None else _initial_col_to_row(initial, g, perm_type, st.idx)
+    if st.backend == "numba":  # the compiled CPU engine (Karp-Sipser + Pothen-Fan+)
+        from . import _cpu
+
+        stats = _cpu.run(st, init=init, initial_col=initial_col)
+        return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
                             shrink_threshold=int(shrink_threshold))
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
@@ -145,8 +150,11 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
     method : {"gpr", "flow"}, optional
         ``"gpr"``: G-PR push-relabel [1]_.  ``"flow"``: maximum flow on the
         unit network (:mod:`gpumatch.flow`).
-    backend : {"auto", "numpy", "cupy"}, optional
-        Where to run; ``"auto"`` uses the GPU when CuPy finds one.
+    backend : {"auto", "numpy", "cupy", "numba"}, optional
+        Where to run; ``"auto"`` uses the GPU when CuPy finds one, else
+        ``"numba"``: the compiled CPU engine (Karp–Sipser + Pothen–Fan+ [2]_,
+        which ignores `relabel_k` and `shrink_threshold`; ``init="greedy"``
+        runs Karp–Sipser there).
     initial : array of int, optional
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
@@ -203,6 +211,9 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
            Maximum Cardinality Bipartite Matching Algorithm on GPUs", 42nd
            International Conference on Parallel Processing (ICPP), 2013,
            pp. 21-29. :doi:`10.1109/ICPP.2013.21`
+    .. [2] I. S. Duff, K. Kaya and B. Uçar, "Design, implementation, and
+           analysis of maximum transversal algorithms", ACM Trans. Math.
+           Softw. 38(2), 2011. :doi:`10.1145/2049673.2049677`
 
     Examples
     --------
@@ -214,6 +225,8 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
     (2, 'int32')
     >>> perm.tolist()
     [1, 0, -1]
+    >>> int((maximum_bipartite_matching(A, backend="numba") >= 0).sum())
+    2
     """
     check_option("perm_type", perm_type, PERM_TYPES)
     check_option("method", method, METHODS)
@@ -245,7 +258,8 @@ def structural_rank(graph: GraphLike, *, backend: Backend = "auto") -> int:
     ----------
     graph : sparse matrix or array, or tuple
         As in :func:`maximum_bipartite_matching`.
-    backend : {"auto", "numpy", "cupy"}, optional
+    backend : {"auto", "numpy", "cupy", "numba"}, optional
+        As in :func:`maximum_bipartite_matching`.
 
     Returns
     -------
@@ -284,7 +298,9 @@ def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
     graph : sparse matrix or array, or tuple
         As in :func:`maximum_bipartite_matching`; stored entries are edges,
         explicit zeros included, as in scipy.
-    backend : {"auto", "numpy", "cupy"}, optional
+    backend : {"auto", "numpy", "cupy", "numba"}, optional
+        As in :func:`maximum_bipartite_matching` (``"numba"``: Karp–Sipser +
+        Pothen–Fan+, whose statistics are ``aug_phases`` and ``aug_paths``).
     initial : array of int or MatchingResult, optional
         Warm start: for each column its row (-1 unmatched), length n, or a
         previous :class:`MatchingResult`.  Invalid ones raise ``ValueError``.
