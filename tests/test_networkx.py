@@ -425,6 +425,17 @@ def test_flow_errors(name):
         func(G, 1, 1, backend="gpumatch")
     with pytest.raises(nx.NetworkXError, match="MultiGraph"):
         func(nx.MultiDiGraph(G), 0, 3, backend="gpumatch")
+    if name in INTERFACE_FUNCS:
+        with pytest.raises(nx.NetworkXError, match="explicitly set a flow_func"):
+            func(G, 0, 3, global_relabel_freq=2, backend="gpumatch")
+        with pytest.raises(nx.NetworkXError, match="has to be callable"):
+            func(G, 0, 3, flow_func="dinitz", backend="gpumatch")
+    if name.startswith("minimum_cut"):
+        with pytest.raises(nx.NetworkXError, match="cutoff should not be specified"):
+            func(G, 0, 3, flow_func=nxflow.preflow_push, cutoff=1, backend="gpumatch")
+    if name == "preflow_push":
+        with pytest.raises(nx.NetworkXError, match="nonnegative"):
+            func(G, 0, 3, global_relabel_freq=-1, backend="gpumatch")
 
 
 def test_capacity_edge_cases(solver):

@@ -134,11 +134,11 @@ def _check_flow_func(name, flow_func, kwargs):
     ff = known_flow_func(flow_func)
     if ff is None:
         raise declined("a custom flow_func (its own result is what the caller asked for)")
+    if name.startswith("minimum_cut") and kwargs.get("cutoff") is not None and ff == "preflow_push":
+        raise nx.NetworkXError("cutoff should not be specified.")
     unknown = set(kwargs) - set(FLOW_FUNC_OPTIONS[ff])
     if unknown:
         raise declined(f"options {sorted(unknown)} that {ff} does not take")
-    if name.startswith("minimum_cut") and kwargs.get("cutoff") is not None and ff == "preflow_push":
-        raise nx.NetworkXError("cutoff should not be specified.")
     for opt in ("residual", "cutoff"):
         if kwargs.get(opt) is not None:
             raise declined(f"{opt}= (see can_run)")

@@ -118,6 +118,8 @@ def _why_not(name, args, kwargs):
     ff = _flow.known_flow_func(flow_func)
     if ff is None:
         return "a custom flow_func (the caller asked for that function's result)"
+    if name.startswith("minimum_cut") and ff == "preflow_push" and extra.get("cutoff") is not None:
+        return None  # gpumatch raises NetworkX's "cutoff should not be specified."
     unknown = set(extra) - set(_flow.FLOW_FUNC_OPTIONS[ff])
     if unknown:
         return f"options {sorted(unknown)} that {ff} does not take (NetworkX raises its TypeError)"
