@@ -326,6 +326,38 @@ def test_conversion_is_cached_on_the_graph():
     assert gg2 is not gg
 
 
+def _graphs_to_convert():
+    rng = random.Random(8)
+    G = nx.gnm_random_graph(60, 200, seed=8)
+    G.add_edges_from([(3, 3), (7, 7)])
+    G = nx.relabel_nodes(G, {i: (i % 4, str(i)) for i in G})
+    M = nx.MultiGraph(G)
+    M.add_edges_from(rng.sample(list(G.edges), 20))  # parallel edges
+    D = nx.gnm_random_graph(50, 300, seed=9, directed=True)
+    D.add_edge(4, 4)
+    return {
+        "graph with self-loops": G,
+        "multigraph": M,
+        "digraph": D,
+        "subgraph view": G.subgraph(list(G)[:40]),
+        "undirected view of a digraph": D.to_undirected(as_view=True),
+        "frozen": nx.freeze(nx.Graph(G)),
+        "empty": nx.Graph(),
+    }
+
+
+@pytest.mark.parametrize("name", list(_graphs_to_convert()))
+def test_conversion_follows_the_adjacency(name):
+    """Arc i of the CSR is the i-th entry of NetworkX's adjacency, whichever
+    way the heads were found (shared edge data or label lookups)."""
+    G = _graphs_to_convert()[name]
+    gg = gnx.interface.convert_from_nx(G)
+    index = {u: i for i, u in enumerate(G)}
+    assert gg.nodes == list(G)
+    assert gg.indptr.tolist() == [0, *itertools.accumulate(len(G._adj[u]) for u in G)]
+    assert gg.indices.tolist() == [index[v] for u in G for v in G._adj[u]]
+
+
 # ---------------------------------------------------------------------------
 # flows: properties against NetworkX
 # ---------------------------------------------------------------------------

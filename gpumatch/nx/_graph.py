@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import itertools
 import math
+from operator import methodcaller
 
 import numpy as np
 import scipy.sparse as sp
@@ -66,9 +67,14 @@ class GpumatchGraph:
         self.indptr = np.zeros(n + 1, dtype=np.int64)
         np.cumsum(deg, out=self.indptr[1:])
         nnz = int(self.indptr[-1])
-        self.indices = np.fromiter(map(self.index.__getitem__, itertools.chain.from_iterable(adj.values())),
-                                   dtype=np.int64, count=nnz)
         self._derived = {}
+        indices = None
+        if not G.is_directed() and type(adj) is dict:
+            indices = _heads_by_shared_data(adj, self.rows, nnz)
+        if indices is None:  # one dict lookup of the neighbour's label per arc
+            indices = np.fromiter(map(self.index.__getitem__, itertools.chain.from_iterable(adj.values())),
+                                  dtype=np.int64, count=nnz)
+        self.indices = indices
 
     # -- what NetworkX and our functions ask of a graph ---------------------
     def is_directed(self):
@@ -111,6 +117,50 @@ class GpumatchGraph:
     def capacities(self, name):
         """The :class:`Capacities` of the edge attribute `name` (cached)."""
         return self.derived(("capacities", name), lambda: Capacities(self, name))
+
+
+def _heads_by_shared_data(adj, rows, nnz):
+    """The neighbour index of every arc of an undirected graph, without hashing labels.
+
+    NetworkX stores an undirected edge's data once: ``G._adj[u][v]`` and
+    ``G._adj[v][u]`` are the same dict (the same key dict in a multigraph),
+    and a self-loop's appears once, in ``G._adj[u]``.  So the two arcs of an
+    edge are the two entries that hold the same object, and each one's
+    neighbour is the other's owner: sorting the objects' ids pairs them.
+    That is several times faster than looking every neighbour's label up in
+    a dict (labels such as tuples hash and compare slowly, and the lookups
+    jump around a large table).  Returns None, and the caller looks labels
+    up, unless the pairing is exactly what that invariant gives: every id
+    twice at two different owners, or once at a node that has a self-loop
+    (at most one per node).
+    """
+    if nnz == 0:
+        return np.zeros(0, dtype=np.int64)
+    ids = np.fromiter(map(id, itertools.chain.from_iterable(map(methodcaller("values"), adj.values()))),
+                      dtype=np.int64, count=nnz)
+    order = np.argsort(ids, kind="stable")
+    sid = ids[order]
+    starts = np.flatnonzero(np.concatenate(([True], sid[1:] != sid[:-1])))
+    runs = np.diff(np.append(starts, nnz))
+    if runs.max() > 2:
+        return None
+    single = order[starts[runs == 1]]
+    if single.shape[0]:
+        owners = rows[single]
+        if np.unique(owners).shape[0] != owners.shape[0]:
+            return None
+        nodes = list(adj)
+        if not all(nodes[u] in adj[nodes[u]] for u in owners.tolist()):
+            return None
+    a = order[starts[runs == 2]]
+    b = order[starts[runs == 2] + 1]
+    if np.any(rows[a] == rows[b]):
+        return None
+    heads = np.empty(nnz, dtype=np.int64)
+    heads[a] = rows[b]
+    heads[b] = rows[a]
+    heads[single] = rows[single]
+    return heads
 
 
 class Capacities:
