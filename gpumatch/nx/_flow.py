@@ -101,6 +101,7 @@ def _solve(G, s, t, capacity, *, with_flow):
     try:
         if with_flow:
             res = _gm_maximum_flow(C, si, ti, backend=solver_backend())
+            res.flow.sort_indices()  # (a no-op: gpumatch returns it sorted; the lookups below rely on it)
             return cap, C, res.flow_value, res.source_side, res.flow
         res = _gm_minimum_cut(C, si, ti, backend=solver_backend())
         return cap, C, res.cut_value, res.source_side, None
