@@ -26,6 +26,7 @@ import scipy.sparse as sp
 from .. import _backend, csr
 from .._typing import Backend, GraphLike
 from .._validation import as_csr_graph, index_dtype_for
+from ._tuning import TUNING  # the flow solvers' tuning lives in one place
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
 
@@ -33,73 +34,6 @@ METHODS = ("push_relabel", "dinic", "edmonds_karp")
 LAYOUTS = ("reverse_csr", "bcsr")
 _I64_MAX = np.iinfo(np.int64).max
 
-#: Tuning knobs of the CUDA kernels (benchmarks may change them).
-#: ``tile``: lanes per active vertex (None: by mean degree); ``cycles``:
-#: push/relabel operations per vertex and launch; ``freq``: first global
-#: relabel period in iterations (None: ``max(100, V**2 / (1000 E))``);
-#: ``adaptive``: adapt the period to the measured relabel/discharge times.
-#: ``max_iterations``: per-phase guard against a livelock (None: none).
-#: ``max_freq``: upper bound of the adapted period (None: 2**20); 1000 measured
-#: best overall on grid, genrmf and Delaunay networks (H100).
-#: ``batch``: discharge launches (and BFS levels) queued between two
-#: read-backs of the worklist length (the kernels read it on the device).
-#: ``greedy``: start phase 1 by sending the source's flow straight on to the
-#: sink along paths of one or two arcs (reverse CSR only).
-#: ``direct_return``: after phase 1, return stranded excess at once along
-#: the reverse of the source's arcs, before (often instead of) phase 2.
-#: ``profile``: synchronise the device around each step so that
-#: ``stats["time"]`` splits setup and phases exactly (slower; off by default).
-#: ``relabel_time_ratio``: with ``adaptive``, a global relabel also runs as
-#: soon as the discharges since the last one took this many times its
-#: duration (checked at each read-back; None: only by period).
-#: ``bfs_loop``: BFS frontiers of at most this many vertices run in one
-#: persistent block, level after level without a launch (reverse CSR; 0: never).
-#: ``hub_degree``: vertices with more arcs (out + in) than this are
-#: discharged by a whole block, and a BFS level scans their arcs in segments
-#: of several blocks (reverse CSR; None: never), so that the hubs of skewed
-#: graphs and the terminals of unit networks do not serialise on one lane
-#: group.
-#: ``discharge_loop``: discharge iterations over worklists of at most this
-#: many vertices run in one persistent block (reverse CSR; 0: never; the
-#: dynamic solver's repairs set their own value).
-#: ``bfs_coop``: a BFS (global relabel) runs all its levels in one
-#: cooperative launch, a grid-wide barrier between levels (reverse CSR,
-#: devices that launch cooperatively); off: a launch per level or the
-#: one-block loop, with a read-back every ``batch`` levels.
-#: ``discharge_coop``: discharge iterations over worklists of at most this
-#: many vertices run in one cooperative launch, a grid-wide barrier between
-#: iterations, before ``discharge_loop`` is considered (reverse CSR, devices
-#: that launch cooperatively, networks whose only hubs are the terminals;
-#: 0: never; the dynamic solver's repairs set their own value).  8192: on
-#: an H100 the benchmark's solves from scratch (``bench_dynamic.py``
-#: networks, medians of eight, interleaved) went from 628 to 505 ms on
-#: GENRMF, 182 to 167 on RLG and 96 to 83 on the unit network, whose
-#: last thousands of iterations run over short worklists.
-#: ``pairs_share``, ``pairs_after``, ``pairs_freq``: with ``adaptive``, from
-#: the ``pairs_after``-th global relabel on, a solve checks after each one
-#: how much of the preflow runs round anti-parallel pairs of arcs (reverse
-#: CSR; the pairs are searched once, at the first check); once that is at
-#: least the share ``pairs_share`` of the preflow's mass, the rest of the
-#: solve keeps a fixed period of ``pairs_freq`` iterations
-#: (``stats["pairs_fixed"]``; None: never).  Excess that runs back and
-#: forth along pairs is excess pushed on stale heights: on GENRMF (80 % of
-#: the arcs paired) the share passes 0.5 by the 5th-10th of 25-82 relabels
-#: and stays at 0.75, and the adaptive period, which grows to ``max_freq``
-#: there, took 394-404 ms (32 x 256 frames) and 1 381-1 507 ms (64 x 64)
-#: on an H100 against 318-331 and 860-966 with a fixed period of 200; the
-#: dynamic solver's small GENRMF repairs after fixed-period solves took
-#: less than half as long (383-402 ms in all against 831), and with this
-#: rule its GENRMF inc 0.1 % and mixed 0.01 % rows passed 5x in four of
-#: four budgeted runs (``benchmarks/probe_scratch_period.py``, round 34 of
-#: ``benchmarks/results/h100_dynamic.md``).  The segmentation networks of
-#: ``examples/min_cut_segmentation.py`` (71 % paired) stay at 0.27 and
-#: need the adaptive period (1024 x 1024 pixels: 35 ms against 58 fixed at
-#: 200); they finish within 4-5 relabels, before ``pairs_after``.
-TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
-                "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
-                "hub_degree": 1024, "relabel_time_ratio": 5.0,
-                "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192,
-                "pairs_share": 0.5, "pairs_after": 6, "pairs_freq": 200}
 
 
 @dataclass
