@@ -26,7 +26,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _backend
-from .csr import csr_from_keys, pattern_summary, segment_owner
+from .csr import csr_from_keys, index_dtype_for, pattern_summary, segment_owner  # noqa: F401 (re-exported)
 
 __all__ = [
     "CSRGraph",
@@ -60,11 +60,6 @@ def check_option(name: str, value: Any, allowed) -> Any:
     if not ok or not isinstance(value, type(allowed[0])):
         raise ValueError(f"{name} must be one of {allowed}, got {value!r}")
     return value
-
-
-def index_dtype_for(*sizes: int) -> np.dtype:
-    """int32 when every size fits below ``2**31 - 1``, else int64."""
-    return np.dtype(np.int32) if max((int(s) for s in sizes), default=0) < INT32_MAX else np.dtype(np.int64)
 
 
 @dataclass
