@@ -40,7 +40,6 @@ import time
 
 sys.path.insert(0, str(pathlib.Path(__file__).resolve().parent.parent))
 
-import numpy as np  # noqa: E402
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm  # noqa: E402
 
 from gpumatch import _backend, generators  # noqa: E402
