@@ -14,6 +14,8 @@ Only call this after :func:`gpumatch._backend.resolve_backend` returned
 from __future__ import annotations
 
 import functools
+import os
+import sys
 from importlib import resources
 
 import numpy as np
@@ -26,13 +28,27 @@ __all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "index
 BLOCK = 256
 
 
+#: A first line ``// @prepend PATH`` of a ``.cu`` file names a shared header
+#: of the package (device helpers of several kernel files) that
+#: :func:`read_source` puts in front of it, after ``_common.cuh``.
+_PREPEND = "// @prepend "
+
+
 @functools.lru_cache(maxsize=None)
 def read_source(relpath: str) -> str:
-    """Text of a ``.cu`` file inside the package, with the common header prepended."""
+    """Text of a ``.cu`` file inside the package, with the common header and
+    the file's own ``// @prepend`` headers put in front of it (as text: CuPy's
+    disk cache keys on the whole source, so a changed header recompiles)."""
     root = resources.files("gpumatch")
-    header = root.joinpath("_common.cuh").read_text()
+    parts = [root.joinpath("_common.cuh").read_text()]
     body = root.joinpath(relpath).read_text()
-    return f"{header}\n#line 1 \"{relpath}\"\n{body}"
+    for line in body.splitlines():
+        if not line.startswith(_PREPEND):
+            break
+        shared = line[len(_PREPEND):].strip()
+        parts.append(f'#line 1 "{shared}"\n{root.joinpath(shared).read_text()}')
+    parts.append(f'#line 1 "{relpath}"\n{body}')
+    return "\n".join(parts)
 
 
 def index_defines(idt) -> tuple:
@@ -41,6 +57,34 @@ def index_defines(idt) -> tuple:
 
 
 _modules: dict = {}
+_notice = {"shown": False}
+
+
+def kernel_cache_dir() -> str:
+    """Where CuPy keeps compiled kernels (``$CUPY_CACHE_DIR``, else ``~/.cupy/kernel_cache``)."""
+    return os.environ.get("CUPY_CACHE_DIR") or os.path.join(os.path.expanduser("~"), ".cupy", "kernel_cache")
+
+
+def _first_compile_notice() -> None:
+    """Once per process, before the first module is compiled: one line on
+    standard error when CuPy's kernel cache is empty (a fresh machine or
+    environment), where the first GPU call compiles gpumatch's kernels and
+    CuPy's own element-wise kernels for tens of seconds.  Silenced by
+    ``GPUMATCH_QUIET=1``."""
+    if _notice["shown"]:
+        return
+    _notice["shown"] = True
+    if os.environ.get("GPUMATCH_QUIET"):
+        return
+    cache = kernel_cache_dir()
+    try:
+        with os.scandir(cache) as it:
+            fresh = next(it, None) is None
+    except OSError:
+        fresh = True
+    if fresh:
+        print(f"gpumatch: CuPy's kernel cache ({cache}) is empty: the first GPU calls compile CUDA kernels "
+              "(up to ~30 s in all); later runs load them from the cache", file=sys.stderr, flush=True)
 
 
 def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
@@ -64,6 +108,7 @@ def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
     key = (dev, relpath, tuple(defines), cooperative)
     mod = _modules.get(key)
     if mod is None:
+        _first_compile_notice()
         defines = tuple(defines) + ((("GPUMATCH_COOPERATIVE", 1),) if cooperative else ())
         opts = ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
         mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=cooperative)

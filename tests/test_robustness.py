@@ -26,7 +26,7 @@ import pytest
 import scipy.sparse as sp
 
 from conftest import corpus_manifest
-from gpumatch import _backend, generators
+from gpumatch import generators
 from gpumatch._validation import as_csr_graph
 from gpumatch.io import read_matrix_market
 from gpumatch.matching import _augment, _driver, bipartite_matching

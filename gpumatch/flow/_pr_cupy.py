@@ -12,6 +12,11 @@ from .. import _backend, _cuda, csr
 from ._pr_numpy import bfs_levels
 
 _SRC = "flow/pr.cu"
+#: The cooperative kernels (one launch for every BFS level, or for many
+#: discharge iterations) and the dynamic solver's excess walks live in files
+#: of their own, so that a call compiles only the module it launches.
+_SRC_COOP = "flow/pr_coop.cu"
+_SRC_WALK = "flow/pr_walk.cu"
 _BLOCK = 256
 
 
@@ -85,7 +90,7 @@ class _Ctx:
         self._find_hubs(hub_degree, terminals, sms)
         self.k_bfs_coop = None
         if layout == "rcsr" and bfs_coop:
-            k = _cuda.get_kernel(_SRC, "gpumatch_pr_bfs_coop_rcsr", defines, cooperative=True)
+            k = _cuda.get_kernel(_SRC_COOP, "gpumatch_pr_bfs_coop_rcsr", defines, cooperative=True)
             self.coop_grid = _cuda.cooperative_grid(k, BFS_COOP_BLOCK, BFS_COOP_PER_SM)
             if self.coop_grid > 0:
                 self.k_bfs_coop = k
@@ -95,7 +100,7 @@ class _Ctx:
         self.discharge_coop_max = int(discharge_coop or 0)
         if layout == "rcsr" and self.discharge_coop_max > 0 and (self.hubs is None or self.hubs.shape[0] == 0):
             # (a hub that can hold excess needs the block-per-hub kernel)
-            k = _cuda.get_kernel(_SRC, "gpumatch_pr_discharge_coop_rcsr", defines, cooperative=True)
+            k = _cuda.get_kernel(_SRC_COOP, "gpumatch_pr_discharge_coop_rcsr", defines, cooperative=True)
             self.dcoop_grid = _cuda.cooperative_grid(k, DISCHARGE_COOP_BLOCK, DISCHARGE_COOP_PER_SM)
             if self.dcoop_grid > 0:
                 self.k_discharge_coop = k
@@ -340,7 +345,7 @@ def walk(ctx, st, work, target, other, max_steps):
     if n == 0:
         return None
     if ctx.k_walk is None:
-        ctx.k_walk = _cuda.get_kernel(_SRC, "gpumatch_pr_walk_rcsr", ctx.defines)
+        ctx.k_walk = _cuda.get_kernel(_SRC_WALK, "gpumatch_pr_walk_rcsr", ctx.defines)
     warps = WALK_BLOCK // 32
     grid = (max(1, min(ctx.max_blocks, (n + warps - 1) // warps)),)
     L = ctx.L
@@ -367,7 +372,7 @@ def unwind(ctx, st, xs, source, other, max_rounds):
         return 0, 0
     L = ctx.L
     if ctx.k_unwind is None:
-        ctx.k_unwind = _cuda.get_kernel(_SRC, "gpumatch_pr_unwind_rcsr", ctx.defines)
+        ctx.k_unwind = _cuda.get_kernel(_SRC_WALK, "gpumatch_pr_unwind_rcsr", ctx.defines)
         ctx.unwind_bufs = (cp.empty(max(ctx.V, 1), dtype=ctx.idt), cp.empty(max(ctx.V, 1), dtype=ctx.idt))
         ctx.unwind_cnt = cp.zeros(2, dtype=cp.uint64)
         ctx.unwind_state = cp.zeros(2, dtype=np.int64)

@@ -840,7 +840,7 @@ class _Cuda:
         if "solve" not in f:   # compiled and sized once per forest
             from .. import _cuda
 
-            kern = _cuda.get_kernel("matching/augment.cu", "gpumatch_aug_solve", (("IDX", f["ctype"]),),
+            kern = _cuda.get_kernel("matching/augment_coop.cu", "gpumatch_aug_solve", (("IDX", f["ctype"]),),
                                     cooperative=True)
             f["solve"] = kern
             f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)
