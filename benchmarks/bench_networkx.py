@@ -230,7 +230,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--sizes", default="10k,100k,1M", help="comma-separated, of: " + ", ".join(SIZES))
     ap.add_argument("--problems", default="matching,flow", help="matching, flow or both")
-    ap.add_argument("--solver-backend", default="auto", choices=["auto", "numpy", "cupy"],
+    ap.add_argument("--solver-backend", default="auto", choices=["auto", "numpy", "cupy", "numba"],
                     help="nx.config.backends.gpumatch.backend (default auto)")
     ap.add_argument("--repeats", type=int, default=3, help="timed cached calls, median reported (default 3)")
     ap.add_argument("--nx-budget", type=float, default=1800.0,
