@@ -93,7 +93,7 @@ __all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES"]
 #: plus vertices of the problems solved together in one call.  A problem
 #: larger than a quarter of the budget is solved alone.  On a 2-core CPU the
 #: NumPy backend ran 10,000 small matchings fastest with packs of 2**17 to
-#: 2**19 and small flow networks with 2**15 to 2**17 (``benchmarks/batch.md``);
+#: 2**19 and small flow networks with 2**15 to 2**17 (``bench_batch.py --pack-edges``);
 #: the GPU budget is large enough that a pack's launches do not dominate.
 PACK_EDGES = {"cupy": 1 << 21, "cpu": 1 << 17}
 
