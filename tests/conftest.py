@@ -44,7 +44,7 @@ from _corpus import load_manifest as corpus_manifest  # noqa: E402,F401
 
 
 #: Test modules whose ``backend``-parametrised tests also run on "numba":
-#: they test the public API.  The others (test_csr.py, test_dynamic.py,
+#: they test the public API.  The others (test_csr.py, test_dynamic_*.py,
 #: test_robustness.py) test the NumPy/CUDA twins' kernels, G-PR's progress
 #: watch and the GPU repair passes, which the Numba engine does not use;
 #: tests/test_numba.py tests the Numba engine and its solvers instead.
