@@ -8,21 +8,6 @@
 #define LABEL_T int
 #endif
 
-// gpumatch_compact_scatter: the write half of stream compaction.
-//   values : count, input list
-//   keep   : count, 1 = keep (uint8)
-//   scan   : count, inclusive prefix sum of keep (from cupy.cumsum)
-//   out    : scan[count-1], the kept values in order
-// Thread mapping: one thread per input element.  No races: kept elements
-// have distinct scan values.
-extern "C" __global__ void gpumatch_compact_scatter(
-    const VALUE_T* __restrict__ values, const unsigned char* __restrict__ keep,
-    const long long* __restrict__ scan, VALUE_T* __restrict__ out, long long count)
-{
-    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i < count && keep[i]) out[scan[i] - 1] = values[i];
-}
-
 // gpumatch_first_min_neighbor: segmented arg-min of G-PR's push scan.
 //   indptr    : rows + 1, CSR pointers
 //   indices   : nnz, CSR neighbours
