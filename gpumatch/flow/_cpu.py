@@ -567,7 +567,6 @@ def solver_solve(solver):
     zero flow.  ``time_budget`` does not apply: the warm start is never
     abandoned.
     """
-    from ._maxflow import MaximumFlowResult
 
     t_start = time.perf_counter()
     pending = solver._pending
@@ -598,21 +597,7 @@ def solver_solve(solver):
     if scratch:
         t_scr = time.perf_counter() - t_start
         solver._t_scratch = t_scr if solver._t_scratch is None else min(solver._t_scratch, t_scr)
-    t0 = time.perf_counter()
-    solver._side = side
-    solver._cap_cut = value
-    solver._moved = False
-    flow_m = solver._flow_matrix()
-    times["output"] = time.perf_counter() - t0
-    times["total"] = time.perf_counter() - t_start
-    stats["time"] = times
-    solver._pending = 0
-    solver._pushed = 0
-    solver._reroute = []
-    solver._cut_flow = solver._paired_flow = 0
-    solver._solved = True
-    solver._result = MaximumFlowResult(np.int64(value), flow_m, side.copy(), stats)
-    return solver._result
+    return solver._publish(value, side, stats, times, t_start)
 
 
 @numba.njit(cache=True, nogil=True)

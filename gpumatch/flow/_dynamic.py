@@ -527,6 +527,12 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
             # the fastest one: a first solve may include one-time costs
             self._t_scratch = t_scr if self._t_scratch is None else min(self._t_scratch, t_scr)
             value = self._value()
+        return self._publish(value, side, stats, times, t_start)
+
+    def _publish(self, value, side, stats, times, t_start):
+        """End a solve (every backend): keep the new cut and value, reset the
+        batch bookkeeping, and return the result (the caller's copies; a
+        cached solve rebuilds them from the kept state)."""
         t0 = time.perf_counter()
         self._side = side
         self._cap_cut = value
