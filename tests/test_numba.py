@@ -25,6 +25,8 @@ from gpumatch.flow import MaxFlowSolver, maximum_flow, minimum_cut
 from gpumatch.matching import MatchingSolver, bipartite_matching, maximum_bipartite_matching, structural_rank
 from gpumatch.testing import check_flow, check_matching
 
+from _dynamic_common import _apply, _capacity_batch  # noqa: E402  (tests/ is on sys.path)
+
 pytestmark = pytest.mark.skipif(not _backend.numba_available(), reason="Numba does not import")
 
 
@@ -290,25 +292,6 @@ def test_warm_solve_from_any_pseudoflow(seed):
 # ---------------------------------------------------------------------------
 # solvers
 # ---------------------------------------------------------------------------
-
-
-def _capacity_batch(rng, C, kind, size, maxcap):
-    coo = sp.coo_matrix(C)
-    k = rng.choice(coo.nnz, size=min(size, coo.nnz), replace=False)
-    r, c, old = coo.row[k], coo.col[k], coo.data[k].astype(np.int64)
-    if kind == "inc":
-        new = old + rng.integers(1, maxcap + 1, size=k.shape[0])
-    elif kind == "dec":
-        new = np.maximum(old - rng.integers(1, maxcap + 1, size=k.shape[0]), 0)
-    else:
-        new = rng.integers(0, 2 * maxcap + 1, size=k.shape[0])
-    return r.astype(np.int64), c.astype(np.int64), new.astype(np.int64)
-
-
-def _apply(C, r, c, new):
-    C = sp.csr_matrix(C, dtype=np.int64, copy=True)
-    C[r, c] = new
-    return C
 
 
 SOLVER_NETWORKS = {

@@ -25,7 +25,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from conftest import corpus_manifest
+from conftest import corpus_manifest, corpus_path
 from gpumatch import generators
 from gpumatch._validation import as_csr_graph
 from gpumatch.io import read_matrix_market
@@ -139,14 +139,9 @@ def test_corpus_gpu_counts_within_numpy_multiple(corpus_dir, entry):
 def _contention_inputs():
     yield "hubs", hub_graph(seed=5)
     yield "rmat", generators.rmat(13, 8, seed=6)
-    path = None
     for e in corpus_manifest():
         if e.get("file", "").endswith("soc-slashdot0902-directed.mtx.gz"):
-            from conftest import corpus_path
-
-            path = corpus_path() / e["file"]
-    if path is not None:
-        yield "slashdot_directed", read_matrix_market(path)
+            yield "slashdot_directed", read_matrix_market(corpus_path() / e["file"])
 
 
 @pytest.mark.parametrize("mode", ["slots", "dense"])
