@@ -426,12 +426,12 @@ def pattern_summary(indptr, indices) -> PatternSummary:
     out = xp.asarray(np.array([0, np.iinfo(np.int64).max, np.iinfo(np.int64).min, 0, 0, 0], dtype=np.int64))
     defines = (("PTR_T", _VALUE_TYPES[np.dtype(indptr.dtype)]), ("IND_T", _VALUE_TYPES[np.dtype(indices.dtype)]))
     kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_summary", defines)
-    blocks = max(1, min((m + _cuda.BLOCK - 1) // _cuda.BLOCK, 1024))
+    blocks = max(1, min((max(m, nnz) + _cuda.BLOCK - 1) // _cuda.BLOCK, 2048))
     kern((blocks,), (_cuda.BLOCK,), (indptr, indices, np.int64(m), np.int64(nnz), out))
-    flags, lo, hi, unsorted, first, last = (int(v) for v in out.get())
+    flags, lo, hi, descents, first, last = (int(v) for v in out.get())
     read_any = lo <= hi
     return PatternSummary(first, last, bool(flags & 1), bool(flags & 2),
-                          lo if read_any else None, hi if read_any else None, not unsorted)
+                          lo if read_any else None, hi if read_any else None, descents <= 0)
 
 
 def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
