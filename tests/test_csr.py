@@ -21,10 +21,15 @@ def _np(*arrays):
     return tuple(_backend.to_numpy(a) for a in arrays)
 
 
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])   # on CuPy: cuSPARSE, and the sort
 @pytest.mark.parametrize("seed", range(3))
-def test_transpose_matches_scipy(seed, backend):
-    indptr, indices, A = _graph(seed)
+def test_transpose_matches_scipy(seed, dtype, backend):
+    indptr, indices, A = _graph(seed, dtype=dtype)
+    plain = _np(*csr.transpose(*_to(backend, indptr, indices), A.shape[1]))
     ti, tx, perm = _np(*csr.transpose(*_to(backend, indptr, indices), A.shape[1], return_perm=True))
+    assert ti.dtype == tx.dtype == perm.dtype == dtype
+    np.testing.assert_array_equal(plain[0], ti)
+    np.testing.assert_array_equal(plain[1], tx)
     B = A.T.tocsr()
     B.sort_indices()
     np.testing.assert_array_equal(ti, B.indptr)

@@ -560,7 +560,7 @@ def test_gpu_transpose_equals_sorting_transpose(name, kind, monkeypatch):
         A = sp.random(300, 500, density=0.01, format="csr", random_state=6)
     g = as_csr_graph(A, "cupy")
     st = _driver.make_state(g)
-    want_ptr, want_ind = (host(a) for a in _csr.transpose(st.rptr, st.rind, st.n))
+    want_ptr, want_ind = _csr.transpose(host(st.rptr), host(st.rind), st.n)   # the NumPy sort
     cptr, cind = host(st.cptr), host(st.cind)
     np.testing.assert_array_equal(cptr, want_ptr)
     if kind == "count_any":

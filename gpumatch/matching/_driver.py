@@ -81,15 +81,17 @@ GREEDY_ROUNDS = 4
 GREEDY_KIND = "degree"
 #: Degree-one rounds of Karp–Sipser at most.
 KS_ROUNDS = 30
-#: How ``make_state`` transposes a device graph: ``"cusparse"`` (csr2csc
-#: through cupyx, rows sorted; it also allocates and permutes float32
-#: values), ``"count"`` (:func:`gpumatch.csr.counting_transpose`: histogram,
+#: How ``make_state`` transposes a device graph: ``"cusparse"``
+#: (:func:`gpumatch.csr.transpose`: cuSPARSE's csr2csc on the pattern alone,
+#: rows sorted), ``"count"`` (:func:`gpumatch.csr.counting_transpose`: histogram,
 #: prefix sum, atomic scatter, then a sort of each column: the sorted CSC)
 #: or ``"count_any"`` (the same without the per-column sort: rows of a
 #: column in unspecified order, which G-PR's kernels accept but the dynamic
-#: solver's patching of the CSC does not).  cuSPARSE stays the default: on
-#: R-MAT the atomics of hub columns and the sort of long columns cost more
-#: than csr2csc (benchmarks/RESULTS.md, round 3).
+#: solver's patching of the CSC does not).  cuSPARSE is the default: on an
+#: H100 it takes 4.4 ms on R-MAT 24 (133M entries) and 2.9 ms on random
+#: 16M d5, where the counting transpose takes 14.1 / 17.0 ms without its
+#: column sort and 28.2 / 19.5 ms with it (the atomics of hub columns);
+#: only on meshes of 6M entries does counting win, by 0.3 ms.
 TRANSPOSE = "cusparse"
 #: Long active lists (longer than the shrink threshold) are compacted by
 #: the fix-up of every push iteration, on the device (``list_step``: no
@@ -189,27 +191,15 @@ def make_state(g, *, csc_order="sorted") -> GPRState:
 
 def _transpose_cupy(rptr, rind, m, n, any_order=False):
     """CSC of a device CSR pattern: :func:`gpumatch.csr.counting_transpose`
-    with :data:`TRANSPOSE` ``"count"`` or ``"count_any"``; else cuSPARSE's
-    csr2csc (a stable counting transpose, rows come out sorted) for 32-bit indices,
-    which costs far less than the sort in :func:`gpumatch.csr.transpose`;
-    that function otherwise, and whenever cuSPARSE is not usable.  With
-    `any_order` (``make_state(..., csc_order="any")``) the counting
-    transpose without its column sort."""
-    nnz = rind.shape[0]
+    with :data:`TRANSPOSE` ``"count"`` or ``"count_any"``; else
+    :func:`gpumatch.csr.transpose` (cuSPARSE's csr2csc on the pattern alone
+    for 32-bit indices, rows sorted).  With `any_order`
+    (``make_state(..., csc_order="any")``) the counting transpose without
+    its column sort."""
     kind = "count_any" if any_order else TRANSPOSE
     if kind in ("count", "count_any") and rind.dtype == rptr.dtype:
         return _csr.counting_transpose(rptr, rind, n, sort_rows=kind == "count")
-    if nnz and m and n and rind.dtype == np.int32 and rptr.dtype == np.int32:
-        try:
-            cp = _backend.cp
-            import cupyx.scipy.sparse as cpx
-
-            t = cpx.csr_matrix((cp.ones(nnz, dtype=np.float32), rind, rptr), shape=(m, n)).tocsc()
-            if t.indptr.shape[0] == n + 1 and t.indices.shape[0] == nnz:
-                return t.indptr, t.indices
-        except Exception:  # pragma: no cover - no cuSPARSE: the portable path
-            pass
-    return _csr.transpose(rptr, rind, n)
+    return _csr.transpose(rptr, rind, n)   # cuSPARSE for 32-bit patterns
 
 
 def _size(st) -> int:
