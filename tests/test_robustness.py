@@ -12,6 +12,9 @@
   backends: the active list holds each free column once, a listed column
   is never matched, the rows' side of the matching is consistent, no
   column is lost, and the matched count never decreases.
+* By default augmenting-path phases finish the tail after
+  ``AUGMENT_AFTER`` push phases; every family is also solved by
+  push-relabel alone (the hand-over off), which must converge by itself.
 * The progress watch hands over to augmenting-path phases (forced here
   with a window of one relabel) and the result is still maximum; a phase
   that never converges raises a clear ``RuntimeError`` instead of looping.
@@ -100,10 +103,27 @@ def solve_checked(A, backend, expected):
     return res
 
 
+@pytest.mark.parametrize("tail", ["default", "push-relabel only"])
 @pytest.mark.parametrize("name", sorted(FAMILIES))
-def test_family_finishes_within_bounds(backend, name):
+def test_family_finishes_within_bounds(backend, name, tail, monkeypatch):
+    """With the default hand-over of the tail to augmenting phases, and
+    with push-relabel alone (``AUGMENT_AFTER = None``: only the progress
+    watch may hand over), which must converge by itself."""
+    if tail != "default":
+        monkeypatch.setattr(_driver, "AUGMENT_AFTER", None)
     A = FAMILIES[name]()
     solve_checked(A, backend, flow_size(A))
+
+
+def test_tail_goes_to_augmenting_phases(backend):
+    """After AUGMENT_AFTER push phases, augmenting-path phases finish the
+    matching (a mesh: a few hundred columns are still free then)."""
+    A = generators.delaunay(20000, seed=2)
+    res = solve_checked(A, backend, flow_size(A))
+    s = res.stats
+    assert s["finished_by"] == "augmenting-paths" and "max_relabels=2" in s["switch_reason"]
+    assert s["global_relabels"] == _driver.AUGMENT_AFTER + 1 == 3
+    assert s["aug_converged"] and s["aug_paths"] >= 1
 
 
 @pytest.mark.parametrize("name", ["triangular", "triangular_perm", "triangular_lower_perm", "dense"])

@@ -19,9 +19,11 @@ and a NumPy twin in ``_kernels_numpy.py``):
    ``collect_active``, one host read): the active list is every free column
    the BFS reached.  Empty list: the matching is maximum (no free
    column is joined to a free row by an alternating path), stop;
-3. the progress watch (:func:`run_gpr`, :data:`STALL_WINDOW`): when the
-   active count has not halved over the last few relabels, augmenting-path
-   phases finish the matching instead (``_augment.augment``), stop;
+3. the tail (:data:`AUGMENT_AFTER`) and the progress watch
+   (:func:`run_gpr`, :data:`STALL_WINDOW`): after a few push phases, or
+   when the active count has not halved over the last few relabels,
+   augmenting-path phases finish the matching instead
+   (``_augment.augment``), stop;
 4. up to ``ceil(k · maxLevel)`` push iterations over the active list
    (Ac → Ap), each a ``claim`` (every listed column picks its row of
    minimum label and claims it) then a ``push`` (the column whose claim
@@ -107,10 +109,25 @@ FUSE_FIX = True
 #: relabel cap raises).  Trades: a smaller window hands over sooner on
 #: inputs where each relabel round gains little (path-like graphs, hub
 #: contention); a larger one lets G-PR finish slow tails itself.  With 4,
-#: G-PR runs at most 4 (log2 a_1 + 2) relabels; every corpus matrix and
-#: generated family of the test suite finishes by push-relabel alone on
-#: NumPy except the path-like ones (tests/test_robustness.py).
+#: G-PR runs at most 4 (log2 a_1 + 2) relabels; with :data:`AUGMENT_AFTER`
+#: off, every corpus matrix and generated family of the test suite finishes
+#: by push-relabel alone on NumPy except the path-like ones
+#: (tests/test_robustness.py).
 STALL_WINDOW = 4
+#: Push phases G-PR runs before augmenting-path phases
+#: (:func:`gpumatch.matching._augment.augment`) finish the matching (None:
+#: only the progress watch hands over).  Push-relabel pays while many
+#: columns are active; in the tail, each global relabel is a BFS over the
+#: whole alternating reach for a few columns, while an augmenting phase
+#: stops its search trees at the first free column (two-sided, and one
+#: cooperative launch on the GPU).  Measured on the H100 (median of 7, the
+#: hand-over after 2 / 3 / 6 push phases, or never): Delaunay 1M 13.8 /
+#: 15.8 / 18.5 / 55.5 ms, grid 1000² 46.7 / 51.8 / 55.7 / 164 ms, random
+#: 1M d5 5.3 / 6.1 / 7.6 / 8.8 ms, random 4M d5 17.8 / 16.6 / 23.8 / 27.9
+#: ms; R-MAT 20/8 and the rectangle finish within 2 relabels either way
+#: (benchmarks/RESULTS.md).  The explicit ``max_relabels`` of
+#: :func:`run_gpr` overrides it.
+AUGMENT_AFTER = 2
 
 
 @dataclass
@@ -292,8 +309,9 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     shrink_threshold : int
         Compact the active list when it is longer than this.
     max_relabels : int or None
-        Switch to augmenting-path phases after this many global relabels
-        at most (besides the progress watch below).
+        Hand over to augmenting-path phases at the first global relabel
+        after this many push phases (besides the progress watch below);
+        None: :data:`AUGMENT_AFTER`.
 
     Notes
     -----
@@ -324,6 +342,8 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
              "max_level": 0, "time_init": 0.0, "time_relabel": 0.0, "time_push": 0.0,
              "time_fix": 0.0, "loop_launches": 0, "loop_iterations": 0,
              "finished_by": "push-relabel", "switch_reason": None, "active_history": []}
+    if max_relabels is None:
+        max_relabels = AUGMENT_AFTER
     check_long, check_short = CHECK_EVERY.get(bk, (1, 1))
     loop_max = LOOP_MAX.get(bk, 0)
     window = STALL_WINDOW

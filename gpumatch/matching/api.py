@@ -38,7 +38,8 @@ class MatchingResult:
         ``global_relabels``, ``max_level``, the time in seconds of each
         phase (``time_init``, ``time_relabel``, ``time_push``,
         ``time_fix``), ``finished_by`` (``"push-relabel"``, or
-        ``"augmenting-paths"`` when the progress watch handed over;
+        ``"augmenting-paths"`` when augmenting-path phases finished the
+        tail after a few push phases or the progress watch handed over;
         then also ``switch_reason``, ``aug_phases``, ``aug_paths`` and
         ``time_augment``) and ``active_history`` (the active columns
         found by each global relabel).
