@@ -605,10 +605,11 @@ def solver_solve(solver):
 
 
 @numba.njit(cache=True, nogil=True)
-def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill):
+def _antisymmetric(V, indptr, indices, arc_flow):
     """The pattern of A + A^T and the values F - F^T, row by row (both
-    inputs sorted per row: a merge, no sort).  First call with `fill` False
-    counts (into `out_ptr`), the second fills."""
+    inputs sorted per row: a merge, no sort): ``(ptr, ind, val)``, `ind` of
+    the dtype of `indices`.  The transpose is built once; a first merge
+    counts, the second fills."""
     E = indices.shape[0]
     # the transpose by counting: its rows come out sorted
     tptr = np.zeros(V + 1, np.int64)
@@ -617,7 +618,7 @@ def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill
     for v in range(V):
         tptr[v + 1] += tptr[v]
     tpos = tptr[:V].copy()
-    trow = np.empty(E, np.int64)
+    trow = np.empty(E, indices.dtype)
     tval = np.empty(E, np.int64)
     for u in range(V):
         for a in range(indptr[u], indptr[u + 1]):
@@ -626,41 +627,48 @@ def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill
             tpos[v] += 1
             trow[k] = u
             tval[k] = arc_flow[a]
+    ptr = np.zeros(V + 1, np.int64)
+    k = 0
+    for u in range(V):      # count: |row u of A| + |row u of A^T| - |both|
+        a, ae = indptr[u], indptr[u + 1]
+        b, be = tptr[u], tptr[u + 1]
+        k += (ae - a) + (be - b)
+        while a < ae and b < be:
+            if indices[a] < trow[b]:
+                a += 1
+            elif trow[b] < indices[a]:
+                b += 1
+            else:
+                k -= 1
+                a += 1
+                b += 1
+        ptr[u + 1] = k
+    ind = np.empty(k, indices.dtype)
+    val = np.empty(k, np.int64)
     k = 0
     for u in range(V):
         a, ae = indptr[u], indptr[u + 1]
         b, be = tptr[u], tptr[u + 1]
         while a < ae or b < be:
             if b >= be or (a < ae and indices[a] < trow[b]):
-                col, val = indices[a], arc_flow[a]
+                ind[k] = indices[a]
+                val[k] = arc_flow[a]
                 a += 1
             elif a >= ae or trow[b] < indices[a]:
-                col, val = trow[b], -tval[b]
+                ind[k] = trow[b]
+                val[k] = -tval[b]
                 b += 1
             else:
-                col, val = indices[a], arc_flow[a] - tval[b]
+                ind[k] = indices[a]
+                val[k] = arc_flow[a] - tval[b]
                 a += 1
                 b += 1
-            if fill:
-                out_ind[k] = col
-                out_val[k] = val
             k += 1
-        if not fill:
-            out_ptr[u + 1] = k
+    return ptr, ind, val
 
 
 def antisymmetric_csr(V, indptr, indices, arc_flow):
     """``(indptr, indices, data)`` of the skew-symmetric flow matrix with the
     pattern of the canonical CSR `indptr` / `indices` plus its transpose (what
     ``gpumatch.flow._maxflow._flow_matrix`` builds by a sort of keys)."""
-    ip = np.asarray(indptr)
-    ix = np.asarray(indices)
-    ptr = np.zeros(V + 1, np.int64)
-    dummy_i = np.empty(0, np.int64)
-    dummy_v = np.empty(0, np.int64)
-    _antisymmetric(V, ip, ix, arc_flow, ptr, dummy_i, dummy_v, False)
-    nnz = int(ptr[V])
-    ind = np.empty(nnz, np.int64)
-    val = np.empty(nnz, np.int64)
-    _antisymmetric(V, ip, ix, arc_flow, ptr, ind, val, True)
-    return ptr, ind, val
+    return _antisymmetric(V, np.asarray(indptr), np.asarray(indices), arc_flow)
