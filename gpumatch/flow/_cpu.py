@@ -65,8 +65,9 @@ __all__ = ["TUNING", "build_residual", "arc_flows", "max_flow", "solve", "warm_s
 #: (1.0: 10-20 % faster than 0.5 on GENRMF, RLG and unit networks; 2.0
 #: loses again on GENRMF 32).
 #: ``greedy``: start with the augmenting paths of at most three arcs from
-#: the source (:func:`_greedy_paths`).
-TUNING: dict = {"freq": 1.0, "greedy": True}
+#: the source (:func:`_greedy_paths`).  ``unit_matching``: solve a unit
+#: bipartite network by maximum matching (:mod:`gpumatch.flow._cpu_unit`).
+TUNING: dict = {"freq": 1.0, "greedy": True, "unit_matching": True}
 
 _ALPHA = 6
 _BETA = 12
@@ -504,6 +505,18 @@ def solve(indptr, indices, cap, source, sink, layout="reverse_csr"):
     ip = np.asarray(indptr, dtype=np.int64)
     ix = np.asarray(indices, dtype=np.int64)
     cp = np.asarray(cap, dtype=np.int64)
+    if TUNING["unit_matching"] and V:
+        from . import _cpu_unit
+
+        found = _cpu_unit.detect(V, ip, ix, cp, source, sink)
+        if found is not None:   # a unit bipartite network: maximum flow = maximum matching
+            t1 = time.perf_counter()
+            value, arc_flow, side, ust = _cpu_unit.solve_unit(V, ip, ix, cp, source, sink, found)
+            t2 = time.perf_counter()
+            raw = np.zeros(_NSTATS, dtype=np.int64)
+            stats = _stats_dict(raw, {"setup": t1 - t0, "phase1": t2 - t1, "phase2": 0.0, "extract": 0.0}, layout)
+            stats.update(ust, method="unit_matching", algorithm="unit bipartite network: Karp-Sipser + Pothen-Fan+")
+            return value, arc_flow, side, stats
     zero = np.zeros(ix.shape[0], dtype=np.int64)
     bptr, head, rev, resid, slot = build_residual(V, ip, ix, cp, zero, False)
     L = {"bptr": bptr, "head": head, "rev": rev, "resid": resid}
