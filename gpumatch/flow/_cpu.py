@@ -37,8 +37,10 @@ its partner slot and its residual capacity; the flow of arc ``a`` is the
 residual of its reverse slot.
 
 All engines are ``numba.njit(cache=True)``, compiled once per machine for
-int64 arrays (inputs are widened first, so one specialisation serves every
-graph).
+one set of array types (int64 capacities, flows and slot indices; int32
+vertex ids and heights, which halves the memory that the discharge loop
+reads at random; graphs have fewer than 2**30 vertices), so one
+specialisation serves every graph.
 
 References
 ----------
@@ -59,10 +61,13 @@ import numpy as np
 __all__ = ["TUNING", "build_residual", "arc_flows", "max_flow", "solve", "warm_solve", "solver_solve"]
 
 #: ``freq``: a global relabel runs once the relabel work (12 + degree per
-#: relabel, as in HIPR) since the last one passes ``freq * (6 V + A)``.
+#: relabel, as in HIPR) since the last one passes ``freq * (6 V + A)``
+#: (1.0: 10-20 % faster than 0.5 on GENRMF, RLG and unit networks; 2.0
+#: loses again on GENRMF 32).
 #: ``greedy``: start with the augmenting paths of at most three arcs from
-#: the source (:func:`_greedy_paths`).
-TUNING: dict = {"freq": 0.5, "greedy": True}
+#: the source (:func:`_greedy_paths`).  ``unit_matching``: solve a unit
+#: bipartite network by maximum matching (:mod:`gpumatch.flow._cpu_unit`).
+TUNING: dict = {"freq": 1.0, "greedy": True, "unit_matching": True}
 
 _ALPHA = 6
 _BETA = 12
@@ -92,7 +97,7 @@ def build_residual(V, indptr, indices, cap, flow, keep_zero):
         bptr[u + 1] = bptr[u] + deg[u]
     A = bptr[V]
     pos = bptr[:V].copy()
-    head = np.empty(A, np.int64)
+    head = np.empty(A, np.int32)
     rev = np.empty(A, np.int64)
     resid = np.empty(A, np.int64)
     slot = np.full(E, -1, np.int64)
@@ -205,13 +210,13 @@ def _phase(V, bptr, head, rev, resid, excess, height, target, other, saturate, f
     arcs are saturated at every global relabel towards vertices that reach
     the target.  Vertices with a deficit (negative excess) absorb excess."""
     n = V
-    afirst = np.full(max(n, 1), -1, np.int64)
-    ifirst = np.full(max(n, 1), -1, np.int64)
-    anext = np.empty(V, np.int64)
-    inext = np.empty(V, np.int64)
-    iprev = np.empty(V, np.int64)
+    afirst = np.full(max(n, 1), -1, np.int32)
+    ifirst = np.full(max(n, 1), -1, np.int32)
+    anext = np.empty(V, np.int32)
+    inext = np.empty(V, np.int32)
+    iprev = np.empty(V, np.int32)
     cur = np.empty(V, np.int64)
-    queue = np.empty(V, np.int64)
+    queue = np.empty(V, np.int32)
     limit = freq * (_ALPHA * V + bptr[V])
     work = 0.0
     pushes = 0
@@ -419,7 +424,7 @@ def max_flow(V, bptr, head, rev, resid, excess, s, t, freq, greedy, stats, reach
     side of a minimum cut).  Error codes (bugs, never expected): 1 a deficit
     left, 2 excess left after phase 2, 3 an augmenting path left.
     """
-    height = np.empty(V, np.int64)
+    height = np.empty(V, np.int32)
     A = resid.shape[0]
     deficits = _count_active(V, excess, s, t, -1) > 0
     # 0. deficits: the same engine on the transposed residual network, where
@@ -500,6 +505,18 @@ def solve(indptr, indices, cap, source, sink, layout="reverse_csr"):
     ip = np.asarray(indptr, dtype=np.int64)
     ix = np.asarray(indices, dtype=np.int64)
     cp = np.asarray(cap, dtype=np.int64)
+    if TUNING["unit_matching"] and V:
+        from . import _cpu_unit
+
+        found = _cpu_unit.detect(V, ip, ix, cp, source, sink)
+        if found is not None:   # a unit bipartite network: maximum flow = maximum matching
+            t1 = time.perf_counter()
+            value, arc_flow, side, ust = _cpu_unit.solve_unit(V, ip, ix, cp, source, sink, found)
+            t2 = time.perf_counter()
+            raw = np.zeros(_NSTATS, dtype=np.int64)
+            stats = _stats_dict(raw, {"setup": t1 - t0, "phase1": t2 - t1, "phase2": 0.0, "extract": 0.0}, layout)
+            stats.update(ust, method="unit_matching", algorithm="unit bipartite network: Karp-Sipser + Pothen-Fan+")
+            return value, arc_flow, side, stats
     zero = np.zeros(ix.shape[0], dtype=np.int64)
     bptr, head, rev, resid, slot = build_residual(V, ip, ix, cp, zero, False)
     L = {"bptr": bptr, "head": head, "rev": rev, "resid": resid}
@@ -601,10 +618,11 @@ def solver_solve(solver):
 
 
 @numba.njit(cache=True, nogil=True)
-def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill):
+def _antisymmetric(V, indptr, indices, arc_flow):
     """The pattern of A + A^T and the values F - F^T, row by row (both
-    inputs sorted per row: a merge, no sort).  First call with `fill` False
-    counts (into `out_ptr`), the second fills."""
+    inputs sorted per row: a merge, no sort): ``(ptr, ind, val)``, `ind` of
+    the dtype of `indices`.  The transpose is built once; a first merge
+    counts, the second fills."""
     E = indices.shape[0]
     # the transpose by counting: its rows come out sorted
     tptr = np.zeros(V + 1, np.int64)
@@ -613,7 +631,7 @@ def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill
     for v in range(V):
         tptr[v + 1] += tptr[v]
     tpos = tptr[:V].copy()
-    trow = np.empty(E, np.int64)
+    trow = np.empty(E, indices.dtype)
     tval = np.empty(E, np.int64)
     for u in range(V):
         for a in range(indptr[u], indptr[u + 1]):
@@ -622,41 +640,48 @@ def _antisymmetric(V, indptr, indices, arc_flow, out_ptr, out_ind, out_val, fill
             tpos[v] += 1
             trow[k] = u
             tval[k] = arc_flow[a]
+    ptr = np.zeros(V + 1, np.int64)
+    k = 0
+    for u in range(V):      # count: |row u of A| + |row u of A^T| - |both|
+        a, ae = indptr[u], indptr[u + 1]
+        b, be = tptr[u], tptr[u + 1]
+        k += (ae - a) + (be - b)
+        while a < ae and b < be:
+            if indices[a] < trow[b]:
+                a += 1
+            elif trow[b] < indices[a]:
+                b += 1
+            else:
+                k -= 1
+                a += 1
+                b += 1
+        ptr[u + 1] = k
+    ind = np.empty(k, indices.dtype)
+    val = np.empty(k, np.int64)
     k = 0
     for u in range(V):
         a, ae = indptr[u], indptr[u + 1]
         b, be = tptr[u], tptr[u + 1]
         while a < ae or b < be:
             if b >= be or (a < ae and indices[a] < trow[b]):
-                col, val = indices[a], arc_flow[a]
+                ind[k] = indices[a]
+                val[k] = arc_flow[a]
                 a += 1
             elif a >= ae or trow[b] < indices[a]:
-                col, val = trow[b], -tval[b]
+                ind[k] = trow[b]
+                val[k] = -tval[b]
                 b += 1
             else:
-                col, val = indices[a], arc_flow[a] - tval[b]
+                ind[k] = indices[a]
+                val[k] = arc_flow[a] - tval[b]
                 a += 1
                 b += 1
-            if fill:
-                out_ind[k] = col
-                out_val[k] = val
             k += 1
-        if not fill:
-            out_ptr[u + 1] = k
+    return ptr, ind, val
 
 
 def antisymmetric_csr(V, indptr, indices, arc_flow):
     """``(indptr, indices, data)`` of the skew-symmetric flow matrix with the
     pattern of the canonical CSR `indptr` / `indices` plus its transpose (what
     ``gpumatch.flow._maxflow._flow_matrix`` builds by a sort of keys)."""
-    ip = np.asarray(indptr)
-    ix = np.asarray(indices)
-    ptr = np.zeros(V + 1, np.int64)
-    dummy_i = np.empty(0, np.int64)
-    dummy_v = np.empty(0, np.int64)
-    _antisymmetric(V, ip, ix, arc_flow, ptr, dummy_i, dummy_v, False)
-    nnz = int(ptr[V])
-    ind = np.empty(nnz, np.int64)
-    val = np.empty(nnz, np.int64)
-    _antisymmetric(V, ip, ix, arc_flow, ptr, ind, val, True)
-    return ptr, ind, val
+    return _antisymmetric(V, np.asarray(indptr), np.asarray(indices), arc_flow)

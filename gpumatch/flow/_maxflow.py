@@ -552,7 +552,7 @@ def _flow_matrix(g, arc_flow):
         key = r * np.int64(max(V, 1)) + c
         indptr, ucol, data = csr.csr_from_keys(key, V, V, v)
     idt = index_dtype_for(V + 1, int(ucol.shape[0]) + 1)
-    indptr, ucol = indptr.astype(idt), ucol.astype(idt)
+    indptr, ucol = indptr.astype(idt), ucol.astype(idt, copy=False)
     if g.cupy_out:
         import cupyx.scipy.sparse as cpx
 

@@ -18,6 +18,10 @@ win on a CPU, after Duff, Kaya and Uçar [1]_:
   and backwards in even ones).  The run stops after a phase that finds no
   augmenting path, which proves the matching maximum (Berge).
 
+``TUNING["parallel_min_nnz"]`` replaces Pothen–Fan+ by a multi-threaded
+multi-source BFS (:mod:`gpumatch.matching._cpu_parallel`) on large graphs;
+it is off by default (on 2 cores it is within the noise of PF+).
+
 A König cover for ``certificate=True`` comes from one alternating BFS from
 the free rows (``konig_cover``).  The dynamic solver keeps its surviving
 pairs and runs PF+ from its free columns.
@@ -44,7 +48,14 @@ import time
 import numba
 import numpy as np
 
-__all__ = ["karp_sipser", "greedy", "pothen_fan", "konig_cover", "run", "konig_cover_masks", "solver_solve"]
+__all__ = ["TUNING", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run", "konig_cover_masks", "solver_solve"]
+
+#: ``parallel_min_nnz``: on graphs with at least this many edges the
+#: augmenting-path stage is the multi-threaded MS-BFS of
+#: :mod:`gpumatch.matching._cpu_parallel` instead of Pothen–Fan+ (None:
+#: never, the default; on 2 cores within the noise of PF+).  ``parallel_level_min``:
+#: the smallest BFS level that it splits between threads.
+TUNING: dict = {"parallel_min_nnz": None, "parallel_level_min": 4096}
 
 #: Slots of the engines' statistics array.
 _S_PHASES, _S_PATHS, _S_INIT = range(3)
@@ -328,13 +339,25 @@ def run(st, *, init="greedy", initial_col=None, **_ignored) -> dict:
     initial = int(np.count_nonzero(st.mu_col >= 0))
     t1 = time.perf_counter()
     raw = np.zeros(3, dtype=np.int64)
+    search = "Pothen-Fan+"
+    par = TUNING["parallel_min_nnz"]
     if st.m and st.n and st.rind.shape[0]:
-        pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
+        if par is not None and st.rind.shape[0] >= par:   # the multi-threaded MS-BFS
+            import numba as _numba
+
+            from . import _cpu_parallel
+
+            nt = int(_numba.get_num_threads())
+            _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
+                                 int(TUNING["parallel_level_min"]))
+            search = f"MS-BFS ({nt} threads)"
+        else:
+            pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
     t2 = time.perf_counter()
     return {"backend": "numba", "initial_size": initial, "push_iterations": 0, "global_relabels": 0,
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
-            "active_history": [], "algorithm": "Karp-Sipser + Pothen-Fan+" if init != "none" else "Pothen-Fan+",
+            "active_history": [], "algorithm": f"Karp-Sipser + {search}" if init != "none" else search,
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS])}
 
 

@@ -1,0 +1,111 @@
+"""The multi-threaded MS-BFS of the CPU engine (``matching/_cpu_parallel.py``), checked by certificates.
+
+It is off by default; these tests switch it on for every graph
+(``parallel_min_nnz = 0``) and split every BFS level between the threads
+(``parallel_level_min = 1``) so that its races happen on small inputs too.
+Each matching is checked with ``check_matching`` and a König cover of the
+same size, and its size against scipy (its maximum flow on meshes).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching as sp_matching
+from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
+
+from gpumatch import _backend, csr
+from gpumatch import generators as G
+from gpumatch.matching import MatchingSolver, bipartite_matching
+from gpumatch.testing import check_matching
+
+pytestmark = pytest.mark.skipif(not _backend.numba_available(), reason="Numba does not import")
+
+
+def _reference(A, mesh):
+    if not mesh:
+        return int((sp_matching(sp.csr_matrix(A), perm_type="row") >= 0).sum())
+    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr, A.indices, A.shape)
+    V = ip.shape[0] - 1
+    C = sp.csr_matrix((np.asarray(cap, dtype=np.int32), np.asarray(ix), np.asarray(ip)), shape=(V, V))
+    return int(sp_maximum_flow(C, s, t, method="dinic").flow_value)
+
+
+GRAPHS = {
+    "random": (lambda: G.random_bipartite(3000, 3000, 3, seed=11), False),
+    "random_sparse": (lambda: G.random_bipartite(3000, 3000, 1.3, seed=12), False),
+    "rect_tall": (lambda: G.random_bipartite(3000, 600, 2, seed=13), False),
+    "rect_wide": (lambda: G.random_bipartite(500, 3000, 2, seed=14), False),
+    "delaunay": (lambda: G.delaunay(4000, seed=15), True),
+    "grid": (lambda: G.grid(50, 60, drop=0.1, seed=16), True),
+    "rmat": (lambda: G.rmat(12, 8, seed=17), False),
+    "triangular_perm": (lambda: G.triangular(300, permute=True, seed=18), False),
+    "bidiagonal_perm": (lambda: G.bidiagonal(3000, permute=True, seed=19), False),
+    "empty_rows": (lambda: sp.csr_matrix((50, 40), dtype=np.int8), False),
+}
+
+
+@pytest.fixture
+def parallel():
+    import numba
+
+    from gpumatch.matching import _cpu
+
+    saved = dict(_cpu.TUNING)
+    threads = numba.get_num_threads()
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_level_min=1)
+    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
+    yield
+    _cpu.TUNING.update(saved)
+    numba.set_num_threads(threads)
+
+
+@pytest.mark.parametrize("init", ["karp_sipser", "none"])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_ms_bfs_matching(name, init, parallel):
+    make, mesh = GRAPHS[name]
+    A = sp.csr_matrix(make())
+    ref = _reference(A, mesh)
+    res = bipartite_matching(A, backend="numba", init=init, certificate=True)
+    assert res.size == ref
+    if A.nnz:
+        assert "MS-BFS" in res.stats["algorithm"]
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    cr, cc = res.cover_rows, res.cover_cols
+    assert int(cr.sum() + cc.sum()) == res.size
+    coo = A.tocoo()
+    assert (cr[coo.row] | cc[coo.col]).all()
+
+
+def test_ms_bfs_one_thread_and_serial_levels():
+    """The same search without a parallel region (one slice per level)."""
+    from gpumatch.matching import _cpu, _cpu_parallel
+
+    A = sp.csr_matrix(G.random_bipartite(2000, 2000, 2, seed=20))
+    Acsc = A.tocsc()
+    m, n = A.shape
+    cptr, cind = Acsc.indptr.astype(np.int32), Acsc.indices.astype(np.int32)
+    for nt, level_min in ((1, 1), (2, 10**9)):
+        mu_row = np.full(m, -1, dtype=np.int32)
+        mu_col = np.full(n, -1, dtype=np.int32)
+        _cpu.greedy(m, n, cptr, cind, mu_row, mu_col)
+        raw = np.zeros(3, dtype=np.int64)
+        _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, level_min)
+        check_matching(A, mu_col, "row", expected_size=_reference(A, False))
+        assert raw[0] >= 1
+
+
+def test_dynamic_solver_with_ms_bfs(parallel):
+    A = sp.csr_matrix(G.random_bipartite(1500, 1500, 2.5, seed=21))
+    solver = MatchingSolver(A, backend="numba")
+    solver.solve()
+    coo = A.tocoo()
+    rng = np.random.default_rng(21)
+    drop = rng.choice(coo.nnz, size=200, replace=False)
+    keep = np.ones(coo.nnz, dtype=bool)
+    keep[drop] = False
+    B = sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=A.shape)
+    solver.remove_edges(coo.row[drop], coo.col[drop])
+    res = solver.solve()
+    check_matching(B, res.col_to_row, "row", expected_size=_reference(B, False))
