@@ -185,19 +185,17 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
             # the CSR values are never read under the symbolic action: the
             # column indices stand in for them (valid memory), the CSC values are NULL
             vals, t_vals, action, perm = indices.data.ptr, 0, 0, None  # CUSPARSE_ACTION_SYMBOLIC
-        for val_type in (10, 0):   # CUDA_R_32I; CUDA_R_32F moves the same 32-bit words
-            args = (handle, m, n_cols, nnz, vals, indptr.data.ptr, indices.data.ptr, t_vals,
-                    t_indptr.data.ptr, t_indices.data.ptr, val_type, action, 0, 1)   # base 0, CSR2CSC_ALG1
-            try:
-                size = cs.csr2cscEx2_bufferSize(*args)
-            except Exception:
-                continue
-            buf = cp.empty(max(int(size), 1), dtype=np.int8)
-            cs.csr2cscEx2(*args, buf.data.ptr)
-            return (t_indptr, t_indices, perm) if return_perm else (t_indptr, t_indices)
+        # CUDA_R_32F: the values are only moved, so the positions' 32-bit
+        # words arrive intact (cuSPARSE 13 rejects CUDA_R_32I here with an
+        # internal error); index base 0, CUSPARSE_CSR2CSC_ALG1
+        args = (handle, m, n_cols, nnz, vals, indptr.data.ptr, indices.data.ptr, t_vals,
+                t_indptr.data.ptr, t_indices.data.ptr, 0, action, 0, 1)
+        size = cs.csr2cscEx2_bufferSize(*args)
+        buf = cp.empty(max(int(size), 1), dtype=np.int8)
+        cs.csr2cscEx2(*args, buf.data.ptr)
     except Exception:  # pragma: no cover - no cuSPARSE: the sort
         return None
-    return None
+    return (t_indptr, t_indices, perm) if return_perm else (t_indptr, t_indices)
 
 
 def reverse_arc_index(indptr, indices, n_vertices: int):

@@ -40,6 +40,19 @@ def test_transpose_matches_scipy(seed, dtype, backend):
     np.testing.assert_array_equal(indices[perm], cols_t)
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("return_perm", [False, True])
+def test_transpose_takes_cusparse_for_int32(return_perm):
+    """32-bit device patterns go through cuSPARSE (no silent fall-back to
+    the sort), with the same arrays and permutation as the NumPy sort."""
+    indptr, indices, A = _graph(4, m=300, n=200, density=0.05)
+    got = csr._transpose_cusparse(*_to("cupy", indptr, indices), A.shape[1], return_perm)
+    assert got is not None
+    want = csr.transpose(indptr, indices, A.shape[1], return_perm=return_perm)
+    for g, w in zip(_np(*got), want):
+        np.testing.assert_array_equal(g, w)
+
+
 def test_degrees():
     indptr, _, A = _graph(1)
     np.testing.assert_array_equal(csr.degrees(indptr), np.diff(A.indptr))
