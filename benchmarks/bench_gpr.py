@@ -273,7 +273,8 @@ def _steps(G, cfg):
     wrap(_driver, "make_state", "make_state(incl. transpose)")
     wrap(_driver, "greedy", "greedy")
     wrap(_driver._csr, "compact")
-    for name in ("fix_matching", "relabel_collect", "push", "fixup", "push_loop", "count_active",
+    wrap(_driver, "_finish_by_augmenting", "augmenting phases")
+    for name in ("fix_matching", "relabel_collect", "claim", "push", "push_loop", "count_active",
                  "list_step", "list_length"):
         wrap(_kernels_cuda, name)
     # GPU time of each raw kernel launch: CUDA events around it, no sync
@@ -296,7 +297,7 @@ def _steps(G, cfg):
 
     raw_k, raw_get = _kernels_cuda._k, _cuda.get_kernel
     _kernels_cuda._k = lambda st, name: _Timed(raw_k(st, name), name)
-    _cuda.get_kernel = lambda relpath, name, defines=(): _Timed(raw_get(relpath, name, defines), name)
+    _cuda.get_kernel = lambda relpath, name, defines=(), **kw: _Timed(raw_get(relpath, name, defines, **kw), name)
     restore = _apply(cfg)
     try:
         cp.cuda.get_current_stream().synchronize()
