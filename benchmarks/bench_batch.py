@@ -241,6 +241,8 @@ def _warm_worker(backend):
     """Compile the kernels in a worker process (run on every worker before timing)."""
     g = sp.csr_matrix(np.eye(4))
     gpumatch.maximum_bipartite_matching(g, backend=backend)
+    # a graph whose matching reaches G-PR's augmenting tail (its kernels too)
+    gpumatch.maximum_bipartite_matching(generators.random_bipartite(50_000, 50_000, 5, seed=1), backend=backend)
     batch.maximum_bipartite_matching([g, g], backend=backend)
     C = sp.csr_matrix(np.array([[0, 2, 0], [0, 0, 2], [0, 0, 0]]))
     batch.maximum_flow([(C, 0, 2), (C, 0, 2)], backend=backend)

@@ -742,15 +742,24 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
     try:
         if _show_progress(progress, len(items)):
             distributed.progress(futures)
-        worst = None
-        for idx, fut in zip(chunks, futures):
-            if errors == "raise" and worst is not None and idx[0] > worst:
-                break
-            got = fut.result()
-            for i, r in zip(idx, got):
-                results[i] = r
-            if errors == "raise":
-                worst = _first_error(results, idx, worst)
+        position = {fut.key: k for k, fut in enumerate(futures)}
+        done = [False] * len(chunks)
+        first_open, worst = 0, None   # every chunk before first_open is in
+        # Results as the chunks finish, one gather per group of finished ones
+        # (a Future.result() per chunk, in order, was a round trip each).
+        for finished in distributed.as_completed(futures).batches():
+            for fut, got in zip(finished, client.gather(finished)):
+                k = position[fut.key]
+                for i, r in zip(chunks[k], got):
+                    results[i] = r
+                done[k] = True
+                if errors == "raise":
+                    worst = _first_error(results, chunks[k], worst)
+            while first_open < len(chunks) and done[first_open]:
+                first_open += 1
+            if errors == "raise" and worst is not None and (
+                    first_open == len(chunks) or chunks[first_open][0] > worst):
+                break   # every problem before the failing one is in
     finally:
         client.cancel([f for f in futures if not f.done()])
     if errors == "raise" and worst is not None:
