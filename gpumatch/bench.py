@@ -177,12 +177,18 @@ def measure(solver: str, inp: BenchInput, data, check, repeats: int, budget: flo
     except AssertionError as exc:
         out.update(status="wrong", error=_one_line(exc), phase="warmup")
         return out
+    step_s = None  # wall time of the last repeat (run and check)
     for i in range(repeats):
         elapsed = time.perf_counter() - t_start  # wall time so far: runs and checks
-        if budget and elapsed + elapsed / (i + 1) > budget:
+        # The next repeat is projected from the last one; the warm-up alone
+        # is no guide (it compiles kernels: a GPU solve of milliseconds
+        # after a warm-up of seconds), so one repeat runs whenever the
+        # warm-up fit in the budget.
+        if budget and elapsed + (step_s or 0.0) > budget:
             _add_note(out, f"{i} of {repeats} repeats: one more would pass the --budget of {budget:g} s"
                       + ("; the time is the warm-up run's" if i == 0 else ""))
             break
+        t_step = time.perf_counter()
         res, t, e2e = runner.solve()
         try:
             value = check(res)
@@ -196,6 +202,7 @@ def measure(solver: str, inp: BenchInput, data, check, repeats: int, budget: flo
             return out
         out["times_s"].append(t)
         out["e2e_times_s"].append(e2e)
+        step_s = time.perf_counter() - t_step
     times = out["times_s"] or [warm_s]
     out["median_s"] = statistics.median(times)
     out["e2e_s"] = statistics.median(out["e2e_times_s"]) if out["e2e_times_s"] else warm_s
