@@ -97,6 +97,13 @@ __all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES"]
 #: the GPU budget is large enough that a pack's launches do not dominate.
 PACK_EDGES = {"cupy": 1 << 21, "cpu": 1 << 17}
 
+#: With a Dask client: chunks per worker thread, and problems per chunk at
+#: most, for problems of unknown size (Futures, :func:`_group_unknown`):
+#: enough chunks that the workers finish close together, few enough that
+#: Dask's cost per task stays small.
+UNKNOWN_CHUNKS_PER_WORKER = 8
+UNKNOWN_CHUNK_MAX = 16
+
 #: ``progress=None`` shows a bar for batches of at least this many problems
 #: (and only when standard error is a terminal).
 PROGRESS_MIN = 100
@@ -724,7 +731,7 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
     limit = PACK_EDGES["cupy"] if pack_edges is None else pack_edges
     known = sum(s for s in sizes if s is not None)
     budget = max(1, min(limit, -(-known // (2 * workers)))) if limit else 0
-    chunks = _plan(sizes, budget, limit // 4)
+    chunks = _group_unknown(_plan(sizes, budget, limit // 4), sizes, workers)
     payloads = [[items[i] for i in idx] for idx in chunks]
     # Matrices go to the workers by one scatter; paths travel in the task and
     # are read there; Futures (data already on the cluster) are resolved by
@@ -764,6 +771,38 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
         client.cancel([f for f in futures if not f.done()])
     if errors == "raise" and worst is not None:
         raise results[worst]
+
+
+def _group_unknown(chunks, sizes, workers):
+    """Put the problems of unknown size (Futures: data already on the
+    cluster) that `_plan` left one per chunk into chunks of several
+    consecutive ones, about :data:`UNKNOWN_CHUNKS_PER_WORKER` chunks per
+    worker thread and at most :data:`UNKNOWN_CHUNK_MAX` problems each; the
+    order of the chunks (by first index) is kept.  A Dask task costs about
+    1-3 ms besides its solve (scheduling, the result's trip back).  100
+    graphs of 0.1-0.4M edges on the workers of a 2-core machine (Numba,
+    median of 7, interleaved): one worker 1.49 s a task each, 1.09 s grouped
+    (0.90 s in one process); two workers 0.86 s and 0.64 s."""
+    lone = sum(1 for c in chunks if len(c) == 1 and sizes[c[0]] is None)
+    if lone <= workers:
+        return chunks
+    per = max(1, min(UNKNOWN_CHUNK_MAX, -(-lone // (UNKNOWN_CHUNKS_PER_WORKER * workers))))
+    out, cur = [], []
+    for c in chunks:
+        if len(c) == 1 and sizes[c[0]] is None:
+            cur.append(c[0])
+            if len(cur) == per:
+                out.append(cur)
+                cur = []
+            continue
+        if cur:
+            out.append(cur)
+            cur = []
+        out.append(c)
+    if cur:
+        out.append(cur)
+    return out
+
 
 
 def _item_obj(kind, item):

@@ -484,3 +484,18 @@ def test_flow_capacity_dtypes_in_one_pack():
         with pytest.raises(err) as single:
             gpumatch.maximum_flow(probs[i][0], 0, 2, backend="numpy")
         assert isinstance(got[i], err) and str(got[i]) == f"problem {i}: {single.value}"
+
+
+def test_unknown_sizes_are_grouped_in_order():
+    """Problems of unknown size (Futures) that the plan leaves one per chunk
+    are grouped, consecutive ones only, about UNKNOWN_CHUNKS_PER_WORKER
+    chunks per worker; known ones keep their chunks; the order is kept."""
+    sizes = [None] * 10 + [5] + [None] * 3
+    chunks = [[i] for i in range(14)]
+    got = batch._group_unknown(chunks, sizes, workers=1)
+    per = -(-13 // batch.UNKNOWN_CHUNKS_PER_WORKER)
+    assert [i for c in got for i in c] == list(range(14))
+    assert [10] in got and all(len(c) <= per for c in got)
+    assert max(len(c) for c in got) == per > 1
+    assert batch._group_unknown(chunks[:2], sizes[:2], workers=2) == chunks[:2]   # no more than the workers
+    assert all(len(c) == 1 for c in batch._group_unknown(chunks, sizes, workers=64))

@@ -140,3 +140,21 @@ def test_local_cuda_cluster_one_worker_per_gpu():
         assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="cupy"))
         assert res.stats["backend"] == "cupy"
     assert len({r.stats["batch"]["process"] for r in flows}) == n
+
+
+def test_many_futures_are_grouped_and_stay_in_order(client):
+    """40 graphs already on the workers (sizes unknown to the caller) go in
+    a few chunks, not a task each; results in order; a bad one in the
+    middle is still named by its index."""
+    gs = [generators.random_bipartite(40 + i, 35, 3, seed=i) for i in range(40)]
+    futs = client.scatter(gs)
+    got = batch.maximum_bipartite_matching(futs, client=client, backend="numpy")
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+    bad = futs[:17] + client.scatter([np.eye(3)]) + futs[18:]   # dense: not a sparse matrix
+    got = batch.maximum_bipartite_matching(bad, client=client, backend="numpy", errors="return")
+    assert isinstance(got[17], TypeError) and "17" in str(got[17])
+    for i in (16, 18, 39):
+        check_matching(gs[i], got[i], expected_size=scipy_size(gs[i]))
+    with pytest.raises(TypeError, match="17"):
+        batch.maximum_bipartite_matching(bad, client=client, backend="numpy")
