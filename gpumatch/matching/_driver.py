@@ -92,8 +92,8 @@ KS_ROUNDS = 30
 #: solver's patching of the CSC does not).  cuSPARSE is the default: on an
 #: H100 it takes 4.4 ms on R-MAT 24 (133M entries) and 2.9 ms on random
 #: 16M d5, where the counting transpose takes 14.1 / 17.0 ms without its
-#: column sort and 28.2 / 19.5 ms with it (the atomics of hub columns);
-#: only on meshes of 6M entries does counting win, by 0.3 ms.
+#: column sort and 28.2 / 19.5 ms with it (the atomics of hub columns); on
+#: Delaunay 1M (6M entries) they are level (0.44 against 0.39 ms unsorted).
 TRANSPOSE = "cusparse"
 #: Long active lists (longer than the shrink threshold) are compacted by
 #: the fix-up of every push iteration, on the device (``list_step``: no
@@ -124,7 +124,7 @@ STALL_WINDOW = 4
 #: hand-over after 2 / 3 / 6 push phases, or never): Delaunay 1M 13.8 /
 #: 15.8 / 18.5 / 55.5 ms, grid 1000² 46.7 / 51.8 / 55.7 / 164 ms, random
 #: 1M d5 5.3 / 6.1 / 7.6 / 8.8 ms, random 4M d5 17.8 / 16.6 / 23.8 / 27.9
-#: ms; R-MAT 20/8 and the rectangle finish within 2 relabels either way
+#: ms; R-MAT 20/8 and the rectangle finish within 2 push phases either way
 #: (benchmarks/RESULTS.md).  The explicit ``max_relabels`` of
 #: :func:`run_gpr` overrides it.
 AUGMENT_AFTER = 2
