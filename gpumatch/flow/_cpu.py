@@ -200,13 +200,14 @@ def _global_relabel(V, bptr, head, rev, resid, excess, height, target, other, sa
                     resid[rev[a]] += d
                     excess[x] += d
                     excess[other] -= d
+    # the lists in vertex order, not BFS order: later discharges then walk
+    # the arrays in address order within a level
     amax = -1
     dmax = 0
-    for i in range(qt):
-        u = queue[i]
-        if u == target:
-            continue
+    for u in range(V):
         h = height[u]
+        if h >= n or u == target:
+            continue
         cur[u] = bptr[u]
         if excess[u] > 0:
             anext[u] = afirst[h]
