@@ -174,8 +174,21 @@ def test_maximum_flow_families(name, layout):
     assert int(Cc.data[cross].sum()) == int(res.flow_value) == int(cert.value)
 
 
+@pytest.fixture
+def flow_tuning():
+    """Set keys of the CPU flow engine's ``TUNING`` for one test."""
+    from gpumatch.flow import _cpu
+
+    saved = dict(_cpu.TUNING)
+    yield _cpu.TUNING.update
+    _cpu.TUNING.clear()
+    _cpu.TUNING.update(saved)
+
+
+@pytest.mark.parametrize("rotate", [True, False])
 @pytest.mark.parametrize("seed", range(40))
-def test_maximum_flow_random_small(seed):
+def test_maximum_flow_random_small(seed, rotate, flow_tuning):
+    flow_tuning(rotate=rotate)
     rng = np.random.default_rng(seed)
     V = int(rng.integers(2, 40))
     C = _random_network(seed, V, float(rng.uniform(0.02, 0.5)), int(rng.choice([1, 5, 1000])))
@@ -183,6 +196,45 @@ def test_maximum_flow_random_small(seed):
     res = maximum_flow(C, s, t, backend="numba")
     check_flow(C, s, t, res.flow, int(res.flow_value))
     assert int(res.flow_value) == _scipy_value(C, s, t)
+
+
+@pytest.mark.parametrize("keep_zero", [True, False])
+@pytest.mark.parametrize("rotate", [True, False])
+def test_residual_layout(rotate, keep_zero):
+    """Forward slots first (the row's order, rotated or not), then reverse slots by tail; partners agree."""
+    from gpumatch.flow import _cpu
+
+    C = _random_network(7, 60, 0.1, 5)
+    C.setdiag(3)       # self-loops get no slot
+    C = sp.csr_matrix(C)
+    C.sort_indices()
+    V = C.shape[0]
+    ip, ix, cap = C.indptr.astype(np.int64), C.indices.astype(np.int64), C.data.astype(np.int64)
+    flow = np.minimum(cap, 1)
+    bptr, head, rev, resid, slot = _cpu.build_residual(V, ip, ix, cap, flow, keep_zero, rotate)
+    A = bptr[V]
+    assert np.array_equal(rev[rev], np.arange(A))
+    tail = np.repeat(np.arange(V), np.diff(bptr))
+    assert np.array_equal(head[rev], tail)
+    rows = np.repeat(np.arange(V), np.diff(ip))
+    kept = (ix != rows) & ((cap > 0) | keep_zero)
+    assert np.array_equal(slot >= 0, kept)
+    f = slot[kept]
+    assert np.array_equal(tail[f], rows[kept]) and np.array_equal(head[f], ix[kept])
+    assert np.array_equal(resid[f], cap[kept] - flow[kept]) and np.array_equal(resid[rev[f]], flow[kept])
+    is_fwd = np.zeros(A, bool)
+    is_fwd[f] = True
+    rotated = 0
+    for u in range(V):
+        fw = is_fwd[bptr[u]:bptr[u + 1]]
+        m = int(fw.sum())
+        assert fw[:m].all() and not fw[m:].any()      # forward slots first
+        assert np.all(np.diff(tail[rev[bptr[u] + m:bptr[u + 1]]]) >= 0)  # reverse slots by tail
+        out = ix[kept & (rows == u)]
+        k = (u * 2654435761) % m if rotate and m else 0
+        assert np.array_equal(head[bptr[u]:bptr[u] + m], np.roll(out, k))
+        rotated += k > 0
+    assert (rotated > 0) == rotate
 
 
 def test_maximum_flow_matches_numpy_result_shape():
