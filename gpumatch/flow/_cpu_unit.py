@@ -127,11 +127,10 @@ def _biadjacency(V, indptr, indices, cap, t, part, local, m, n, nnz, rptr, rind,
 
 
 @numba.njit(cache=True, nogil=True)
-def _flow_and_cut(V, indptr, indices, cap, s, t, part, local, m, n, cptr, cind, mu_row, mu_col,
-                  arc_flow, source_side):
+def _flow_and_cut(V, indptr, indices, cap, s, t, part, local, mu_row, mu_col, zr, zc, arc_flow, source_side):
     """Arc flows of the matching and the source side of the minimum cut
-    (the vertices that cannot reach ``t``).  Returns False when a free row
-    reaches ``t`` (an augmenting path: never expected)."""
+    (the vertices that cannot reach ``t``), from the rows ``zr`` and columns
+    ``zc`` that the alternating BFS from the free columns reached."""
     for a in range(indices.shape[0]):
         arc_flow[a] = 0
     for a in range(indptr[s], indptr[s + 1]):
@@ -153,31 +152,6 @@ def _flow_and_cut(V, indptr, indices, cap, s, t, part, local, m, n, cptr, cind, 
                 if indices[a] == t:
                     arc_flow[a] = 1
                     break
-    # alternating BFS from the free columns (they reach t directly)
-    zr = np.zeros(m, np.bool_)
-    zc = np.zeros(n, np.bool_)
-    queue = np.empty(n, np.int64)
-    qt = 0
-    for c in range(n):
-        if mu_col[c] < 0:
-            zc[c] = True
-            queue[qt] = c
-            qt += 1
-    qh = 0
-    while qh < qt:
-        c = queue[qh]
-        qh += 1
-        for p in range(cptr[c], cptr[c + 1]):
-            r = cind[p]
-            if not zr[r]:
-                zr[r] = True
-                c2 = mu_row[r]
-                if c2 < 0:
-                    return False
-                if not zc[c2]:
-                    zc[c2] = True
-                    queue[qt] = c2
-                    qt += 1
     for u in range(V):
         p = part[u]
         if p == 1:
@@ -187,7 +161,6 @@ def _flow_and_cut(V, indptr, indices, cap, s, t, part, local, m, n, cptr, cind, 
         else:
             source_side[u] = True
     source_side[t] = False
-    return True
 
 
 def detect(V, indptr, indices, cap, source, sink):
@@ -225,10 +198,14 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     if m and n and nnz:
         mcpu.karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
         mcpu.pothen_fan(m, n, cptr, cind, mu_row, mu_col, raw)
+    # the free columns reach t directly: the König BFS of the matching engine
+    # from the free columns (its sides swapped) finds what else does
+    zr = np.empty(m, dtype=np.bool_)
+    zc = np.empty(n, dtype=np.bool_)
+    if not mcpu.konig_cover(n, m, cptr, cind, mu_col, mu_row, zc, zr):  # pragma: no cover - would be a bug
+        raise RuntimeError("numba unit bipartite flow: an augmenting path was left; please report this input")
     arc_flow = np.empty(indices.shape[0], dtype=np.int64)
     side = np.empty(V, dtype=np.bool_)
-    if not _flow_and_cut(V, indptr, indices, cap, source, sink, part, local, m, n, cptr, cind, mu_row, mu_col,
-                         arc_flow, side):  # pragma: no cover - would be a bug
-        raise RuntimeError("numba unit bipartite flow: an augmenting path was left; please report this input")
+    _flow_and_cut(V, indptr, indices, cap, source, sink, part, local, mu_row, mu_col, zr, zc, arc_flow, side)
     value = np.int64(np.count_nonzero(mu_row >= 0))
     return value, arc_flow, side, {"aug_phases": int(raw[0]), "aug_paths": int(raw[1]), "left": m, "right": n}
