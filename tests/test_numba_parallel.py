@@ -12,24 +12,15 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse.csgraph import maximum_bipartite_matching as sp_matching
-from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
 
-from gpumatch import _backend, csr
+from gpumatch import _backend
 from gpumatch import generators as G
 from gpumatch.matching import MatchingSolver, bipartite_matching
 from gpumatch.testing import check_matching
 
+from test_numba import _reference_size  # noqa: E402  (tests/ is on sys.path)
+
 pytestmark = pytest.mark.skipif(not _backend.numba_available(), reason="Numba does not import")
-
-
-def _reference(A, mesh):
-    if not mesh:
-        return int((sp_matching(sp.csr_matrix(A), perm_type="row") >= 0).sum())
-    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr, A.indices, A.shape)
-    V = ip.shape[0] - 1
-    C = sp.csr_matrix((np.asarray(cap, dtype=np.int32), np.asarray(ix), np.asarray(ip)), shape=(V, V))
-    return int(sp_maximum_flow(C, s, t, method="dinic").flow_value)
 
 
 GRAPHS = {
@@ -66,7 +57,7 @@ def parallel():
 def test_ms_bfs_matching(name, init, parallel):
     make, mesh = GRAPHS[name]
     A = sp.csr_matrix(make())
-    ref = _reference(A, mesh)
+    ref = _reference_size(A, mesh)
     res = bipartite_matching(A, backend="numba", init=init, certificate=True)
     assert res.size == ref
     if A.nnz:
@@ -92,7 +83,7 @@ def test_ms_bfs_one_thread_and_serial_levels():
         _cpu.greedy(m, n, cptr, cind, mu_row, mu_col)
         raw = np.zeros(3, dtype=np.int64)
         _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, level_min)
-        check_matching(A, mu_col, "row", expected_size=_reference(A, False))
+        check_matching(A, mu_col, "row", expected_size=_reference_size(A, False))
         assert raw[0] >= 1
 
 
@@ -108,4 +99,4 @@ def test_dynamic_solver_with_ms_bfs(parallel):
     B = sp.csr_matrix((coo.data[keep], (coo.row[keep], coo.col[keep])), shape=A.shape)
     solver.remove_edges(coo.row[drop], coo.col[drop])
     res = solver.solve()
-    check_matching(B, res.col_to_row, "row", expected_size=_reference(B, False))
+    check_matching(B, res.col_to_row, "row", expected_size=_reference_size(B, False))
