@@ -70,7 +70,8 @@ def _first_compile_notice() -> None:
     """Once per process, before the first module is compiled: one line on
     standard error when CuPy's kernel cache is empty (a fresh machine or
     environment), where the first GPU call compiles gpumatch's kernels and
-    CuPy's own element-wise kernels for tens of seconds.  Silenced by
+    CuPy's own element-wise kernels (on an H100: about 7 s before a first
+    maximum flow, 1.5-3 s before a first matching).  Silenced by
     ``GPUMATCH_QUIET=1``."""
     if _notice["shown"]:
         return
@@ -85,7 +86,25 @@ def _first_compile_notice() -> None:
         fresh = True
     if fresh:
         print(f"gpumatch: CuPy's kernel cache ({cache}) is empty: the first GPU calls compile CUDA kernels "
-              "(up to ~30 s in all); later runs load them from the cache", file=sys.stderr, flush=True)
+              "(several seconds); later runs load them from the cache", file=sys.stderr, flush=True)
+
+
+def _compile(relpath: str, defines: tuple, cooperative: bool):
+    """Compile and load one module now; returns ``(module, rdc)``."""
+    cp = _backend.cp
+    defines = tuple(defines) + ((("GPUMATCH_COOPERATIVE", 1),) if cooperative else ())
+    opts = ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
+    rdc = cooperative and COOPERATIVE_RDC
+    mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=rdc)
+    try:
+        mod.compile()
+    except cp.cuda.compiler.CompileException:  # pragma: no cover - an old toolkit: link as CuPy does
+        if not cooperative or rdc:
+            raise
+        mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=True)
+        mod.compile()
+        rdc = True
+    return mod, rdc
 
 
 def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
@@ -117,16 +136,7 @@ def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
     mod = _modules.get(key)
     if mod is None:
         _first_compile_notice()
-        defines = tuple(defines) + ((("GPUMATCH_COOPERATIVE", 1),) if cooperative else ())
-        opts = ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
-        rdc = cooperative and COOPERATIVE_RDC
-        mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=rdc)
-        if cooperative and not rdc:
-            try:
-                mod.compile()
-            except cp.cuda.compiler.CompileException:  # pragma: no cover - an old toolkit: link as CuPy does
-                mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=True)
-                rdc = True
+        mod, rdc = _compile(relpath, defines, cooperative)
         _modules[key] = mod
         _linked[key] = rdc
     return mod

@@ -442,7 +442,7 @@ def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
     elif data.dtype.kind not in "iub":
         raise ValueError(f"{name} must hold integers, got dtype {data.dtype}")
     data = data.astype(np.int64)
-    if data.size and int(data.min()) < 0:
+    if data.size and int(_backend.reduce(data, "min")) < 0:
         raise ValueError(f"{name} must be non-negative, found {int(data.min())}")
     g.data = data
     return g

@@ -518,14 +518,13 @@ def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
         if keys.shape[0]:
             xp.not_equal(keys[1:], keys[:-1], out=first[1:])
         segment = xp.cumsum(first) - 1
-        data = xp.zeros(int(first.sum()), dtype=values.dtype)
+        data = xp.zeros(int(segment[-1]) + 1 if keys.shape[0] else 0, dtype=values.dtype)
         xp.add.at(data, segment, values)
         keys = keys[first]
     rows = keys // width
     cols = keys - rows * width
-    counts = xp.bincount(rows, minlength=n_rows) if keys.shape[0] else xp.zeros(n_rows, dtype=np.int64)
-    indptr = xp.zeros(n_rows + 1, dtype=np.int64)
-    xp.cumsum(counts, out=indptr[1:])
+    # the keys are sorted, so are their rows: a row starts where its first key would go
+    indptr = xp.searchsorted(rows, xp.arange(n_rows + 1, dtype=np.int64), side="left").astype(np.int64, copy=False)
     return indptr, cols, data
 
 

@@ -238,6 +238,7 @@ def _konig(g, row_to_col, col_to_row):
     return cover_rows, cover_cols
 
 
+@_backend.device_entry
 def konig_cover(graph: GraphLike, row_to_col: IndexLike) -> tuple[np.ndarray, np.ndarray]:
     """Minimum vertex cover built from a maximum matching (König's theorem).
 
@@ -282,6 +283,7 @@ def konig_cover(graph: GraphLike, row_to_col: IndexLike) -> tuple[np.ndarray, np
     return _konig(g, r2c, c2r)
 
 
+@_backend.device_entry
 def check_matching(graph: GraphLike, matching: IndexLike, perm_type: PermType = "row", *,
                    expected_size: int | None = None) -> MatchingCertificate:
     """Verify that `matching` is a maximum matching of `graph`.
@@ -484,6 +486,7 @@ def _exact_number(x, what):
     return int(x) if isinstance(x, numbers.Integral) else float(x)
 
 
+@_backend.device_entry
 def check_flow(capacity: GraphLike, source: int, sink: int, flow: SparseMatrix | Array,
                value: int | None = None) -> FlowCertificate:
     """Verify that `flow` is a maximum s-t flow for `capacity`.

@@ -86,3 +86,119 @@ def test_cupy_round_trip():
     assert isinstance(_backend.output_like(np.arange(3), True), cp.ndarray)
     assert isinstance(_backend.output_like(a, False), np.ndarray)
     assert _backend.device_name()
+
+
+class _FakeCore:
+    """CuPy's reduction-accelerator setting, as ``cupy._core`` exposes it."""
+
+    def __init__(self):
+        self.value = [1]          # CUB, CuPy's default
+        self.calls = 0
+
+    def get_reduction_accelerators(self):
+        return self.value
+
+    def set_reduction_accelerators(self, value):
+        self.calls += 1
+        self.value = list(value)
+
+
+def test_plain_reductions_saves_and_restores(monkeypatch):
+    core = _FakeCore()
+    monkeypatch.setattr(_backend, "cp", type("FakeCupy", (), {"_core": core}))
+    with _backend.plain_reductions():
+        assert core.value == []
+        with _backend.plain_reductions():         # nested: one save, one restore
+            assert core.value == []
+        assert core.value == []
+    assert core.value == [1] and core.calls == 2
+    with pytest.raises(KeyError):                 # restored on the way out of an error too
+        with _backend.plain_reductions():
+            raise KeyError("x")
+    assert core.value == [1]
+    monkeypatch.setattr(_backend, "PLAIN_REDUCTIONS", False)
+    with _backend.plain_reductions():
+        assert core.value == [1]
+
+
+def test_plain_reductions_shared_between_threads(monkeypatch):
+    import threading
+
+    core = _FakeCore()
+    monkeypatch.setattr(_backend, "cp", type("FakeCupy", (), {"_core": core}))
+    inside, release = threading.Barrier(3), threading.Event()
+    seen = []
+
+    def work():
+        with _backend.plain_reductions():
+            inside.wait()
+            release.wait()
+            seen.append(list(core.value))
+
+    threads = [threading.Thread(target=work) for _ in range(2)]
+    for t in threads:
+        t.start()
+    inside.wait()
+    assert core.value == []
+    release.set()
+    for t in threads:
+        t.join()
+    assert seen == [[], []] and core.value == [1]
+
+
+def test_probe_needs_no_kernel_compile():
+    import inspect
+
+    src = inspect.getsource(_backend._probe_cupy)
+    assert ".sum(" not in src and "arange" not in src.replace("np.arange", "")
+
+
+@pytest.mark.gpu
+def test_public_calls_run_with_plain_reductions(monkeypatch):
+    import scipy.sparse as sp
+
+    import gpumatch
+    from gpumatch.matching import api
+
+    cp = _backend.cp
+    before = list(cp._core.get_reduction_accelerators())
+    seen = []
+    real = api.as_csr_graph
+
+    def recording(*args, **kwargs):   # the setting while gpumatch reads the input
+        seen.append(list(cp._core.get_reduction_accelerators()))
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(api, "as_csr_graph", recording)
+    A = sp.random(30, 30, density=0.2, format="csr", random_state=0)
+    gpumatch.maximum_bipartite_matching(A, backend="cupy")
+    assert seen == [[]]
+    assert list(cp._core.get_reduction_accelerators()) == before
+    for f in (gpumatch.maximum_flow, gpumatch.minimum_cut, gpumatch.bipartite_matching,
+              gpumatch.structural_rank, gpumatch.dulmage_mendelsohn, gpumatch.MaxFlowSolver.solve,
+              gpumatch.MatchingSolver.solve):
+        assert hasattr(f, "__wrapped__"), f
+
+
+@pytest.mark.parametrize("op", ["sum", "max", "min", "any", "all"])
+def test_reduce_matches_the_method_on_numpy(op):
+    x = np.array([3, -1, 7, 0], dtype=np.int32)
+    assert _backend.reduce(x, op) == getattr(x, op)()
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("op", ["sum", "max", "min", "any", "all"])
+def test_reduce_in_two_steps_on_cupy(op):
+    cp = _backend.cp
+    rng = np.random.default_rng(5)
+    row = _backend.SPLIT_REDUCE_ROW
+    for n in (5, _backend.SPLIT_REDUCE_MIN - 1, _backend.SPLIT_REDUCE_MIN, 40 * row, 40 * row + 17):
+        for dtype in (np.int32, np.int64, np.bool_, np.float64):
+            host = (rng.integers(-9, 10, n) if dtype is not np.bool_ else rng.random(n) < 0.5).astype(dtype)
+            if dtype is np.bool_ and op in ("any", "all"):
+                host[:] = op == "any"        # the answer hangs on one entry
+                host[n - 1] = op != "any"
+            with _backend.plain_reductions():
+                got = _backend.reduce(cp.asarray(host), op)
+            want = getattr(host, op)()
+            assert got.get().item() == pytest.approx(want.item()), (n, dtype, op)

@@ -216,6 +216,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
     (1, [[0, 1, 0], [-1, 0, 1], [0, -1, 0]])
     """
 
+    @_backend.device_entry
     def __init__(self, csgraph: GraphLike, source: int, sink: int, *, backend: Backend = "auto",
                  layout: Literal["reverse_csr"] = "reverse_csr", rebuild_fraction: float = 0.002,
                  time_budget: float | None = 0.25) -> None:
@@ -401,6 +402,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         cls = sp.csr_array if g.sparray else sp.csr_matrix
         return cls((_host_copy(data), _host_copy(g.indices), _host_copy(g.indptr)), shape=g.shape)
 
+    @_backend.device_entry
     def solve(self) -> _mf.MaximumFlowResult:
         """Maximum flow for the current capacities, from the previous flow when there is one.
 

@@ -121,16 +121,17 @@ def _capacity_graph(csgraph, backend):
             # floats that are exact integers (|x| <= 2**53), as a float flow
             exact = 2.0 ** 53
             d = csgraph.data
-            if d.size and not bool(((d == _backend.cp.round(d)) & (abs(d) <= exact)).all()):
+            if d.size and not bool(_backend.reduce((d == _backend.cp.round(d)) & (abs(d) <= exact), "all")):
                 raise ValueError("graph capacities must be integers")
             g = as_csr_graph(csgraph, backend, name="csgraph", with_data=True)
             if g.m != g.n:
                 raise ValueError("graph must be specified as a square matrix.")
-            if g.nnz and float(abs(g.data).max()) > exact:   # duplicates summed past float64's integers
+            # duplicates summed past float64's integers
+            if g.nnz and float(_backend.reduce(abs(g.data), "max")) > exact:
                 raise OverflowError("csgraph: duplicate entries sum past 2**53, beyond the integers that "
                                     "a float64 (cupyx sparse) holds exactly")
             g.data = g.data.astype(np.int64)
-            if g.nnz and int(g.data.min()) < 0:
+            if g.nnz and int(_backend.reduce(g.data, "min")) < 0:
                 raise ValueError("graph capacities must be non-negative")
             return g
         if dt.kind not in "iub":
@@ -140,7 +141,7 @@ def _capacity_graph(csgraph, backend):
     g = as_csr_graph(csgraph, backend, name="csgraph", with_data=True, data_dtype=np.int64)
     if g.m != g.n:
         raise ValueError("graph must be specified as a square matrix.")
-    if g.nnz and int(g.data.min()) < 0:
+    if g.nnz and int(_backend.reduce(g.data, "min")) < 0:
         raise ValueError("graph capacities must be non-negative")
     return g
 
@@ -221,6 +222,15 @@ def _build_bcsr(xp, indptr, indices, cap, V, idt):
 # ---------------------------------------------------------------------------
 
 
+def _tile(V, E) -> int:
+    """Lanes per vertex of the CuPy kernels: ``TUNING["tile"]``, else by the mean degree."""
+    tile = TUNING.get("tile")
+    if tile is None:
+        mean = (2.0 * E) / max(V, 1)
+        tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
+    return tile
+
+
 def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None, discharge_coop=None):
     """The kernel twin's per-solve context.
 
@@ -232,10 +242,7 @@ def _prepare_kernels(backend, L, lay, V, E, terminals=(), discharge_loop=None, d
     """
     K = _kernels(backend)
     if backend == "cupy":
-        tile = TUNING.get("tile")
-        if tile is None:
-            mean = (2.0 * E) / max(V, 1)
-            tile = 8 if mean <= 12 else (16 if mean <= 40 else 32)
+        tile = _tile(V, E)
         if discharge_loop is None:
             discharge_loop = TUNING.get("discharge_loop", 0)
         if discharge_coop is None:
@@ -301,8 +308,8 @@ class _PairWatch:
         if self.k.shape[0] == 0:
             return None
         f = L["flow"]
-        mass = float(f.sum())
-        return 2.0 * float(xp.minimum(f[self.k], f[self.p]).sum()) / mass if mass > 0 else 0.0
+        mass = float(_backend.reduce(f, "sum"))
+        return 2.0 * float(_backend.reduce(xp.minimum(f[self.k], f[self.p]), "sum")) / mass if mass > 0 else 0.0
 
 
 def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None, pairs=None):
@@ -434,10 +441,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     E = int(kept.shape[0])
     idt = index_dtype_for(V + 1, 2 * E + 1)
     k_rows = rows[kept]
-    counts = xp.bincount(k_rows, minlength=V) if E else xp.zeros(V, dtype=np.int64)
-    s_indptr = xp.zeros(V + 1, dtype=np.int64)
-    xp.cumsum(counts, out=s_indptr[1:])
-    s_indptr = s_indptr.astype(idt)
+    # k_rows is sorted (CSR order): a row's arcs start where its first would go
+    s_indptr = xp.searchsorted(k_rows, xp.arange(V + 1, dtype=np.int64), side="left").astype(idt)
     s_indices = indices[kept].astype(idt)
     s_cap = cap[kept]
     ps, pe = int(s_indptr[source]), int(s_indptr[source + 1])
@@ -491,7 +496,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     stranded = st["excess"] > 0
     stranded[sink] = False
     stranded[source] = False
-    if TUNING.get("direct_return", True) and pe > ps and bool(stranded.any()):
+    if TUNING.get("direct_return", True) and pe > ps and bool(_backend.reduce(stranded, "any")):
         if lay == "rcsr":
             src_arc = xp.full(V, -1, dtype=idt)
             src_arc[s_indices[ps:pe]] = xp.arange(ps, pe, dtype=idt)
@@ -504,14 +509,14 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         if profile:
             _backend.synchronize(backend)
             times["return"] = time.perf_counter() - t2
-    if bool(stranded.any()):
+    if bool(_backend.reduce(stranded, "any")):
         it0 = stats["iterations"]
         _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend, adaptive, pairs)
         stats["phase2_iterations"] = stats["iterations"] - it0
         stranded = st["excess"] > 0
         stranded[sink] = False
         stranded[source] = False
-        if bool(stranded.any()):  # pragma: no cover - would be a bug
+        if bool(_backend.reduce(stranded, "any")):  # pragma: no cover - would be a bug
             raise RuntimeError("push-relabel phase 2 left excess at a vertex; please report this")
     _backend.synchronize(backend)
     t3 = time.perf_counter()
@@ -610,6 +615,7 @@ def _host_method(g, source, sink, method):
 # ---------------------------------------------------------------------------
 
 
+@_backend.device_entry
 def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
                  method: Literal["push_relabel", "dinic", "edmonds_karp"] = "push_relabel",
                  backend: Backend = "auto", layout: Literal["reverse_csr", "bcsr"] = "reverse_csr"
@@ -726,6 +732,7 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
     return MaximumFlowResult(value, flow, side, stats)
 
 
+@_backend.device_entry
 def minimum_cut(csgraph: GraphLike, source: int, sink: int, *, backend: Backend = "auto",
                 layout: Literal["reverse_csr", "bcsr"] = "reverse_csr") -> MinimumCutResult:
     """Minimum `source`-`sink` cut: its capacity, source side and arcs.

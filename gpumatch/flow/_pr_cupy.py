@@ -44,6 +44,11 @@ DISCHARGE_COOP_BLOCK = 512
 DISCHARGE_COOP_PER_SM = 1
 
 
+def kernel_defines(idt, tile, cycles) -> tuple:
+    """The ``-D`` definitions of ``pr.cu`` and ``pr_coop.cu`` for one solve."""
+    return _cuda.index_defines(idt) + (("TILE", int(tile)), ("CYCLES", int(cycles)), ("HUB_BLOCK", HUB_BLOCK))
+
+
 class _Ctx:
     def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0,
                  bfs_coop=False, discharge_coop=0):
@@ -53,8 +58,7 @@ class _Ctx:
         self.tile = int(tile)
         idx = L["indptr"].dtype if layout == "rcsr" else L["bptr"].dtype
         self.idt = np.dtype(idx)
-        defines = _cuda.index_defines(self.idt) + (("TILE", self.tile), ("CYCLES", int(cycles)),
-                                                   ("HUB_BLOCK", HUB_BLOCK))
+        defines = kernel_defines(self.idt, self.tile, cycles)
         self.defines = defines
         self.k_discharge = _cuda.get_kernel(_SRC, f"gpumatch_pr_discharge_{layout}", defines)
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)

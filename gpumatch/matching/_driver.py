@@ -220,7 +220,7 @@ def _transpose_cupy(rptr, rind, m, n, any_order=False):
 
 
 def _size(st) -> int:
-    return int(st.xp.count_nonzero(st.mu_col >= 0))
+    return int(_backend.reduce(st.mu_col >= 0, "sum"))
 
 
 def greedy(st, kern) -> None:
@@ -509,7 +509,7 @@ def konig_cover_masks(st):
     kern.global_relabel(st)
     cover_rows = st.psi_row >= st.inf
     cover_cols = st.psi_col < st.inf
-    if bool((cover_cols & (st.mu_col < 0)).any()):  # pragma: no cover - would be a bug
+    if bool(_backend.reduce(cover_cols & (st.mu_col < 0), "any")):  # pragma: no cover - would be a bug
         raise RuntimeError("matching is not maximum: a free column is reachable")
     return cover_rows, cover_cols
 

@@ -189,6 +189,7 @@ class MatchingSolver:
     [1, -1, 2]
     """
 
+    @_backend.device_entry
     def __init__(self, graph: GraphLike, *, backend: Backend = "auto", rebuild_fraction: float = REBUILD_FRACTION,
                  warm_init: Literal["none", "greedy", "karp_sipser"] = "none", relabel_k: float = 0.7,
                  warm_method: Literal["augment", "gpr"] = "augment") -> None:
@@ -341,6 +342,7 @@ class MatchingSolver:
             a.astype(idx) for a in (self._rptr, self._rind, self._cptr, self._cind, self._mu_row, self._mu_col))
         self._st = None
 
+    @_backend.device_entry
     def add_edges(self, rows: IndexLike, cols: IndexLike) -> None:
         """Add the edges ``(rows[i], cols[i])``.
 
@@ -366,6 +368,7 @@ class MatchingSolver:
         self._result = None
         self._t_update += time.perf_counter() - t0
 
+    @_backend.device_entry
     def remove_edges(self, rows: IndexLike, cols: IndexLike) -> None:
         """Remove the edges ``(rows[i], cols[i])``; a removed matched edge frees both endpoints.
 
@@ -394,6 +397,7 @@ class MatchingSolver:
         self._result = None
         self._t_update += time.perf_counter() - t0
 
+    @_backend.device_entry
     def solve(self) -> _api.MatchingResult:
         """Maximum matching of the current graph, warm-started from the previous one.
 
@@ -439,7 +443,7 @@ class MatchingSolver:
         # the cooperative augment counted the matched columns on its way out
         size = gstats.get("aug_matched")
         if size is None:
-            size = int(st.xp.count_nonzero(st.mu_col >= 0))
+            size = int(_backend.reduce(st.mu_col >= 0, "sum"))
         stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
                      time_update=self._t_update)
         self._pending = 0

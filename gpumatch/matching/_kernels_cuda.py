@@ -314,5 +314,4 @@ def list_array(st):
 
 
 def count_active(active):
-    cp = _backend.cp
-    return int(cp.count_nonzero(active >= 0))
+    return int(_backend.reduce(active >= 0, "sum"))

@@ -126,6 +126,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     return g, st, stats, cover
 
 
+@_backend.device_entry
 def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
                                method: Literal["gpr", "flow"] = "gpr", backend: Backend = "auto",
                                initial: IndexLike | MatchingResult | None = None,
@@ -249,6 +250,7 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
     return _backend.output_like(out.astype(np.int32, copy=False), g.cupy_out)
 
 
+@_backend.device_entry
 def structural_rank(graph: GraphLike, *, backend: Backend = "auto") -> int:
     """Structural rank of a sparse matrix: its maximum matching size.
 
@@ -285,9 +287,10 @@ def structural_rank(graph: GraphLike, *, backend: Backend = "auto") -> int:
     2
     """
     _, st, _, _ = _solve(graph, backend, None, "greedy", 0.7, 512)
-    return int(st.xp.count_nonzero(st.mu_col >= 0))
+    return int(_backend.reduce(st.mu_col >= 0, "sum"))
 
 
+@_backend.device_entry
 def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
                        initial: IndexLike | MatchingResult | None = None,
                        init: Literal["greedy", "karp_sipser", "none"] = "greedy", certificate: bool = False,
@@ -347,7 +350,7 @@ def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
     g, st, stats, (cr, cc) = _solve(graph, backend, initial, init, relabel_k, shrink_threshold,
                                     "row", bool(certificate))
     out = lambda a: None if a is None else _backend.output_like(a, g.cupy_out)  # noqa: E731
-    size = int(st.xp.count_nonzero(st.mu_col >= 0))
+    size = int(_backend.reduce(st.mu_col >= 0, "sum"))
     return MatchingResult(
         row_to_col=out(st.mu_row.astype(np.int32, copy=False)),
         col_to_row=out(st.mu_col.astype(np.int32, copy=False)),

@@ -457,6 +457,7 @@ def _decompose(g, mu_row, mu_col, *, reach="scipy", scc="tarjan", scc_options=No
 # ---------------------------------------------------------------------------
 
 
+@_backend.device_entry
 def dulmage_mendelsohn(A: GraphLike, *, backend: Backend = "auto") -> DulmageMendelsohnResult:
     """Dulmage–Mendelsohn decomposition of a sparse matrix (MATLAB ``dmperm``).
 
@@ -588,6 +589,7 @@ def dulmage_mendelsohn(A: GraphLike, *, backend: Backend = "auto") -> DulmageMen
     return res
 
 
+@_backend.device_entry
 def block_triangular_form(A: GraphLike, *, backend: Backend = "auto") -> BlockTriangularResult:
     """Permute a square sparse matrix to block upper triangular form.
 
