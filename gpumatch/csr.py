@@ -3,9 +3,9 @@
 Each function takes arrays of one backend (all NumPy or all CuPy) and returns
 arrays of the same backend, with identical results on both.  Where CuPy has
 the primitive (``cumsum``, ``searchsorted``, ``argsort``, ``unique``,
-boolean indexing) the GPU path uses it; what CuPy has no primitive for (the
-segmented arg-min of :func:`first_min_neighbor`, the counting transpose,
-the incremental edits of :mod:`gpumatch._csr_edit`) has a CUDA twin in
+boolean indexing, cuSPARSE's transpose) the GPU path uses it; what CuPy has
+no primitive for (the segmented arg-min of :func:`first_min_neighbor`, the
+incremental edits of :mod:`gpumatch._csr_edit`) has a CUDA twin in
 ``csr.cu``.
 
 Graphs are plain CSR arrays here: ``indptr`` (length ``m + 1``) and
@@ -561,97 +561,6 @@ def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
     # the keys are sorted, so are their rows: a row starts where its first key would go
     indptr = xp.searchsorted(rows, xp.arange(n_rows + 1, dtype=np.int64), side="left").astype(np.int64, copy=False)
     return indptr, cols, data
-
-
-def counting_transpose(indptr, indices, n_cols: int, *, sort_rows: bool = True):
-    """Transpose a CSR pattern by counting (histogram, prefix sum, scatter).
-
-    Cheaper than :func:`transpose` (no global sort, no permutation).  On
-    the GPU the scatter claims the slots of a column by atomics, so the
-    rows of a column come out in a schedule-dependent order; with
-    `sort_rows` (the default) each column is then sorted on its own (a
-    thread per column of at most 32 entries, a warp up to 1024, a block
-    beyond: bitonic networks in place), which gives exactly the arrays of
-    :func:`transpose`.  Without it **the rows of a column are in an
-    unspecified order** (same sets, same pointers).  The NumPy path is a
-    stable counting sort: rows ascending either way.
-
-    Parameters
-    ----------
-    indptr, indices : array
-        CSR pattern of an ``m × n_cols`` matrix (32- or 64-bit integers of
-        one dtype, ``indptr[0] = 0``, ``indptr[m] = len(indices)``).
-    n_cols : int
-        Number of columns.
-    sort_rows : bool
-        Sort the rows of each column (GPU; always so on NumPy).
-
-    Returns
-    -------
-    t_indptr, t_indices
-        CSR pattern of the ``n_cols × m`` transpose, in the dtype of
-        `indices`.
-
-    Examples
-    --------
-    >>> import numpy as np
-    >>> from gpumatch.csr import counting_transpose
-    >>> ti, tx = counting_transpose(np.array([0, 2, 3]), np.array([0, 2, 1]), 3)
-    >>> ti.tolist(), tx.tolist()
-    ([0, 1, 2, 3], [0, 1, 0])
-    """
-    xp = array_module(indptr, indices)
-    nnz = int(indices.shape[0])
-    m = int(indptr.shape[0]) - 1
-    dt = indices.dtype
-    t_indptr = xp.zeros(n_cols + 1, dtype=dt)
-    if xp is np:
-        if nnz:
-            t_indptr[1:] = np.cumsum(np.bincount(indices, minlength=n_cols), dtype=dt)
-            rows = np.repeat(np.arange(m, dtype=dt), np.diff(indptr))
-            t_indices = rows[np.argsort(indices, kind="stable")]
-        else:
-            t_indices = indices[:0].copy()
-        return t_indptr, t_indices
-    t_indices = xp.empty(nnz, dtype=dt)
-    if nnz == 0:
-        return t_indptr, t_indices
-    from . import _cuda
-
-    indptr = indptr.astype(dt, copy=False)
-    defines = (("IDX", _VALUE_TYPES[np.dtype(dt)]),)
-    count = xp.zeros(max(n_cols, 1), dtype=dt)
-    blocks = _grid_stride_blocks(nnz)
-    _cuda.get_kernel("csr.cu", "gpumatch_count_columns", defines)(
-        (blocks,), (_cuda.BLOCK,), (indices, count, np.int64(nnz)))
-    xp.cumsum(count[:n_cols], dtype=dt, out=t_indptr[1:])
-    _cuda.get_kernel("csr.cu", "gpumatch_transpose_scatter", defines)(
-        (blocks,), (_cuda.BLOCK,), (indptr, indices, t_indptr, count, t_indices, np.int64(m), np.int64(nnz)))
-    if sort_rows and n_cols:
-        # `count` is all zeros again: reuse it as the list of longer columns
-        counts = xp.zeros(2, dtype=np.uint64)
-        _cuda.get_kernel("csr.cu", "gpumatch_sort_columns_light", defines)(
-            (_grid_stride_blocks(n_cols),), (_cuda.BLOCK,), (t_indptr, t_indices, count, counts, np.int64(n_cols)))
-        sms = _grid_stride_blocks(1 << 62) // 16
-        _cuda.get_kernel("csr.cu", "gpumatch_sort_columns_medium", defines)(
-            (sms * 8,), (_cuda.BLOCK,), (t_indptr, t_indices, count, counts))
-        _cuda.get_kernel("csr.cu", "gpumatch_sort_columns_big", defines)(
-            (sms * 2,), (1024,), (t_indptr, t_indices, count, counts, np.int64(n_cols)))
-    return t_indptr, t_indices
-
-
-def _grid_stride_blocks(count: int) -> int:
-    """Blocks of a grid-stride kernel over `count` items: enough to fill the
-    device (16 blocks of ``BLOCK`` threads per SM), no more than needed."""
-    from . import _cuda
-
-    sms = _SMS.get("n")
-    if sms is None:
-        sms = _SMS["n"] = int(_backend.cp.cuda.Device().attributes["MultiProcessorCount"])
-    return max(1, min(sms * 16, (int(count) + _cuda.BLOCK - 1) // _cuda.BLOCK))
-
-
-_SMS: dict = {}
 
 
 # The incremental edits of a canonical pattern (the dynamic solvers' patching)
