@@ -11,9 +11,8 @@ A config is ``label:key=value,...`` with keys ``loop`` (LOOP_MAX of the
 driver: active lists up to this length run in the persistent one-block
 kernel; 0 turns it off), ``bfs`` (BFS_LOOP_MAX of the CUDA kernels: the
 same for BFS frontiers of the global relabel), ``greedy`` (GREEDY_KIND of
-the driver: ``degree`` or ``rounds``), ``transpose`` (TRANSPOSE of the
-driver: ``count``, ``count_any`` or ``cusparse``), ``fused`` (FUSED_SHRINK,
-0/1), ``fusefix`` (FUSE_FIX, 0/1), ``check``
+the driver: ``degree`` or ``rounds``), ``fused`` (FUSED_SHRINK, 0/1),
+``fusefix`` (FUSE_FIX, 0/1), ``check``
 (iterations between two length checks of a long list), ``aug``
 (AUGMENT_AFTER of the driver: push phases before the augmenting phases
 take over, or ``never``), ``init``, ``k`` (relabel_k) and ``shrink``; each config runs on the same generated graph.  After the timed runs, one extra
@@ -76,20 +75,19 @@ TARGET_MS = {"random1M": 15.7, "delaunay1M": 36.9, "rmat20": 4.0, "rect1Mx500k":
 def parse_config(text, args):
     label, _, rest = text.partition(":")
     cfg = {"label": label, "loop": None, "bfs": None, "greedy": None, "init": "greedy", "k": args.relabel_k,
-           "shrink": args.shrink, "transpose": None, "fused": None, "fusefix": None,
+           "shrink": args.shrink, "fused": None, "fusefix": None,
            "check": None, "aug": None}
     for item in filter(None, rest.split(",")):
         key, _, val = item.partition("=")
         if key not in cfg or key == "label":
             raise SystemExit(f"unknown config key {key!r} in {text!r}")
-        cfg[key] = val if key in ("init", "greedy", "transpose") else (
+        cfg[key] = val if key in ("init", "greedy") else (
             float(val) if key == "k" else ("never" if key == "aug" and val == "never" else int(val)))
     return cfg
 
 
 #: Driver switches a config can set: config key -> _driver attribute.
-_SWITCHES = {"greedy": "GREEDY_KIND", "transpose": "TRANSPOSE", "fused": "FUSED_SHRINK",
-             "fusefix": "FUSE_FIX"}
+_SWITCHES = {"greedy": "GREEDY_KIND", "fused": "FUSED_SHRINK", "fusefix": "FUSE_FIX"}
 
 
 def _apply(cfg):
@@ -269,7 +267,7 @@ def _steps(G, cfg):
         setattr(mod, name, timed_fn)
 
     wrap(api, "as_csr_graph", "validate")
-    wrap(_driver, "_transpose_cupy", "transpose")
+    wrap(_driver._csr, "transpose")
     wrap(_driver, "make_state", "make_state(incl. transpose)")
     wrap(_driver, "greedy", "greedy")
     wrap(_driver._csr, "compact")

@@ -216,15 +216,15 @@ def test_pattern_summary_random(seed, backend):
 
 
 def _skewed(dtype=np.int32):
-    """A pattern whose columns fall in every size class of the GPU column
-    sort: empty, short (<= 32), medium (33..1024) and long (> 1024)."""
+    """A pattern with empty, short and long columns (hub columns of
+    thousands of rows next to columns of a few)."""
     rng = np.random.default_rng(7)
     m, n = 3000, 400
     A = sp.random(m, n, density=0.004, format="lil", random_state=7)
-    A[:, 3] = 1.0                                    # 3000 entries: a block sorts it
-    A[rng.choice(m, 1500, replace=False), 5] = 1.0   # 1500: a block
+    A[:, 3] = 1.0                                    # every row
+    A[rng.choice(m, 1500, replace=False), 5] = 1.0
     for c in (7, 8, 9):
-        A[rng.choice(m, int(rng.integers(40, 900)), replace=False), c] = 1.0  # a warp
+        A[rng.choice(m, int(rng.integers(40, 900)), replace=False), c] = 1.0
     A[:, 11] = 0.0                                   # empty column
     A = sp.csr_matrix(A)
     A.eliminate_zeros()
@@ -232,35 +232,59 @@ def _skewed(dtype=np.int32):
     return A.indptr.astype(dtype), A.indices.astype(dtype), A
 
 
-@pytest.mark.parametrize("dtype", [np.int32, np.int64])
-@pytest.mark.parametrize("kind", ["random", "skewed", "empty"])
-def test_counting_transpose_matches_sorting_transpose(backend, kind, dtype):
+def _shuffle_rows(indptr, indices, seed):
+    """The same pattern with the column indices of every row in random order."""
+    rng = np.random.default_rng(seed)
+    key = np.repeat(np.arange(indptr.size - 1), np.diff(indptr)) * 2.0 + rng.random(indices.size)
+    return indices[np.argsort(key, kind="stable")]
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])   # on CuPy: cuSPARSE, and the sort
+@pytest.mark.parametrize("kind", ["random", "skewed", "empty", "no_rows", "no_cols"])
+def test_transpose_takes_unsorted_rows(backend, kind, dtype):
+    """Rows whose column indices are not sorted give the same transpose
+    (rows of each column ascending) and a permutation to match."""
     if kind == "random":
         indptr, indices, A = _graph(3, m=500, n=300, density=0.02, dtype=dtype)
     elif kind == "skewed":
         indptr, indices, A = _skewed(dtype)
-    else:
+    elif kind == "empty":
         indptr, indices, A = np.zeros(6, dtype=dtype), np.zeros(0, dtype=dtype), sp.csr_matrix((5, 4))
-    n = A.shape[1]
-    ti, tx = _np(*csr.counting_transpose(*_to(backend, indptr, indices), n))
-    want_i, want_x = csr.transpose(indptr, indices, n)
-    assert ti.dtype == tx.dtype == np.dtype(dtype)
-    np.testing.assert_array_equal(ti, want_i)
-    np.testing.assert_array_equal(tx, want_x)
-
-
-@pytest.mark.parametrize("kind", ["random", "skewed"])
-def test_counting_transpose_unsorted_has_the_same_columns(backend, kind):
-    if kind == "random":
-        indptr, indices, A = _graph(4, m=800, n=200, density=0.03)
+    elif kind == "no_rows":
+        indptr, indices, A = np.zeros(1, dtype=dtype), np.zeros(0, dtype=dtype), sp.csr_matrix((0, 4))
     else:
-        indptr, indices, A = _skewed()
+        indptr, indices, A = np.zeros(4, dtype=dtype), np.zeros(0, dtype=dtype), sp.csr_matrix((3, 0))
     n = A.shape[1]
-    ti, tx = _np(*csr.counting_transpose(*_to(backend, indptr, indices), n, sort_rows=False))
-    want_i, want_x = csr.transpose(indptr, indices, n)
-    np.testing.assert_array_equal(ti, want_i)
-    for c in range(n):  # same rows in each column, in any order
-        np.testing.assert_array_equal(np.sort(tx[ti[c]:ti[c + 1]]), want_x[want_i[c]:want_i[c + 1]])
+    shuffled = _shuffle_rows(indptr, indices, 5)
+    if kind in ("random", "skewed"):
+        assert not np.array_equal(shuffled, indices)
+    ti, tx, perm = _np(*csr.transpose(*_to(backend, indptr, shuffled), n, return_perm=True))
+    plain = _np(*csr.transpose(*_to(backend, indptr, shuffled), n))
+    B = A.T.tocsr()
+    B.sort_indices()
+    assert ti.dtype == tx.dtype == perm.dtype == np.dtype(dtype)
+    assert ti.shape == (n + 1,)
+    np.testing.assert_array_equal(ti, B.indptr)
+    np.testing.assert_array_equal(tx, B.indices)
+    np.testing.assert_array_equal(plain[0], ti)
+    np.testing.assert_array_equal(plain[1], tx)
+    rows = np.repeat(np.arange(A.shape[0]), np.diff(indptr))
+    np.testing.assert_array_equal(rows[perm], tx)
+    np.testing.assert_array_equal(shuffled[perm], np.repeat(np.arange(n), np.diff(ti)))
+
+
+@pytest.mark.gpu
+def test_transpose_cusparse_takes_unsorted_rows():
+    """cuSPARSE itself (no fall-back to the sort) on rows whose column
+    indices are not sorted: the rows of each column still come out sorted."""
+    indptr, indices, A = _skewed()
+    shuffled = _shuffle_rows(indptr, indices, 6)
+    for return_perm in (False, True):
+        got = csr._transpose_cusparse(*_to("cupy", indptr, shuffled), A.shape[1], return_perm)
+        assert got is not None
+        want = csr.transpose(indptr, shuffled, A.shape[1], return_perm=return_perm)
+        for g, w in zip(_np(*got), want):
+            np.testing.assert_array_equal(g, w)
 
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])

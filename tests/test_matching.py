@@ -544,14 +544,10 @@ def test_gpu_push_loop_equals_numpy_twin_without_conflicts(iters, size):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("kind", ["count", "count_any", "cusparse"])
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])   # cuSPARSE, and the key sort
 @pytest.mark.parametrize("name", ["random", "rmat", "empty_cols"])
-def test_gpu_transpose_equals_sorting_transpose(name, kind, monkeypatch):
-    """make_state's transposes give the CSC of the sorting one (count_any:
-    the same rows per column, in any order)."""
-    from gpumatch import csr as _csr
-
-    monkeypatch.setattr(_driver, "TRANSPOSE", kind)
+def test_gpu_transpose_equals_scipy(name, dtype):
+    """make_state's CSC on the device is SciPy's, rows of each column sorted."""
     if name == "random":
         A = generators.random_bipartite(3000, 2000, 4, seed=6)
     elif name == "rmat":
@@ -559,15 +555,13 @@ def test_gpu_transpose_equals_sorting_transpose(name, kind, monkeypatch):
     else:
         A = sp.random(300, 500, density=0.01, format="csr", random_state=6)
     g = as_csr_graph(A, "cupy")
+    g = CSRGraph(g.indptr.astype(dtype), g.indices.astype(dtype), g.shape, g.backend, False)
     st = _driver.make_state(g)
-    want_ptr, want_ind = _csr.transpose(host(st.rptr), host(st.rind), st.n)   # the NumPy sort
-    cptr, cind = host(st.cptr), host(st.cind)
-    np.testing.assert_array_equal(cptr, want_ptr)
-    if kind == "count_any":
-        for c in range(st.n):
-            np.testing.assert_array_equal(np.sort(cind[cptr[c]:cptr[c + 1]]), want_ind[cptr[c]:cptr[c + 1]])
-    else:
-        np.testing.assert_array_equal(cind, want_ind)
+    B = sp.csr_matrix(A).tocsc()
+    B.sort_indices()
+    assert st.cptr.dtype == st.cind.dtype == np.dtype(dtype)
+    np.testing.assert_array_equal(host(st.cptr), B.indptr)
+    np.testing.assert_array_equal(host(st.cind), B.indices)
 
 
 @pytest.mark.gpu
@@ -632,19 +626,12 @@ def test_gpu_list_step_equals_numpy_twin_without_conflicts(steps):
         np.testing.assert_array_equal(getattr(npst, name), host(getattr(cpst, name)), err_msg=name)
 
 
-@pytest.mark.parametrize("switch", ["old_paths", "count", "count_any"])
 @pytest.mark.parametrize("name", ["random", "grid", "rmat"])
-def test_driver_switches_keep_results_maximum(backend, monkeypatch, switch, name):
-    """The old per-slot lists and separate FixMatching, and the counting
-    transpose with sorted or unsorted columns: always a maximum matching."""
-    if switch == "old_paths":
-        monkeypatch.setattr(_driver, "FUSED_SHRINK", False)
-        monkeypatch.setattr(_driver, "FUSE_FIX", False)
-        monkeypatch.setattr(_driver, "TRANSPOSE", "cusparse")
-    elif switch == "count":
-        monkeypatch.setattr(_driver, "TRANSPOSE", "count")
-    else:
-        monkeypatch.setattr(_driver, "TRANSPOSE", "count_any")
+def test_driver_old_paths_keep_results_maximum(backend, monkeypatch, name):
+    """The old per-slot lists and separate FixMatching: always a maximum
+    matching."""
+    monkeypatch.setattr(_driver, "FUSED_SHRINK", False)
+    monkeypatch.setattr(_driver, "FUSE_FIX", False)
     monkeypatch.setattr(_driver, "LOOP_MAX", {"numpy": 16, "cupy": 16})
     if name == "random":
         A, ref = generators.random_bipartite(3000, 2500, 3, seed=5), None
@@ -717,23 +704,17 @@ def test_first_min_stop_matches_kernel_loop(rotate):
         np.testing.assert_array_equal(got[1], want[1])
 
 
-@pytest.mark.parametrize("order", ["sorted", "any"])
-def test_make_state_csc_order(backend, order):
-    """csc_order="any" may leave a column's rows in any order: same sets,
-    and G-PR still finds a maximum matching on such a state."""
+def test_make_state_csc_is_sorted(backend):
+    """make_state's CSC has the rows of each column ascending (the dynamic
+    solver's patching searches them), and G-PR finds a maximum matching on
+    it."""
     A = generators.rmat(10, 8, seed=12)
-    st = _driver.make_state(as_csr_graph(A, backend), csc_order=order)
+    st = _driver.make_state(as_csr_graph(A, backend))
     B = A.tocsc()
     B.sort_indices()
-    cptr, cind = host(st.cptr), host(st.cind)
-    np.testing.assert_array_equal(cptr, B.indptr)
-    for c in range(st.n):
-        np.testing.assert_array_equal(np.sort(cind[cptr[c]:cptr[c + 1]]), B.indices[B.indptr[c]:B.indptr[c + 1]])
-    if order == "sorted":
-        np.testing.assert_array_equal(cind, B.indices)
+    np.testing.assert_array_equal(host(st.cptr), B.indptr)
+    np.testing.assert_array_equal(host(st.cind), B.indices)
     _driver.run_gpr(st)
     _kernels = _driver.kernels_for(st.backend)
     _kernels.fix_matching(st)
     check_matching(A, host(st.mu_col).astype(np.int64), expected_size=scipy_size(A))
-    with pytest.raises(ValueError, match="csc_order"):
-        _driver.make_state(as_csr_graph(A, backend), csc_order="random")

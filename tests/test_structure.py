@@ -505,7 +505,7 @@ def test_numpy_twins():
     ptr, ind = _random_digraph(300, 400, seed=8)
     st = _scc.SCCState(k=300, xp=np, fptr=ptr, find=ind, bptr=None, bind=None,
                        key=np.zeros(300, dtype=np.int64), done=np.zeros(300, dtype=bool))
-    st.bptr, st.bind = gpumatch.csr.counting_transpose(ptr, ind, 300)
+    st.bptr, st.bind = gpumatch.csr.transpose(ptr, ind, 300)
     cls, count = _scc_numpy.trim(st)
     indeg = np.bincount(ind[ind != np.repeat(np.arange(300), np.diff(ptr))], minlength=300)
     assert count == int(((cls == 0) | (cls == 2)).sum())
@@ -605,7 +605,7 @@ def test_gpu_kernels_match_twins():
 
     for k, arcs, chain in DIGRAPHS:
         ptr, ind = _random_digraph(k, arcs, seed=k, chain=chain)
-        bptr, bind = gpumatch.csr.counting_transpose(ptr, ind, k)
+        bptr, bind = gpumatch.csr.transpose(ptr, ind, k)
         rng = np.random.default_rng(k)
         key = rng.integers(0, 3, k).astype(np.int64)
         done = rng.random(k) < 0.2

@@ -83,18 +83,6 @@ GREEDY_ROUNDS = 4
 GREEDY_KIND = "degree"
 #: Degree-one rounds of Karp–Sipser at most.
 KS_ROUNDS = 30
-#: How ``make_state`` transposes a device graph: ``"cusparse"``
-#: (:func:`gpumatch.csr.transpose`: cuSPARSE's csr2csc on the pattern alone,
-#: rows sorted), ``"count"`` (:func:`gpumatch.csr.counting_transpose`: histogram,
-#: prefix sum, atomic scatter, then a sort of each column: the sorted CSC)
-#: or ``"count_any"`` (the same without the per-column sort: rows of a
-#: column in unspecified order, which G-PR's kernels accept but the dynamic
-#: solver's patching of the CSC does not).  cuSPARSE is the default: on an
-#: H100 it takes 4.4 ms on R-MAT 24 (133M entries) and 2.9 ms on random
-#: 16M d5, where the counting transpose takes 14.1 / 17.0 ms without its
-#: column sort and 28.2 / 19.5 ms with it (the atomics of hub columns); on
-#: Delaunay 1M (6M entries) they are level (0.44 against 0.39 ms unsorted).
-TRANSPOSE = "cusparse"
 #: Long active lists (longer than the shrink threshold) are compacted by
 #: the fix-up of every push iteration, on the device (``list_step``: no
 #: prefix sum, no host read but the length check every few iterations);
@@ -168,17 +156,17 @@ def kernels_for(backend: str):
     return k
 
 
-def make_state(g, *, csc_order="sorted") -> GPRState:
+def make_state(g) -> GPRState:
     """Build the G-PR arrays of a :class:`~gpumatch._validation.CSRGraph`.
 
-    `csc_order` ``"sorted"`` (default): the rows of each column of the CSC
-    ascending (what the dynamic solver's patching needs); ``"any"``: any
-    order, which G-PR's kernels accept, built on the GPU by the cheaper
-    :func:`gpumatch.csr.counting_transpose` without its column sort
-    (R-MAT 20/8 on an H100: about 0.5 ms less than csr2csc).
+    The CSC comes from :func:`gpumatch.csr.transpose` (rows of each column
+    ascending, which the dynamic solver's patching needs): cuSPARSE's
+    csr2csc on a 32-bit device pattern, SciPy's counting transpose on the
+    host.  A counting transpose of our own (histogram, atomic scatter) lost
+    to cuSPARSE on an H100: R-MAT 24 (133M entries) 14.1 ms with its rows
+    unsorted, 28.2 ms sorted, against 4.4 ms; random 16M d5 17.0 / 19.5
+    against 2.9 ms; level on Delaunay 1M (0.39 against 0.44 ms).
     """
-    if csc_order not in ("sorted", "any"):
-        raise ValueError(f"csc_order must be 'sorted' or 'any', got {csc_order!r}")
     xp = g.xp
     m, n = g.m, g.n
     idx = np.dtype(index_dtype_for(m + n + 2, g.nnz + 1))
@@ -186,15 +174,7 @@ def make_state(g, *, csc_order="sorted") -> GPRState:
         idx = np.dtype(np.int64)
     rptr = g.indptr.astype(idx, copy=False)
     rind = g.indices.astype(idx, copy=False)
-    if g.backend != "cupy":  # NumPy or Numba: scipy's O(nnz) counting transpose (rows come out sorted)
-        import scipy.sparse as sp
-
-        t = sp.csr_matrix((np.ones(rind.shape[0], dtype=np.int8), rind, rptr), shape=(m, n)).tocsc()
-        cptr, cind = t.indptr, t.indices
-    else:
-        cptr, cind = _transpose_cupy(rptr, rind, m, n, any_order=csc_order == "any")
-    cptr = cptr.astype(idx, copy=False)
-    cind = cind.astype(idx, copy=False)
+    cptr, cind = _csr.transpose(rptr, rind, n)
     return GPRState(
         m=m, n=n, idx=idx, xp=xp, backend=g.backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind,
@@ -204,19 +184,6 @@ def make_state(g, *, csc_order="sorted") -> GPRState:
         psi_col=(xp.zeros if xp is np else xp.empty)(n, dtype=idx),
         claim=(xp.zeros if xp is np else xp.empty)(m, dtype=idx),  # only read where written
     )
-
-
-def _transpose_cupy(rptr, rind, m, n, any_order=False):
-    """CSC of a device CSR pattern: :func:`gpumatch.csr.counting_transpose`
-    with :data:`TRANSPOSE` ``"count"`` or ``"count_any"``; else
-    :func:`gpumatch.csr.transpose` (cuSPARSE's csr2csc on the pattern alone
-    for 32-bit indices, rows sorted).  With `any_order`
-    (``make_state(..., csc_order="any")``) the counting transpose without
-    its column sort."""
-    kind = "count_any" if any_order else TRANSPOSE
-    if kind in ("count", "count_any") and rind.dtype == rptr.dtype:
-        return _csr.counting_transpose(rptr, rind, n, sort_rows=kind == "count")
-    return _csr.transpose(rptr, rind, n)   # cuSPARSE for 32-bit patterns
 
 
 def _size(st) -> int:

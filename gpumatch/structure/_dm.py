@@ -239,13 +239,9 @@ def _maximum_matching(g, name: str):
 
 
 def _transpose(g):
-    """CSC of `g` (the order of the rows inside a column does not matter here)."""
-    if g.backend == "cupy":
-        return _csr.counting_transpose(g.indptr, g.indices, g.n, sort_rows=False)
-    import scipy.sparse as sp
-
-    t = sp.csr_matrix((np.ones(g.nnz, dtype=np.int8), g.indices, g.indptr), shape=g.shape).tocsc()
-    return t.indptr.astype(g.indices.dtype, copy=False), t.indices.astype(g.indices.dtype, copy=False)
+    """CSC of `g`, in the dtype of its indices (cuSPARSE on the GPU, SciPy's
+    counting transpose on the host: :func:`gpumatch.csr.transpose`)."""
+    return _csr.transpose(g.indptr.astype(g.indices.dtype, copy=False), g.indices, g.n)
 
 
 def _reach_scipy(ptr, ind, mate, seeds):

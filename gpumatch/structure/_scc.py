@@ -344,8 +344,7 @@ def fwbw_scc(fptr, find, k, *, bptr=None, bind=None, host_finish=None, max_round
     if k == 0:
         return xp.zeros(0, dtype=np.int64), 0, stats
     if bptr is None:
-        bptr, bind = _csr.counting_transpose(fptr, find.astype(fptr.dtype, copy=False), k, sort_rows=False) \
-            if xp is not np else _csr.counting_transpose(fptr, find, k)
+        bptr, bind = _csr.transpose(fptr, find.astype(fptr.dtype, copy=False), k)
     find = find.astype(fptr.dtype, copy=False)
     bind = bind.astype(fptr.dtype, copy=False)
     bptr = bptr.astype(fptr.dtype, copy=False)
