@@ -155,7 +155,7 @@ def small_inputs():
     out.append(("grid_6x7_drop", generators.grid(6, 7, drop=0.3, seed=1)))
     out.append(("delaunay_60", generators.delaunay(60, seed=4)))
     out.append(("rmat_6", generators.rmat(6, 3, seed=2)))
-    blocks = sp.block_diag([np.ones((3, 3)), np.ones((1, 4)), np.ones((4, 1)), np.eye(3)])
+    blocks = sp.block_diag([sp.coo_matrix(np.ones((3, 3))), np.ones((1, 4)), np.ones((4, 1)), np.eye(3)])
     out.append(("block_diag_mixed", sp.csr_matrix(blocks)))
     Z = sp.random(30, 30, density=0.08, format="csr", random_state=rng)
     Z.data[::3] = 0.0                                  # explicit zeros are entries
