@@ -1,4 +1,4 @@
-"""The multi-threaded MS-BFS of the CPU engine (``matching/_cpu_parallel.py``), checked by certificates.
+"""The multi-threaded MS-BFS (``matching/_cpu_parallel.py``) and the compiled CSR helpers of the CPU engine.
 
 It is off by default; these tests switch it on for every graph
 (``parallel_min_nnz = 0``) and split every BFS level between the threads
@@ -100,3 +100,73 @@ def test_dynamic_solver_with_ms_bfs(parallel):
     solver.remove_edges(coo.row[drop], coo.col[drop])
     res = solver.solve()
     check_matching(B, res.col_to_row, "row", expected_size=_reference_size(B, False))
+
+
+# ---------------------------------------------------------------------------
+# compiled CSR helpers (gpumatch/_cpu_csr.py)
+# ---------------------------------------------------------------------------
+
+TRANSPOSE_CASES = {
+    "random": lambda: G.random_bipartite(700, 500, 4, seed=30),
+    "tall": lambda: G.random_bipartite(900, 30, 2, seed=31),
+    "wide": lambda: G.random_bipartite(30, 900, 2, seed=32),
+    "empty_rows_cols": lambda: sp.block_diag([G.random_bipartite(50, 60, 3, seed=33), sp.csr_matrix((7, 9))]),
+    "no_edges": lambda: sp.csr_matrix((5, 4)),
+    "no_rows": lambda: sp.csr_matrix((0, 4)),
+    "no_cols": lambda: sp.csr_matrix((4, 0)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("name", sorted(TRANSPOSE_CASES))
+def test_transpose(name, dtype):
+    from gpumatch import _cpu_csr
+
+    A = sp.csr_matrix(TRANSPOSE_CASES[name]())
+    A.sort_indices()
+    m, n = A.shape
+    rptr, rind = A.indptr.astype(dtype), A.indices.astype(dtype)
+    ref = A.tocsc()
+    ref.sort_indices()
+    outs = [_cpu_csr.transpose_serial(m, n, rptr, rind), _cpu_csr.transpose(m, n, rptr, rind)]
+    outs += [_cpu_csr.transpose_parallel(m, n, rptr, rind, nt) for nt in (1, 2, 3, 8)]
+    for cptr, cind in outs:
+        assert cptr.dtype == dtype and cind.dtype == dtype
+        assert np.array_equal(cptr, ref.indptr) and np.array_equal(cind, ref.indices)
+
+
+def test_make_state_transposes_with_the_compiled_counting_sort():
+    """The Numba backend's state: the CSC of the graph, rows ascending, in the state's dtype."""
+    from gpumatch._validation import as_csr_graph
+    from gpumatch.matching import _driver
+
+    A = sp.csr_matrix(G.random_bipartite(400, 300, 3, seed=36))
+    ref = A.tocsc()
+    ref.sort_indices()
+    for dtype in (np.int32, np.int64):
+        st = _driver.make_state(as_csr_graph((A.indptr.astype(dtype), A.indices.astype(dtype), A.shape), "numba"))
+        assert st.cptr.dtype == st.idx and st.cind.dtype == st.idx
+        assert np.array_equal(st.cptr, ref.indptr) and np.array_equal(st.cind, ref.indices)
+
+
+def test_pattern_summary_matches_numpy():
+    """The compiled summary equals gpumatch.csr.pattern_summary, malformed pointers included."""
+    from gpumatch import _cpu_csr, csr
+
+    rng = np.random.default_rng(34)
+    for _ in range(400):
+        m = int(rng.integers(0, 6))
+        nnz = int(rng.integers(0, 10))
+        if rng.random() < 0.7:
+            indptr = np.sort(rng.integers(-1, nnz + 2, m + 1))
+        else:
+            indptr = rng.integers(-2, nnz + 3, m + 1)
+        if rng.random() < 0.5:
+            indptr[0] = 0
+        indices = rng.integers(-3, 8, nnz)
+        for dp in (np.int32, np.int64, np.uint16):
+            for di in (np.int32, np.int64, np.int8):
+                p, i = indptr.astype(dp), indices.astype(di)
+                assert _cpu_csr.pattern_summary(p, i) == csr.pattern_summary(p, i), (p, i)
+    A = sp.csr_matrix(G.random_bipartite(500, 400, 3, seed=35))
+    assert _cpu_csr.pattern_summary(A.indptr, A.indices) == csr.pattern_summary(A.indptr, A.indices)

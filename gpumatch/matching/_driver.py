@@ -186,7 +186,11 @@ def make_state(g, *, csc_order="sorted") -> GPRState:
         idx = np.dtype(np.int64)
     rptr = g.indptr.astype(idx, copy=False)
     rind = g.indices.astype(idx, copy=False)
-    if g.backend != "cupy":  # NumPy or Numba: scipy's O(nnz) counting transpose (rows come out sorted)
+    if g.backend == "numba":  # the compiled counting transpose (rows come out sorted)
+        from .. import _cpu_csr
+
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
+    elif g.backend != "cupy":  # NumPy: scipy's O(nnz) counting transpose (rows come out sorted)
         import scipy.sparse as sp
 
         t = sp.csr_matrix((np.ones(rind.shape[0], dtype=np.int8), rind, rptr), shape=(m, n)).tocsc()
