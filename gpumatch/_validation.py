@@ -139,14 +139,16 @@ def _check_shape(shape, name):
     return m, n
 
 
-def _check_pattern_arrays(indptr, indices, shape, name, *, csc=False):
+def _check_pattern_arrays(indptr, indices, shape, name, *, csc=False, compiled=False):
     """Validate raw CSR arrays (NumPy or CuPy); raise ValueError naming the problem.
 
     Returns ``(indptr, indices, canonical)``, `canonical` telling whether the
     indices already strictly increase within every row.  On CuPy the checks
     cost one kernel and one read-back (:func:`gpumatch.csr.pattern_summary`).
     With `csc` the arrays are a CSC matrix's (`shape` is then its transpose's)
-    and the messages speak of columns and row indices.
+    and the messages speak of columns and row indices.  With `compiled` (the
+    ``"numba"`` backend, which has Numba imported) NumPy arrays are summarised
+    by the compiled one-pass :func:`gpumatch._cpu_csr.pattern_summary`.
     """
     xp = _backend.cp if _backend.is_cupy_array(indptr) or _backend.is_cupy_array(indices) else np
     indptr = xp.asarray(indptr)
@@ -160,7 +162,12 @@ def _check_pattern_arrays(indptr, indices, shape, name, *, csc=False):
             raise ValueError(f"{name}: {what} must have an integer dtype, got {arr.dtype}")
     if indptr.shape[0] != m + 1:
         raise ValueError(f"{name}: indptr must have length {seg} + 1 = {m + 1}, got {indptr.shape[0]}")
-    summary = pattern_summary(indptr, indices)
+    if compiled and xp is np:
+        from . import _cpu_csr
+
+        summary = _cpu_csr.pattern_summary(indptr, indices)
+    else:
+        summary = pattern_summary(indptr, indices)
     if summary.first != 0:
         raise ValueError(f"{name}: indptr[0] must be 0, got {summary.first}")
     if summary.decreasing:
@@ -248,7 +255,8 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
             raise TypeError(f"{name}: a tuple input must be (indptr, indices, shape), got a tuple of length {len(graph)}")
         indptr, indices, shape = graph
         shape = _check_shape(shape, name)
-        indptr, indices, canonical = _check_pattern_arrays(indptr, indices, shape, name)
+        indptr, indices, canonical = _check_pattern_arrays(indptr, indices, shape, name,
+                                                           compiled=name_b == "numba")
         kind, fmt = "tuple", "tuple"
         xp = _backend.cp if _backend.is_cupy_array(indices) or _backend.is_cupy_array(indptr) else np
         if xp is not np:
@@ -263,7 +271,7 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
             raise TypeError(f"{name} must be in CSR, CSC or COO format, got {fmt.upper()}; accepted: {_ACCEPTED}")
         shape = _check_shape(graph.shape, name)
         kind = "scipy"
-        indptr, indices, data = _canonical_scipy(graph, shape, name, with_data)
+        indptr, indices, data = _canonical_scipy(graph, shape, name, with_data, compiled=name_b == "numba")
     elif _backend.is_cupy_sparse(graph):
         fmt = graph.format
         if fmt not in ("csr", "csc", "coo"):
@@ -333,10 +341,10 @@ def _summed_exactly(make, values, name):
     return A
 
 
-def _canonical_scipy(graph, shape, name, with_data):
+def _canonical_scipy(graph, shape, name, with_data, compiled=False):
     """Canonical CSR arrays of a scipy sparse matrix or array, never written
     into: a canonical CSR gives its own arrays back, anything else new ones
-    (read-only inputs are fine)."""
+    (read-only inputs are fine).  `compiled`: see :func:`_check_pattern_arrays`."""
     m, n = shape
     fmt = graph.format
     if fmt == "coo":
@@ -355,10 +363,11 @@ def _canonical_scipy(graph, shape, name, with_data):
                 raise ValueError(f"{name}: column index {int(col.max())} is out of range for {n} columns")
         nnz, canonical = row.shape[0], False
     elif fmt == "csc":
-        _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)", csc=True)
+        _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (n, m), name + " (CSC)", csc=True,
+                                                compiled=compiled)
         nnz = graph.indices.shape[0]
     else:
-        _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name)
+        _, _, canonical = _check_pattern_arrays(graph.indptr, graph.indices, (m, n), name, compiled=compiled)
         nnz = graph.indices.shape[0]
     data = _exact_values(graph.data, nnz, name) if with_data else None
     if fmt == "csr" and canonical:

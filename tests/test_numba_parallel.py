@@ -1,10 +1,14 @@
-"""The multi-threaded MS-BFS of the CPU engine (``matching/_cpu_parallel.py``), checked by certificates.
+"""The multi-threaded path of the CPU engine (``matching/_cpu_parallel.py``) and its compiled helpers.
 
-It is off by default; these tests switch it on for every graph
-(``parallel_min_nnz = 0``) and split every BFS level between the threads
-(``parallel_level_min = 1``) so that its races happen on small inputs too.
-Each matching is checked with ``check_matching`` and a König cover of the
-same size, and its size against scipy (its maximum flow on meshes).
+The path is off on small graphs and on fewer than 4 threads; these tests
+switch it on for every graph (``parallel_min_nnz = 0``, ``parallel_min_threads
+= 1``) and split every BFS level between the threads (``parallel_level_min
+= 1``) so that its races happen on small inputs too, with 1 and 2 Numba
+threads.  The multi-threaded Karp–Sipser is also called with more slices
+than threads (a prange runs them in turn) to reach empty slices.  Each
+initial matching is checked to be a matching of stored entries, each final
+one with ``check_matching`` and a König cover of the same size, and its size
+against scipy (its maximum flow on meshes).
 """
 
 from __future__ import annotations
@@ -23,6 +27,20 @@ from test_numba import _reference_size  # noqa: E402  (tests/ is on sys.path)
 pytestmark = pytest.mark.skipif(not _backend.numba_available(), reason="Numba does not import")
 
 
+def _chain(n):
+    """Row i joined to columns i and i + 1: Karp–Sipser's degree-one cascade end to end."""
+    rows = np.r_[np.arange(n), np.arange(n - 1)]
+    cols = np.r_[np.arange(n), np.arange(1, n)]
+    return sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(n, n))
+
+
+def _star(n):
+    """One row joined to every column, each column also to a row of its own (half of them)."""
+    rows = np.r_[np.zeros(n, np.int64), 1 + np.arange(n // 2)]
+    cols = np.r_[np.arange(n), np.arange(n // 2)]
+    return sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(1 + n // 2, n))
+
+
 GRAPHS = {
     "random": (lambda: G.random_bipartite(3000, 3000, 3, seed=11), False),
     "random_sparse": (lambda: G.random_bipartite(3000, 3000, 1.3, seed=12), False),
@@ -33,35 +51,68 @@ GRAPHS = {
     "rmat": (lambda: G.rmat(12, 8, seed=17), False),
     "triangular_perm": (lambda: G.triangular(300, permute=True, seed=18), False),
     "bidiagonal_perm": (lambda: G.bidiagonal(3000, permute=True, seed=19), False),
-    "empty_rows": (lambda: sp.csr_matrix((50, 40), dtype=np.int8), False),
+    "chain": (lambda: _chain(2000), False),
+    "star": (lambda: _star(500), False),
+    "single_column": (lambda: sp.csr_matrix(np.ones((40, 1))), False),
+    "single_row": (lambda: sp.csr_matrix(np.ones((1, 40))), False),
+    "empty_rows_cols": (lambda: sp.csr_matrix(sp.block_diag([G.random_bipartite(300, 200, 3, seed=20),
+                                                              sp.csr_matrix((30, 40))])), False),
+    "empty": (lambda: sp.csr_matrix((50, 40), dtype=np.int8), False),
 }
 
 
-@pytest.fixture
-def parallel():
+@pytest.fixture(params=[1, 2], ids=["1thread", "2threads"])
+def parallel(request):
+    """The multi-threaded path on every graph, with 1 or 2 Numba threads (TUNING and threads restored)."""
     import numba
 
     from gpumatch.matching import _cpu
 
     saved = dict(_cpu.TUNING)
     threads = numba.get_num_threads()
-    _cpu.TUNING.update(parallel_min_nnz=0, parallel_level_min=1)
-    numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
-    yield
+    nt = min(request.param, numba.config.NUMBA_NUM_THREADS)
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1)
+    numba.set_num_threads(nt)
+    yield nt
+    _cpu.TUNING.clear()
     _cpu.TUNING.update(saved)
     numba.set_num_threads(threads)
 
 
+def _csc(A):
+    C = sp.csc_matrix(A)
+    C.sort_indices()
+    return C.indptr.astype(np.int32), C.indices.astype(np.int32)
+
+
+def _check_pairs(A, mu_row, mu_col):
+    """`mu_row` / `mu_col` are one matching seen from both sides, of stored entries; returns its size."""
+    m, n = A.shape
+    cols = np.flatnonzero(mu_col >= 0)
+    rows = mu_col[cols]
+    assert (mu_row >= -1).all() and (mu_row < n).all() and (mu_col >= -1).all() and (mu_col < m).all()
+    assert np.unique(rows).shape[0] == rows.shape[0], "a row is matched twice"
+    assert np.array_equal(mu_row[rows], cols), "mu_row does not mirror mu_col"
+    assert int((mu_row >= 0).sum()) == cols.shape[0]
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    keys = np.repeat(np.arange(m, dtype=np.int64), np.diff(A.indptr)) * max(n, 1) + A.indices
+    assert np.isin(rows.astype(np.int64) * max(n, 1) + cols, keys).all(), "a pair is not an edge"
+    return cols.shape[0]
+
+
 @pytest.mark.parametrize("init", ["karp_sipser", "none"])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
-def test_ms_bfs_matching(name, init, parallel):
+def test_parallel_path_matching(name, init, parallel):
     make, mesh = GRAPHS[name]
     A = sp.csr_matrix(make())
     ref = _reference_size(A, mesh)
     res = bipartite_matching(A, backend="numba", init=init, certificate=True)
     assert res.size == ref
     if A.nnz:
-        assert "MS-BFS" in res.stats["algorithm"]
+        alg = res.stats["algorithm"]
+        assert f"MS-BFS ({parallel} threads)" in alg
+        assert (f"Karp-Sipser ({parallel} threads)" in alg) == (init != "none" and parallel > 1)
     check_matching(A, res.col_to_row, "row", expected_size=ref)
     cr, cc = res.cover_rows, res.cover_cols
     assert int(cr.sum() + cc.sum()) == res.size
@@ -69,14 +120,107 @@ def test_ms_bfs_matching(name, init, parallel):
     assert (cr[coo.row] | cc[coo.col]).all()
 
 
+@pytest.mark.parametrize("nt", [1, 2, 3, 7, 64])
+@pytest.mark.parametrize("name", sorted(GRAPHS))
+def test_karp_sipser_parallel_is_a_matching(name, nt):
+    """Any number of slices (more than rows or columns too): a matching of stored entries, no
+    larger than the maximum; one slice is the serial algorithm, maximal (no free edge left)."""
+    from gpumatch.matching import _cpu_parallel
+
+    make, mesh = GRAPHS[name]
+    A = sp.csr_matrix(make())
+    A.sort_indices()
+    m, n = A.shape
+    cptr, cind = _csc(A)
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    dropped = _cpu_parallel.karp_sipser_parallel(m, n, A.indptr.astype(np.int32), A.indices.astype(np.int32),
+                                                 cptr, cind, mu_row, mu_col, nt)
+    size = _check_pairs(A, mu_row, mu_col)
+    assert 0 <= dropped <= n
+    assert size <= _reference_size(A, mesh)
+    if nt == 1:
+        assert dropped == 0
+        coo = A.tocoo()
+        assert not ((mu_row[coo.row] < 0) & (mu_col[coo.col] < 0)).any()
+
+
+@pytest.mark.parametrize("name", ["grid", "delaunay", "random"])
+def test_ms_bfs_hands_over_to_pothen_fan(name, parallel):
+    """Every level narrow (``parallel_level_min`` above any level): the first phase that
+    augments hands the search over to Pothen–Fan+, which finishes it."""
+    from gpumatch.matching import _cpu
+
+    _cpu.TUNING.update(parallel_level_min=10**9)
+    make, mesh = GRAPHS[name]
+    A = sp.csr_matrix(make())
+    ref = _reference_size(A, mesh)
+    res = bipartite_matching(A, backend="numba", init="none")
+    assert res.stats["algorithm"] == f"MS-BFS ({parallel} threads) then Pothen-Fan+"
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    _cpu.TUNING.update(parallel_handover=False)
+    res = bipartite_matching(A, backend="numba", init="none")
+    assert res.stats["algorithm"] == f"MS-BFS ({parallel} threads)"
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+
+
+def test_karp_sipser_parallel_keeps_a_warm_start():
+    """Pairs given on entry stay; the degrees are then counted over free vertices."""
+    from gpumatch.matching import _cpu, _cpu_parallel
+
+    A = sp.csr_matrix(G.random_bipartite(2000, 1800, 3, seed=21))
+    A.sort_indices()
+    m, n = A.shape
+    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    cptr, cind = _csc(A)
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    _cpu.greedy(m, n, cptr, cind, mu_row, mu_col)
+    keep = np.flatnonzero(mu_col >= 0)[::3]
+    start_col = np.full(n, -1, np.int32)
+    start_col[keep] = mu_col[keep]
+    for nt in (1, 2, 5):
+        mu_col = start_col.copy()
+        mu_row = np.full(m, -1, np.int32)
+        mu_row[mu_col[keep]] = keep
+        _cpu_parallel.karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt)
+        _check_pairs(A, mu_row, mu_col)
+        assert np.array_equal(mu_col[keep], start_col[keep])
+        raw = np.zeros(3, np.int64)
+        _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, 1)
+        check_matching(A, mu_col, "row", expected_size=_reference_size(A, False))
+
+
+def test_karp_sipser_parallel_quality():
+    """On a random graph the slices lose (almost) nothing against serial Karp–Sipser."""
+    from gpumatch.matching import _cpu, _cpu_parallel
+
+    A = sp.csr_matrix(G.random_bipartite(20000, 20000, 5, seed=22))
+    A.sort_indices()
+    m, n = A.shape
+    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    cptr, cind = _csc(A)
+    sizes = []
+    for nt in (0, 2, 4):
+        mu_row = np.full(m, -1, np.int32)
+        mu_col = np.full(n, -1, np.int32)
+        if nt:
+            _cpu_parallel.karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt)
+        else:
+            _cpu.karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
+        sizes.append(_check_pairs(A, mu_row, mu_col))
+    ref = _reference_size(A, False)
+    assert ref - sizes[0] <= 0.001 * ref
+    assert all(ref - s <= 0.002 * ref for s in sizes[1:])
+
+
 def test_ms_bfs_one_thread_and_serial_levels():
     """The same search without a parallel region (one slice per level)."""
     from gpumatch.matching import _cpu, _cpu_parallel
 
     A = sp.csr_matrix(G.random_bipartite(2000, 2000, 2, seed=20))
-    Acsc = A.tocsc()
     m, n = A.shape
-    cptr, cind = Acsc.indptr.astype(np.int32), Acsc.indices.astype(np.int32)
+    cptr, cind = _csc(A)
     for nt, level_min in ((1, 1), (2, 10**9)):
         mu_row = np.full(m, -1, dtype=np.int32)
         mu_col = np.full(n, -1, dtype=np.int32)
@@ -87,10 +231,12 @@ def test_ms_bfs_one_thread_and_serial_levels():
         assert raw[0] >= 1
 
 
-def test_dynamic_solver_with_ms_bfs(parallel):
+def test_dynamic_solver_with_the_parallel_path(parallel):
     A = sp.csr_matrix(G.random_bipartite(1500, 1500, 2.5, seed=21))
     solver = MatchingSolver(A, backend="numba")
-    solver.solve()
+    res = solver.solve()
+    assert "MS-BFS" in res.stats["algorithm"]
+    check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, False))
     coo = A.tocoo()
     rng = np.random.default_rng(21)
     drop = rng.choice(coo.nnz, size=200, replace=False)
@@ -100,3 +246,126 @@ def test_dynamic_solver_with_ms_bfs(parallel):
     solver.remove_edges(coo.row[drop], coo.col[drop])
     res = solver.solve()
     check_matching(B, res.col_to_row, "row", expected_size=_reference_size(B, False))
+
+
+def test_parallel_threads_rule():
+    """``parallel_threads``: the edge and thread thresholds of TUNING, None for never."""
+    import numba
+
+    from gpumatch.matching import _cpu
+
+    saved = dict(_cpu.TUNING)
+    nt = numba.get_num_threads()
+    try:
+        _cpu.TUNING.update(parallel_min_nnz=1000, parallel_min_threads=1)
+        assert _cpu.parallel_threads(999) == 0 and _cpu.parallel_threads(1000) == nt
+        _cpu.TUNING.update(parallel_min_threads=nt + 1)
+        assert _cpu.parallel_threads(10**9) == 0
+        _cpu.TUNING.update(parallel_min_nnz=None, parallel_min_threads=1)
+        assert _cpu.parallel_threads(10**9) == 0
+    finally:
+        _cpu.TUNING.clear()
+        _cpu.TUNING.update(saved)
+    # as shipped: the serial path below 1M edges, whatever the threads
+    assert _cpu.parallel_threads(10**5) == 0
+
+
+def test_parallel_path_only_from_the_main_thread():
+    import threading
+
+    import numba
+
+    from gpumatch.matching import _cpu
+
+    saved = dict(_cpu.TUNING)
+    got = []
+    try:
+        _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1)
+        worker = threading.Thread(target=lambda: got.append(_cpu.parallel_threads(10)))
+        worker.start()
+        worker.join()
+        _cpu.TUNING.update(parallel_main_thread=False)
+        worker = threading.Thread(target=lambda: got.append(_cpu.parallel_threads(10)))
+        worker.start()
+        worker.join()
+        assert got == [0, numba.get_num_threads()]
+        assert _cpu.parallel_threads(10) == numba.get_num_threads()
+    finally:
+        _cpu.TUNING.clear()
+        _cpu.TUNING.update(saved)
+
+
+def test_default_is_serial_on_small_graphs():
+    A = G.random_bipartite(3000, 3000, 3, seed=23)
+    res = bipartite_matching(A, backend="numba")
+    assert res.stats["algorithm"] == "Karp-Sipser + Pothen-Fan+"
+
+
+# ---------------------------------------------------------------------------
+# compiled CSR helpers (gpumatch/_cpu_csr.py)
+# ---------------------------------------------------------------------------
+
+TRANSPOSE_CASES = {
+    "random": lambda: G.random_bipartite(700, 500, 4, seed=30),
+    "tall": lambda: G.random_bipartite(900, 30, 2, seed=31),
+    "wide": lambda: G.random_bipartite(30, 900, 2, seed=32),
+    "empty_rows_cols": lambda: sp.block_diag([G.random_bipartite(50, 60, 3, seed=33), sp.csr_matrix((7, 9))]),
+    "no_edges": lambda: sp.csr_matrix((5, 4)),
+    "no_rows": lambda: sp.csr_matrix((0, 4)),
+    "no_cols": lambda: sp.csr_matrix((4, 0)),
+}
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("name", sorted(TRANSPOSE_CASES))
+def test_transpose(name, dtype):
+    from gpumatch import _cpu_csr
+
+    A = sp.csr_matrix(TRANSPOSE_CASES[name]())
+    A.sort_indices()
+    m, n = A.shape
+    rptr, rind = A.indptr.astype(dtype), A.indices.astype(dtype)
+    ref = A.tocsc()
+    ref.sort_indices()
+    outs = [_cpu_csr.transpose_serial(m, n, rptr, rind), _cpu_csr.transpose(m, n, rptr, rind)]
+    outs += [_cpu_csr.transpose_parallel(m, n, rptr, rind, nt) for nt in (1, 2, 3, 8)]
+    for cptr, cind in outs:
+        assert cptr.dtype == dtype and cind.dtype == dtype
+        assert np.array_equal(cptr, ref.indptr) and np.array_equal(cind, ref.indices)
+
+
+def test_make_state_transposes_with_the_compiled_counting_sort():
+    """The Numba backend's state: the CSC of the graph, rows ascending, in the state's dtype."""
+    from gpumatch._validation import as_csr_graph
+    from gpumatch.matching import _driver
+
+    A = sp.csr_matrix(G.random_bipartite(400, 300, 3, seed=36))
+    ref = A.tocsc()
+    ref.sort_indices()
+    for dtype in (np.int32, np.int64):
+        st = _driver.make_state(as_csr_graph((A.indptr.astype(dtype), A.indices.astype(dtype), A.shape), "numba"))
+        assert st.cptr.dtype == st.idx and st.cind.dtype == st.idx
+        assert np.array_equal(st.cptr, ref.indptr) and np.array_equal(st.cind, ref.indices)
+
+
+def test_pattern_summary_matches_numpy():
+    """The compiled summary equals gpumatch.csr.pattern_summary, malformed pointers included."""
+    from gpumatch import _cpu_csr, csr
+
+    rng = np.random.default_rng(34)
+    for _ in range(400):
+        m = int(rng.integers(0, 6))
+        nnz = int(rng.integers(0, 10))
+        if rng.random() < 0.7:
+            indptr = np.sort(rng.integers(-1, nnz + 2, m + 1))
+        else:
+            indptr = rng.integers(-2, nnz + 3, m + 1)
+        if rng.random() < 0.5:
+            indptr[0] = 0
+        indices = rng.integers(-3, 8, nnz)
+        for dp in (np.int32, np.int64, np.uint16):
+            for di in (np.int32, np.int64, np.int8):
+                p, i = indptr.astype(dp), indices.astype(di)
+                assert _cpu_csr.pattern_summary(p, i) == csr.pattern_summary(p, i), (p, i)
+    A = sp.csr_matrix(G.random_bipartite(500, 400, 3, seed=35))
+    assert _cpu_csr.pattern_summary(A.indptr, A.indices) == csr.pattern_summary(A.indptr, A.indices)

@@ -18,13 +18,17 @@ win on a CPU, after Duff, Kaya and Uçar [1]_:
   and backwards in even ones).  The run stops after a phase that finds no
   augmenting path, which proves the matching maximum (Berge).
 
-``TUNING["parallel_min_nnz"]`` replaces Pothen–Fan+ by a multi-threaded
-multi-source BFS (:mod:`gpumatch.matching._cpu_parallel`) on large graphs;
-it is off by default (on 2 cores it is within the noise of PF+).
+On graphs of at least 1M edges with at least 2 Numba threads
+(:data:`TUNING`, :func:`parallel_threads`) both stages run multi-threaded
+instead (:mod:`gpumatch.matching._cpu_parallel`): Karp–Sipser on slices of
+the graph, then a multi-source BFS (MS-BFS) that hands over to PF+ on
+meshes.  Random 1M x 1M d5 on 2 threads: 0.48 s end to end instead of
+1.31 s.
 
 A König cover for ``certificate=True`` comes from one alternating BFS from
 the free rows (``konig_cover``).  The dynamic solver keeps its surviving
-pairs and runs PF+ from its free columns.
+pairs and runs PF+ from its free columns (serially, whatever the size; a
+solve from scratch takes the multi-threaded path where it applies).
 
 All functions are ``numba.njit(cache=True)``; they specialise on the index
 dtype of the graph (int32 for every graph below 2**31 entries).
@@ -43,19 +47,60 @@ References
 
 from __future__ import annotations
 
+import threading
 import time
 
 import numba
 import numpy as np
 
-__all__ = ["TUNING", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run", "konig_cover_masks", "solver_solve"]
+__all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run",
+           "konig_cover_masks", "solver_solve"]
 
-#: ``parallel_min_nnz``: on graphs with at least this many edges the
-#: augmenting-path stage is the multi-threaded MS-BFS of
-#: :mod:`gpumatch.matching._cpu_parallel` instead of Pothen–Fan+ (None:
-#: never, the default; on 2 cores within the noise of PF+).  ``parallel_level_min``:
-#: the smallest BFS level that it splits between threads.
-TUNING: dict = {"parallel_min_nnz": None, "parallel_level_min": 4096}
+#: When the engine runs multi-threaded (:func:`parallel_threads`): on
+#: graphs with at least ``parallel_min_nnz`` edges (None: never) when Numba
+#: has at least ``parallel_min_threads`` threads (``numba.set_num_threads``,
+#: ``NUMBA_NUM_THREADS``), and, with ``parallel_main_thread``, only when
+#: called from the main thread (Numba's fallback ``workqueue`` threading
+#: layer must not run parallel regions from two threads at once, as worker
+#: threads of a thread pool or of Dask would).  The multi-threaded path
+#: replaces Karp–Sipser by
+#: :func:`gpumatch.matching._cpu_parallel.karp_sipser_parallel` (with
+#: ``parallel_init``; never on one thread) and Pothen–Fan+ by the MS-BFS of
+#: :func:`~gpumatch.matching._cpu_parallel.ms_bfs`, whose BFS levels of at
+#: least ``parallel_level_min`` columns are split between the threads; with
+#: ``parallel_handover``, Pothen–Fan+ finishes the search once MS-BFS's
+#: levels turn narrow (meshes).
+#:
+#: What the default (1M edges, 2 threads) trades.  The serial path is
+#: Karp–Sipser (memory-latency bound: 0.6-0.9 s on random 1M x 1M d5) +
+#: Pothen–Fan+ (0.6-0.7 s there); the multi-threaded one splits both
+#: between the threads, but the matching it returns (a maximum one) may
+#: differ from run to run.  End to end (``benchmarks/bench_cpu_numba.py
+#: --threads 1,2``, 2-core CPU, median of 5): random 1M d5 1.31 -> 0.48 s,
+#: Delaunay 1M 1.47 -> 0.78 s, grid 1000 x 1000 0.31 -> 0.32 s (a tie: the
+#: search hands over to Pothen–Fan+); below about 500k edges the parallel
+#: regions cost more than they save on 2 threads (random 50k d5, 250k
+#: edges: 7.6 -> 10.5 ms).  On one thread MS-BFS after serial Karp–Sipser
+#: beats Pothen–Fan+ on random graphs (1.33 -> 1.04 s) but not on Delaunay
+#: (1.38 -> 1.70 s) or the grid (0.32 -> 0.47 s), so one thread stays
+#: serial.  On the 16-core device host (before the multi-threaded
+#: Karp–Sipser) the MS-BFS search of random 1M d5 took 0.25 s on 2 threads
+#: and 0.053 s on 16 against 0.70 s for Pothen–Fan+.
+TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_init": True,
+                "parallel_level_min": 4096, "parallel_handover": True, "parallel_main_thread": True}
+
+
+def parallel_threads(nnz: int) -> int:
+    """Threads of the multi-threaded path for a graph of `nnz` edges under
+    :data:`TUNING`; 0 for the serial path (Karp–Sipser + Pothen–Fan+)."""
+    par = TUNING["parallel_min_nnz"]
+    if par is None or nnz < par:
+        return 0
+    if TUNING["parallel_main_thread"] and threading.current_thread() is not threading.main_thread():
+        return 0
+    nt = int(numba.get_num_threads())
+    return nt if nt >= max(1, int(TUNING["parallel_min_threads"])) else 0
+
 
 #: Slots of the engines' statistics array.
 _S_PHASES, _S_PATHS, _S_INIT = range(3)
@@ -318,15 +363,17 @@ def konig_cover(m, n, rptr, rind, mu_row, mu_col, zr, zc):
     return True
 
 
-def run(st, *, init="greedy", initial_col=None, **_ignored) -> dict:
+def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> dict:
     """Maximum matching of a :class:`~gpumatch.matching._driver.GPRState` on NumPy arrays, in place.
 
     `init`: ``"greedy"`` and ``"karp_sipser"`` both run Karp–Sipser (on
     the CPU it costs about as much as a plain greedy pass and leaves far
     fewer free columns), ``"none"`` nothing; applied on top of
-    `initial_col` (a validated warm start).  Options of G-PR (`relabel_k`,
-    `shrink_threshold`) are accepted and ignored.  Returns the statistics
-    (the keys of G-PR's where they apply).
+    `initial_col` (a validated warm start).  Then Pothen–Fan+, or on the
+    multi-threaded path (:data:`TUNING`, :func:`parallel_threads`; never
+    without `parallel`) the multi-threaded Karp–Sipser and MS-BFS.  Options
+    of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
+    Returns the statistics (the keys of G-PR's where they apply).
     """
     t0 = time.perf_counter()
     if initial_col is not None:
@@ -334,30 +381,39 @@ def run(st, *, init="greedy", initial_col=None, **_ignored) -> dict:
         rows = initial_col[cols]
         st.mu_col[cols] = rows
         st.mu_row[rows] = cols
-    if st.m and st.n and st.rind.shape[0] and init != "none":
-        karp_sipser(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col)
+    nnz = int(st.rind.shape[0])
+    work = bool(st.m and st.n and nnz)
+    nt = parallel_threads(nnz) if work and parallel else 0
+    first = "Karp-Sipser"
+    if work and init != "none":
+        if nt >= 2 and TUNING["parallel_init"]:
+            from . import _cpu_parallel
+
+            _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
+                                               st.mu_col, nt)
+            first = f"Karp-Sipser ({nt} threads)"
+        else:
+            karp_sipser(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col)
     initial = int(np.count_nonzero(st.mu_col >= 0))
     t1 = time.perf_counter()
     raw = np.zeros(3, dtype=np.int64)
     search = "Pothen-Fan+"
-    par = TUNING["parallel_min_nnz"]
-    if st.m and st.n and st.rind.shape[0]:
-        if par is not None and st.rind.shape[0] >= par:   # the multi-threaded MS-BFS
-            import numba as _numba
-
+    if work:
+        if nt:   # the multi-threaded MS-BFS
             from . import _cpu_parallel
 
-            nt = int(_numba.get_num_threads())
-            _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
-                                 int(TUNING["parallel_level_min"]))
             search = f"MS-BFS ({nt} threads)"
+            if _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
+                                    int(TUNING["parallel_level_min"]), bool(TUNING["parallel_handover"])):
+                pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
+                search += " then Pothen-Fan+"
         else:
             pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
     t2 = time.perf_counter()
     return {"backend": "numba", "initial_size": initial, "push_iterations": 0, "global_relabels": 0,
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
-            "active_history": [], "algorithm": f"Karp-Sipser + {search}" if init != "none" else search,
+            "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS])}
 
 
@@ -374,7 +430,8 @@ def solver_solve(solver):
     """:meth:`MatchingSolver.solve <gpumatch.matching.MatchingSolver.solve>` on the Numba backend.
 
     From scratch (first solve, or more than ``rebuild_fraction`` of the
-    edges changed): Karp–Sipser + Pothen–Fan+.  Otherwise the surviving
+    edges changed): :func:`run` (Karp–Sipser + Pothen–Fan+, or the
+    multi-threaded path on large graphs).  Otherwise the surviving
     pairs are kept and Pothen–Fan+ searches augmenting paths from the free
     columns (after ``warm_init``'s heuristic, when it is not ``"none"``);
     its last phase, which finds none, proves the matching maximum.
@@ -390,7 +447,7 @@ def solver_solve(solver):
         st.mu_col.fill(-1)
         stats = run(st, init="greedy")
     else:
-        stats = run(st, init=solver.warm_init)
+        stats = run(st, init=solver.warm_init, parallel=False)
     size = int(np.count_nonzero(st.mu_col >= 0))
     stats = dict(stats, mode="scratch" if scratch else "dynamic", batch=solver._pending,
                  time_update=solver._t_update, aug_converged=True)

@@ -1,15 +1,27 @@
-"""Multi-threaded augmenting-path search of the CPU engine (``numba.prange``).
+"""Multi-threaded path of the CPU engine (``numba.prange``).
 
-An alternative to Pothen–Fan+ (:func:`gpumatch.matching._cpu.pothen_fan`)
-after Karp–Sipser, for large inputs on many cores: phases of a
-*multi-source BFS* (MS-BFS, after Azad, Buluç and Pothen [1]_, without
-their tree grafting) from every free column at once.  A phase grows one
-alternating BFS tree per free column, level by level; the columns of a
-level are split between the threads, and each tree stops growing once it
-reaches a free row.  The trees' augmenting paths are then applied one by
-one, skipping a path that meets a vertex already used in this phase.
+Taken by :func:`gpumatch.matching._cpu.run` in place of serial
+Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
+(:data:`gpumatch.matching._cpu.TUNING`), in two stages:
 
-Benign races, and why the result is still exact:
+* :func:`karp_sipser_parallel`: the initial matching.  Each thread runs
+  serial Karp–Sipser on its slice of the rows and columns, on shared arrays
+  with plain stores (Numba has no compare-and-swap on the CPU); after the
+  threads join, the pairs that both sides agree on are kept (see the notes
+  above the function).  It leaves about as many pairs to the search as the
+  serial heuristic (random 1M x 1M d5: 3 for serial Karp–Sipser, 1 to 10
+  with 2 to 16 slices).
+* :func:`ms_bfs`: the augmenting-path search, phases of a *multi-source
+  BFS* (MS-BFS, after Azad, Buluç and Pothen [1]_, without their tree
+  grafting) from every free column at once.  A phase grows one alternating
+  BFS tree per free column, level by level; the columns of a level are
+  split between the threads, and each tree stops growing once it reaches a
+  free row.  The trees' augmenting paths are then applied one by one,
+  skipping a path that meets a vertex already used in this phase.  On
+  meshes, whose BFS levels are narrow, it hands the search over to
+  Pothen–Fan+ (``handover``).
+
+Benign races of :func:`ms_bfs`, and why the result is still exact:
 
 * two threads may claim the same row in the same level (``visited`` and
   ``parent`` are plain stores): the last store wins, and the row's parent is
@@ -25,11 +37,15 @@ Benign races, and why the result is still exact:
   every row reachable by an alternating path from a free column, which
   proves the matching maximum (Berge).
 
-Chosen by ``TUNING["parallel_min_nnz"]`` in :mod:`gpumatch.matching._cpu`
-(None, the default: never).  On 2 cores it does not beat the serial
-Pothen–Fan+ after Karp–Sipser (random 200k d5: 0.09 s against 0.08 s;
-Delaunay 200k: 0.11 s against 0.07 s, with 2 threads), so PF+ stays the
-default until a many-core machine says otherwise.
+Measured end to end (``bipartite_matching(A, backend="numba")``, median of
+5, 2-core CPU, 2 threads; ``benchmarks/bench_cpu_numba.py --threads 1,2``),
+serial path against this one: random 1M x 1M d5 1.31 s against 0.48 s
+(Karp–Sipser 0.65 -> 0.28 s, search 0.65 -> 0.16 s); Delaunay 1M 1.47
+against 0.78 s (0.71 -> 0.27 s, 0.69 -> 0.44 s); grid 1000 x 1000 0.31
+against 0.32 s (0.059 -> 0.032 s, 0.24 -> 0.27 s).  With serial
+Karp–Sipser before it, MS-BFS on the 16-core device host took 0.25 s on 2
+threads and 0.053 s on 16 for random 1M d5, against 0.70 s for
+Pothen–Fan+.
 
 References
 ----------
@@ -43,7 +59,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["ms_bfs"]
+__all__ = ["ms_bfs", "karp_sipser_parallel"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -85,7 +101,7 @@ def _level(frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase,
 
 
 @numba.njit(cache=True, nogil=True)
-def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min):
+def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False):
     """MS-BFS phases from every free column until a phase reaches no free
     row.  A level of at least `par_min` columns is split between `nt`
     threads; a smaller one is expanded by one (a parallel region costs more
@@ -94,6 +110,16 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min):
     `cptr` / `cind`: the rows of each column; `mu_row` / `mu_col` a
     consistent matching, extended in place.  ``stats[0]`` += phases,
     ``stats[1]`` += augmenting paths.
+
+    With `handover`, the search stops after a phase that augmented and
+    expanded more columns in narrow levels (fewer than `par_min` columns)
+    than in wide ones, and returns True: the matching is then not proved
+    maximum, and the caller finishes it with Pothen–Fan+.  Such phases are
+    those of meshes, whose BFS levels are narrow and many (grid 1000 x 1000:
+    600-1000 levels a phase, most of them below 4096 columns, 12 phases
+    where Pothen–Fan+ needs 8), while on random graphs and Delaunay meshes
+    most columns are expanded in wide levels.  Returns False when a phase
+    found no augmenting path (the matching is maximum).
     """
     visited = np.zeros(m, np.int32)       # phase stamp of each row
     parent = np.empty(m, np.int32)        # column that reached the row
@@ -121,7 +147,13 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min):
             break
         nf = nr
         frontier[:nr] = roots[:nr]
+        wide = 0                          # columns expanded in levels of at least par_min, and in the others
+        narrow = 0
         while nf > 0:
+            if nf >= par_min:
+                wide += nf
+            else:
+                narrow += nf
             if nt > 1 and nf >= par_min:
                 _level(frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase, nt, nxt, counts)
             else:
@@ -173,4 +205,234 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min):
         stats[0] += 1
         stats[1] += paths
         if paths == 0:
+            return False
+        if handover and narrow > wide:
+            return True
+    return False
+
+
+# ---------------------------------------------------------------------------
+# multi-threaded Karp–Sipser (the initial matching of the parallel path)
+# ---------------------------------------------------------------------------
+#
+# Arrays (all shared by the threads unless said otherwise):
+#
+# * ``mu_row`` (m) / ``mu_col`` (n): the matching, written with plain stores;
+# * ``deg`` (m + n): free degree of each vertex (rows ``0..m-1``, columns
+#   ``m..m+n-1``), a heuristic only: plain read-modify-write decrements;
+# * ``stack`` (per thread, its own allocation): the thread's degree-one
+#   vertices still to process (a vertex goes on the stack of the thread whose
+#   decrement left it one free neighbour).
+#
+# Thread mapping: thread k owns the k-th slice of the rows and the k-th
+# slice of the columns (contiguous ranges, which keeps a mesh's threads
+# apart).  It runs the serial algorithm of ``_cpu.karp_sipser`` on them, in
+# two stages with a barrier between them (two parallel regions): first its
+# degree-one rows and columns, then each free column of its slice takes its
+# free row of least degree; after every pair, the degree-one vertices that
+# the pair made are paired first (depth first, on the thread's stack).  A
+# cascade crosses into any slice.  The barrier keeps serial Karp–Sipser's
+# order where it matters most: no free column chooses before every
+# degree-one vertex of the start is paired (without it, a slice that runs
+# late, as on a busy machine, found its degree-one rows' only columns
+# taken: random 1M d5 cut into 4 slices on 2 threads left 6760 pairs to the
+# search instead of 1 to 7).  Odd slices sweep their columns downwards: on
+# a mesh numbered row by row, a slice sweeping upwards into its upper
+# neighbour's region, which that neighbour's cascades have already paired
+# in their own pattern, strands free columns there; sweeping towards each
+# other (or apart) does not.  Grid 1000 x 1000 (10 % dropped), with the
+# slices emulated perfectly concurrent, one pair at a time: 16 slices leave
+# 572 pairs fewer than serial Karp–Sipser instead of 1828, 2 slices 175
+# more instead of 159 fewer; random and Delaunay graphs (numbered without
+# locality) do not care.
+#
+# Benign races: two threads may pair the same row or column at about the
+# same time (each saw it free), and two decrements of one degree may lose
+# one (the degree stays too high) or count one neighbour twice.  Neither
+# makes the run wrong, only the heuristic less exact: the degrees steer the
+# choices and are never trusted (a vertex's free neighbour is looked up in
+# ``mu_row`` / ``mu_col``), and after the threads join (a barrier), two
+# passes keep exactly the pairs stored both ways (``mu_row[r] == c`` and
+# ``mu_col[c] == r``) and free the rest, which leaves a consistent matching
+# of stored entries for the search to extend.  On random 1M x 1M d5 such
+# conflicts drop a pair or none.
+
+
+@numba.njit(cache=True, nogil=True)
+def _ks_pair(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, stack, top):
+    """Pair row `r` with column `c`; each free neighbour loses a degree, and
+    those left with one go on `stack` (dropped when it is full: a missed
+    forced move, nothing else).  Returns the new stack top."""
+    mu_row[r] = c
+    mu_col[c] = r
+    cap = stack.shape[0]
+    for p in range(rptr[r], rptr[r + 1]):
+        x = rind[p]
+        if mu_col[x] < 0:
+            d = deg[m + x] - 1            # (benign race: see above)
+            deg[m + x] = d
+            if d == 1 and top < cap:
+                stack[top] = m + x
+                top += 1
+    for p in range(cptr[c], cptr[c + 1]):
+        x = cind[p]
+        if mu_row[x] < 0:
+            d = deg[x] - 1
+            deg[x] = d
+            if d == 1 and top < cap:
+                stack[top] = x
+                top += 1
+    return top
+
+
+@numba.njit(cache=True, nogil=True)
+def _ks_share(k, nt, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg):
+    """One stage of Karp–Sipser on thread `k`'s slice of the rows and columns (of `nt`).
+
+    Stage 1: each degree-one row, then column, of the slice is paired with
+    its free neighbour.  Stage 2: each free column of the slice (upwards,
+    downwards in odd slices) takes its free row of least degree.  After
+    every pair, the degree-one vertices that it made (on the thread's
+    stack) are paired first, depth first.  One call site of ``_ks_pair``.
+    """
+    stack = np.empty(max(1024, (m + n) // nt) + 1, deg.dtype)
+    top = 0
+    rlo, rhi = m * k // nt, m * (k + 1) // nt
+    clo, chi = n * k // nt, n * (k + 1) // nt
+    v1 = rlo if rlo < rhi else m + clo    # stage 1 scan: rows rlo..rhi-1, then columns
+    if stage != 1:
+        v1 = m + chi
+    down = (k & 1) == 1                   # stage 2 scan of the free columns: odd slices downwards
+    if stage == 2:
+        nxt = chi - 1 if down else clo
+    else:
+        nxt = clo - 1 if down else chi    # (done)
+    while True:
+        r = -1
+        c = -1
+        while top > 0 and r < 0:
+            top -= 1
+            v = stack[top]
+            if deg[v] != 1:
+                continue
+            if v < m:
+                if mu_row[v] >= 0:
+                    continue
+                for p in range(rptr[v], rptr[v + 1]):
+                    if mu_col[rind[p]] < 0:
+                        r = v
+                        c = rind[p]
+                        break
+            else:
+                if mu_col[v - m] >= 0:
+                    continue
+                for p in range(cptr[v - m], cptr[v - m + 1]):
+                    if mu_row[cind[p]] < 0:
+                        r = cind[p]
+                        c = v - m
+                        break
+        if r < 0 and v1 < m + chi:
+            while v1 < m + chi:
+                v = v1
+                v1 += 1
+                if v1 == rhi:
+                    v1 = m + clo
+                if deg[v] == 1 and ((v < m and mu_row[v] < 0) or (v >= m and mu_col[v - m] < 0)):
+                    stack[0] = v
+                    top = 1
+                    break
+            if top > 0:
+                continue
+        if r < 0:
+            if down:
+                while nxt >= clo and (mu_col[nxt] >= 0 or deg[m + nxt] <= 0):
+                    nxt -= 1
+                if nxt < clo:
+                    break
+            else:
+                while nxt < chi and (mu_col[nxt] >= 0 or deg[m + nxt] <= 0):
+                    nxt += 1
+                if nxt == chi:
+                    break
+            c = nxt
+            bd = 0
+            for p in range(cptr[c], cptr[c + 1]):
+                x = cind[p]
+                if mu_row[x] < 0 and (r < 0 or deg[x] < bd):
+                    r = x
+                    bd = deg[x]
+            if r < 0:                     # its rows were taken meanwhile
+                deg[m + c] = 0
+                continue
+        top = _ks_pair(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, stack, top)
+
+
+@numba.njit(cache=True, nogil=True, parallel=True)
+def karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt):
+    """Karp–Sipser on `nt` threads, on top of the pairs in `mu_row` / `mu_col`.
+
+    Each thread runs the serial algorithm (:func:`gpumatch.matching._cpu.karp_sipser`)
+    on its slice of the rows and columns, on shared arrays with plain stores;
+    then two passes keep the pairs that both sides agree on (the header
+    comment above says why that is exact).
+
+    Parameters
+    ----------
+    m, n : int
+        Rows and columns.
+    rptr, rind, cptr, cind : ndarray
+        The CSR (columns of each row) and CSC (rows of each column) patterns.
+    mu_row, mu_col : ndarray
+        A consistent matching (``-1``: free), extended in place.
+    nt : int
+        Threads (slices), at least 1.
+
+    Returns
+    -------
+    int
+        Columns whose pair the consistency passes dropped (their row had
+        been paired again by another thread): free again, for the search.
+    """
+    deg = np.empty(m + n, cptr.dtype)
+    fresh = True          # no pair yet: the free degrees are the degrees (no scan of the edges)
+    for r in range(m):
+        if mu_row[r] >= 0:
+            fresh = False
             break
+    for k in numba.prange(nt):
+        for r in range(m * k // nt, m * (k + 1) // nt):
+            d = rptr[r + 1] - rptr[r]
+            if not fresh:
+                d = 0
+                if mu_row[r] < 0:
+                    for p in range(rptr[r], rptr[r + 1]):
+                        if mu_col[rind[p]] < 0:
+                            d += 1
+            deg[r] = d
+        for c in range(n * k // nt, n * (k + 1) // nt):
+            d = cptr[c + 1] - cptr[c]
+            if not fresh:
+                d = 0
+                if mu_col[c] < 0:
+                    for p in range(cptr[c], cptr[c + 1]):
+                        if mu_row[cind[p]] < 0:
+                            d += 1
+            deg[m + c] = d
+    for stage in range(1, 3):             # a barrier between the stages
+        for k in numba.prange(nt):
+            _ks_share(k, nt, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg)
+    # after the barrier: keep the pairs stored both ways (each pass writes
+    # only its own side and reads the other, so these passes do not race)
+    dropped = np.zeros(nt, np.int64)
+    for k in numba.prange(nt):
+        for r in range(m * k // nt, m * (k + 1) // nt):
+            c = mu_row[r]
+            if c >= 0 and mu_col[c] != r:
+                mu_row[r] = -1
+    for k in numba.prange(nt):
+        for c in range(n * k // nt, n * (k + 1) // nt):
+            r = mu_col[c]
+            if r >= 0 and mu_row[r] != c:
+                mu_col[c] = -1
+                dropped[k] += 1
+    return dropped.sum()

@@ -174,7 +174,14 @@ def make_state(g) -> GPRState:
         idx = np.dtype(np.int64)
     rptr = g.indptr.astype(idx, copy=False)
     rind = g.indices.astype(idx, copy=False)
-    cptr, cind = _csr.transpose(rptr, rind, n)
+    if g.backend == "numba":  # the compiled counting transpose (rows come out sorted)
+        from .. import _cpu_csr
+
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
+    else:   # NumPy: SciPy's counting transpose; CuPy: cuSPARSE (sort for 64-bit)
+        cptr, cind = _csr.transpose(rptr, rind, n)
+    cptr = cptr.astype(idx, copy=False)
+    cind = cind.astype(idx, copy=False)
     return GPRState(
         m=m, n=n, idx=idx, xp=xp, backend=g.backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind,

@@ -218,7 +218,11 @@ class MatchingSolver:
         # the one transpose of the solver's life, with the rows of each
         # column sorted (the batches' edits search them); later batches
         # patch both patterns
-        if xp is np:
+        if g.backend == "numba":   # the compiled counting transpose (rows come out sorted)
+            from .. import _cpu_csr
+
+            self._cptr, self._cind = _cpu_csr.transpose(m, n, self._rptr, self._rind)
+        elif xp is np:
             import scipy.sparse as sp
 
             t = sp.csr_matrix((np.ones(g.nnz, dtype=np.int8), self._rind, self._rptr), shape=(m, n)).tocsc()
