@@ -139,6 +139,40 @@ def test_parallel_antiparallel_selfloops(backend, layout):
     assert F.indices.tolist() == ref.flow.indices.tolist()
 
 
+@pytest.mark.parametrize("layout", LAYOUTS)
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("what", ["none", "zeros", "loops", "both"])
+def test_dropped_arcs_set_up(backend, layout, seed, what):
+    """Explicit zero capacities and self-loops (dropped by the set-up) or
+    none (the arrays taken as they are): the same value as scipy, a valid
+    flow that is 0 on every dropped arc."""
+    rng = np.random.default_rng(seed)
+    C, s, t = random_graph(seed, 60, 4.0, 9, lo=1)
+    C.setdiag(0)
+    C.eliminate_zeros()                          # no self-loop, no zero to begin with
+    C = C.tolil()
+    if what in ("zeros", "both"):
+        C[s, int(rng.integers(60))] = 0          # explicit zeros, one of them out of the source
+        C[int(rng.integers(60)), t] = 0
+    if what in ("loops", "both"):
+        for v in (0, 59, s, int(rng.integers(60))):
+            C[v, v] = 5
+    C = C.tocsr()
+    if what in ("zeros", "both"):
+        C.data[rng.integers(C.nnz, size=3)] = 0  # kept as stored zeros
+    assert solve_checked(C, s, t, backend, layout, expected=scipy_value(C, s, t)) >= 0
+    from gpumatch.flow import _maxflow
+
+    g = as_csr_graph(C, "numpy", with_data=True)
+    dropped = bool(((g.indices == np.repeat(np.arange(60), np.diff(g.indptr))) | (g.data <= 0)).any())
+    assert dropped == (what != "none")
+    K = _maxflow._kernels("cupy" if backend == "cupy" else "numpy")
+    xp = _backend.get_xp("cupy" if backend == "cupy" else "numpy")
+    ip, ix, cap = (xp.asarray(a) for a in (g.indptr.astype(np.int32), g.indices.astype(np.int32),
+                                            g.data.astype(np.int64)))
+    assert K.has_dropped(ip, ix, cap, 8, 8) == dropped
+
+
 @pytest.mark.parametrize("fmt", ["csr", "csc", "coo"])
 @pytest.mark.parametrize("kind", ["matrix", "array"])
 def test_formats_and_output_kind(backend, fmt, kind):

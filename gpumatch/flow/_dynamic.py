@@ -264,10 +264,8 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         self._arc_of = xp.full(nnz, -1, dtype=np.int64)        # stored entry -> arc id
         self._arc_of[kept] = xp.arange(E, dtype=np.int64)
         idt = self._idt = index_dtype_for(V + 1, 2 * E + 1)
-        counts = xp.bincount(rows[kept], minlength=V) if E else xp.zeros(V, dtype=np.int64)
-        indptr = xp.zeros(V + 1, dtype=np.int64)
-        xp.cumsum(counts, out=indptr[1:])
-        indptr = indptr.astype(idt)
+        # rows[kept] is sorted (CSR order): a row's arcs start where its first would go
+        indptr = xp.searchsorted(rows[kept], xp.arange(V + 1, dtype=np.int64), side="left").astype(idt)
         indices = g.indices[kept].astype(idt)
         # per-arc arrays carry one dummy slot at index E: an update of a
         # self-loop writes there, so a batch needs no compaction (no sync)

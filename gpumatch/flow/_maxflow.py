@@ -435,16 +435,25 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     nnz = int(indices.shape[0])
     if V >= (1 << 30):
         raise ValueError("graphs with 2**30 or more vertices are not supported")
-    rows = csr.segment_owner(indptr.astype(np.int64), nnz)
-    keep = (indices.astype(np.int64) != rows) & (cap > 0)
-    kept = xp.nonzero(keep)[0]
-    E = int(kept.shape[0])
-    idt = index_dtype_for(V + 1, 2 * E + 1)
-    k_rows = rows[kept]
-    # k_rows is sorted (CSR order): a row's arcs start where its first would go
-    s_indptr = xp.searchsorted(k_rows, xp.arange(V + 1, dtype=np.int64), side="left").astype(idt)
-    s_indices = indices[kept].astype(idt)
-    s_cap = cap[kept]
+    # Self-loops and arcs of capacity <= 0 carry no flow and are dropped;
+    # most networks have none, and then the arrays are taken as they are
+    # (copies: the solve writes none of them, but the caller keeps its own).
+    idt = index_dtype_for(V + 1, 2 * nnz + 1)
+    s_indptr, s_indices = indptr.astype(idt), indices.astype(idt)
+    kept = None
+    E = nnz
+    s_cap = cap.copy()
+    if _kernels(backend).has_dropped(s_indptr, s_indices, cap, _tile(V, nnz), TUNING.get("cycles", 8)):
+        rows = csr.segment_owner(indptr.astype(np.int64), nnz)
+        keep = (indices.astype(np.int64) != rows) & (cap > 0)
+        kept = xp.nonzero(keep)[0]
+        E = int(kept.shape[0])
+        idt = index_dtype_for(V + 1, 2 * E + 1)
+        k_rows = rows[kept]
+        # k_rows is sorted (CSR order): a row's arcs start where its first would go
+        s_indptr = xp.searchsorted(k_rows, xp.arange(V + 1, dtype=np.int64), side="left").astype(idt)
+        s_indices = indices[kept].astype(idt)
+        s_cap = cap[kept]
     ps, pe = int(s_indptr[source]), int(s_indptr[source + 1])
     if _exact_sum(xp, s_cap[ps:pe]) > _I64_MAX:
         raise OverflowError("the total capacity out of the source does not fit int64")
@@ -526,8 +535,11 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     else:
         e = L["entry_of_arc"]
         f_kept = xp.maximum(L["cap_entry"][e] - L["resid"][e], 0)
-    arc_flow = xp.zeros(nnz, dtype=np.int64)
-    arc_flow[kept] = f_kept
+    if kept is None:   # one flow per stored arc already (L is not kept past this call)
+        arc_flow = f_kept.astype(np.int64, copy=False)
+    else:
+        arc_flow = xp.zeros(nnz, dtype=np.int64)
+        arc_flow[kept] = f_kept
     stats["relabel_period"] = int(freq)
     stats["time"] = times
     del stats["_stamp"], stats["_t"]

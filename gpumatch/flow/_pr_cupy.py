@@ -49,6 +49,22 @@ def kernel_defines(idt, tile, cycles) -> tuple:
     return _cuda.index_defines(idt) + (("TILE", int(tile)), ("CYCLES", int(cycles)), ("HUB_BLOCK", HUB_BLOCK))
 
 
+def has_dropped(indptr, indices, cap, tile, cycles) -> bool:
+    """Whether the network (canonical CSR, `indptr` and `indices` of one
+    index dtype, int64 `cap`) has a self-loop or an arc of capacity <= 0:
+    ``gpumatch_pr_has_dropped`` of the ``pr.cu`` module the solve loads
+    (one pass, one read back)."""
+    cp = _backend.cp
+    V, nnz = int(indptr.shape[0]) - 1, int(indices.shape[0])
+    if max(V, nnz) == 0:
+        return False
+    out = cp.zeros(1, dtype=cp.int32)
+    kern = _cuda.get_kernel(_SRC, "gpumatch_pr_has_dropped", kernel_defines(indptr.dtype, tile, cycles))
+    blocks = min((max(V, nnz) + _BLOCK - 1) // _BLOCK, 4096)
+    kern((blocks,), (_BLOCK,), (indptr, indices, cap, np.int64(V), np.int64(nnz), out))
+    return bool(int(out.get()[0]))
+
+
 class _Ctx:
     def __init__(self, L, layout, tile, cycles, hub_degree=None, terminals=(), bfs_loop=0, discharge_loop=0,
                  bfs_coop=False, discharge_coop=0):

@@ -84,6 +84,14 @@ class _BCSRSlots:
         np.add.at(self.L["resid"], self.L["partner"][pos], d)
 
 
+def has_dropped(indptr, indices, cap, tile=None, cycles=None) -> bool:
+    """Whether the network has a self-loop or an arc of capacity <= 0 (the
+    twin of ``gpumatch_pr_has_dropped``; `tile` and `cycles` are the CUDA
+    module's settings, unused here)."""
+    rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
+    return bool(((indices == rows) | (cap <= 0)).any())
+
+
 def prepare(L, layout):
     """Per-solve context of the NumPy kernels."""
     return _RCSRSlots(L) if layout == "rcsr" else _BCSRSlots(L)

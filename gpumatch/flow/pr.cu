@@ -462,3 +462,34 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_bfs_loop_rcsr(
     }
     if (threadIdx.x == 0) { state[0] = j; state[1] = (long long)size; }
 }
+
+
+// gpumatch_pr_has_dropped: whether a network has an arc that push-relabel
+// leaves out: a self-loop u -> u or a capacity <= 0 (the set-up then drops
+// them; without any it takes the arrays as they are).
+//   indptr  : V + 1, out-arc pointers (canonical CSR: a row's heads sorted, distinct)
+//   indices : nnz, head of each arc
+//   cap     : nnz, capacity of each arc (int64)
+//   out     : 1, set to 1 when such an arc exists (0 on entry)
+// Thread mapping: grid-stride over max(V, nnz); thread i reads cap[i]
+// (i < nnz) and binary-searches vertex i in its own row (i < V).  Benign
+// race: every writer stores the same 1.
+extern "C" __global__ void gpumatch_pr_has_dropped(
+    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap,
+    long long V, long long nnz, int* out)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    const long long n = V > nnz ? V : nnz;
+    for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) {
+        bool drop = i < nnz && cap[i] <= 0;
+        if (!drop && i < V) {
+            long long lo = (long long)indptr[i], hi = (long long)indptr[i + 1];
+            while (lo < hi) {                 // first head >= i
+                const long long mid = lo + ((hi - lo) >> 1);
+                if ((long long)indices[mid] < i) lo = mid + 1; else hi = mid;
+            }
+            drop = lo < (long long)indptr[i + 1] && (long long)indices[lo] == i;
+        }
+        if (drop) *out = 1;
+    }
+}
