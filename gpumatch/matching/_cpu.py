@@ -47,11 +47,12 @@ References
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numba
 import numpy as np
+
+from .. import _cpu_threads
 
 __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run",
            "konig_cover_masks", "solver_solve"]
@@ -87,7 +88,7 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #: Karp–Sipser) the MS-BFS search of random 1M d5 took 0.25 s on 2 threads
 #: and 0.053 s on 16 against 0.70 s for Pothen–Fan+.
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_init": True,
-                "parallel_level_min": 4096, "parallel_handover": True, "parallel_main_thread": True}
+                "parallel_level_min": 4096, "parallel_handover": True}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -96,7 +97,7 @@ def parallel_threads(nnz: int) -> int:
     par = TUNING["parallel_min_nnz"]
     if par is None or nnz < par:
         return 0
-    if TUNING["parallel_main_thread"] and threading.current_thread() is not threading.main_thread():
+    if _cpu_threads.in_worker():      # a thread of gpumatch's own pool: no pool round from it
         return 0
     nt = int(numba.get_num_threads())
     return nt if nt >= max(1, int(TUNING["parallel_min_threads"])) else 0
