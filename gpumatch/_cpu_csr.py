@@ -8,9 +8,10 @@ NumPy passes with their temporaries: random 1M x 1M d5 on a 2-core CPU, 2 ms aga
 :func:`transpose` builds the CSC (rows of each column, ascending) that the
 CPU engines search from, in place of scipy's ``tocsc`` (which also moves a
 value array): a counting sort, split between threads when there are
-enough of them (:data:`TUNING`).  Random 1M x 1M d5 (5M edges) on a 2-core
-CPU: 28 ms serial against 42 ms for scipy's ``tocsc`` (Delaunay 1M: 34
-against 52 ms).
+enough of them (:data:`TUNING`; Python threads running compiled slices,
+:mod:`gpumatch._cpu_threads`, not Numba's ``parallel=True``).  Random 1M
+x 1M d5 (5M edges) on a 2-core CPU: 28 ms serial against 42 ms for
+scipy's ``tocsc`` (Delaunay 1M: 34 against 52 ms).
 
 The module imports Numba: only the ``"numba"`` backend imports it.
 """
@@ -25,12 +26,14 @@ from . import _cpu_threads
 __all__ = ["TUNING", "pattern_summary", "transpose", "transpose_serial", "transpose_parallel"]
 
 #: ``transpose_min_threads``: :func:`transpose` splits the work between
-#: Numba's threads when there are at least this many (each thread keeps a
-#: count per column, so it also uses at most ``nnz // n`` threads: the
-#: counts take no more memory than the CSC's indices).  On 2 threads the
-#: parallel version only ties with the serial one (random 1M d5 on a 2-core
-#: CPU: 27-30 ms against 28 ms; 39 ms on one thread): it makes three passes
-#: over ``threads x n`` counts where the serial one makes one over ``n``.
+#: ``numba.get_num_threads()`` threads when there are at least this many
+#: (each thread keeps a count per column, so it also uses at most
+#: ``nnz // n`` threads: the counts take no more memory than the CSC's
+#: indices).  On 2 threads the parallel version about ties with the serial
+#: one (random 1M d5 on a 2-core CPU, median of 9: 24 ms against 27 ms, 36
+#: ms on one thread; Delaunay 1M 32.5 against 33 ms): it makes four rounds
+#: of the threads and three passes over ``threads x n`` counts where the
+#: serial one makes one pass over ``n``.
 TUNING: dict = {"transpose_min_threads": 4}
 
 

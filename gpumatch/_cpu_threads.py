@@ -1,19 +1,23 @@
 """Python threads for the ``"numba"`` backend's multi-threaded code.
 
 The compiled multi-threaded parts of the CPU engines
-(:mod:`gpumatch.matching._cpu_parallel`, :func:`gpumatch._cpu_csr.transpose_parallel`)
-are plain ``numba.njit(nogil=True)`` functions of one *slice* of the work,
-``fn(k, nt, *args)`` for slice ``k`` of ``nt``; :func:`run_slices` runs the
-``nt`` slices at once, slice 0 on the calling thread and the others on a
-:class:`~concurrent.futures.ThreadPoolExecutor` of ``nt - 1`` threads
-(created on first use, one per process and thread count), and returns
-when all have (with fewer threads than slices, each thread runs several
-in turn).  The compiled code releases the GIL, so the slices
-run truly in parallel; a join between two rounds is the barrier.
+(:mod:`gpumatch.matching._cpu_parallel`,
+:func:`gpumatch._cpu_csr.transpose_parallel`) are plain
+``numba.njit(nogil=True)`` functions of one *slice* of the work,
+``fn(k, nt, *args)`` for slice ``k`` of ``nt``; :func:`run_slices` runs
+the ``nt`` slices at once, slice 0 on the calling thread and the others
+on a :class:`~concurrent.futures.ThreadPoolExecutor` of ``nt - 1``
+threads (created on first use, one per process and thread count), and
+returns when all have (with fewer threads than slices, each thread runs
+several in turn).  The compiled code releases the GIL, so the slices run
+truly in parallel; the join between two rounds is the barrier.  A round
+costs about 50 µs of hand-over on a 2-core CPU (the pool thread's wake-up,
+then the caller's), against about 1 µs for a call on one thread.
 
 Why not Numba's ``parallel=True`` / ``prange``: each such function took
-2-4 s to compile on a cold cache (against 0.3-0.9 s for a serial one; a
-first call on a fresh machine of a 1M-edge graph took 8.7 s), and Numba's
+2-4 s to compile on a cold cache (against 0.3-0.9 s for a serial one; the
+first call on a 1M-edge graph with an empty cache took 8.5 s, 3.1 s with
+these threads), and Numba's
 threading layers limit where parallel regions run (the ``workqueue`` layer
 not from two threads at once, the ``omp`` layer not in a forked child of a
 process that used it).  These threads have neither limit: any thread may

@@ -1,4 +1,4 @@
-"""Multi-threaded path of the CPU engine (``numba.prange``).
+"""Multi-threaded path of the CPU engine (Python threads, compiled slices).
 
 Taken by :func:`gpumatch.matching._cpu.run` in place of serial
 Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
@@ -14,10 +14,11 @@ Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
 * :func:`ms_bfs`: the augmenting-path search, phases of a *multi-source
   BFS* (MS-BFS, after Azad, Buluç and Pothen [1]_, without their tree
   grafting) from every free column at once.  A phase grows one alternating
-  BFS tree per free column, level by level; the columns of a level are
-  split between the threads, and each tree stops growing once it reaches a
-  free row.  The trees' augmenting paths are then applied one by one,
-  skipping a path that meets a vertex already used in this phase.  On
+  BFS tree per free column, level by level; the columns of a wide level
+  are split between the threads (a narrow one is expanded by one thread,
+  in the compiled loop of the phases), and each tree stops growing once
+  it reaches a free row.  The trees' augmenting paths are then applied one
+  by one, skipping a path that meets a vertex already used in this phase.  On
   meshes, whose BFS levels are narrow, it hands the search over to
   Pothen–Fan+ (``handover``).
 
@@ -37,14 +38,36 @@ Benign races of :func:`ms_bfs`, and why the result is still exact:
   every row reachable by an alternating path from a free column, which
   proves the matching maximum (Berge).
 
-Measured end to end (``bipartite_matching(A, backend="numba")``, median of
-5, 2-core CPU, 2 threads; ``benchmarks/bench_cpu_numba.py --threads 1,2``),
-serial path against this one: random 1M x 1M d5 1.31 s against 0.48 s
-(Karp–Sipser 0.65 -> 0.28 s, search 0.65 -> 0.16 s); Delaunay 1M 1.47
-against 0.78 s (0.71 -> 0.27 s, 0.69 -> 0.44 s); grid 1000 x 1000 0.31
-against 0.32 s (0.059 -> 0.032 s, 0.24 -> 0.27 s).  With serial
-Karp–Sipser before it, MS-BFS on the 16-core device host took 0.25 s on 2
-threads and 0.053 s on 16 for random 1M d5, against 0.70 s for
+Threads: the work is cut into slices, ``fn(k, nt, ...)`` compiled with
+``nogil=True`` for slice ``k`` of ``nt``, that
+:func:`gpumatch._cpu_threads.run_slices` runs at once on Python threads
+(the caller's and a pool's); a round returns when every slice has, and
+that join is the only barrier.  There are ``min(nt,
+numba.get_num_threads())`` threads, `nt` being the engine's choice
+(:func:`gpumatch.matching._cpu.parallel_threads`: ``numba.get_num_threads()``,
+so ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` steer it).  Nothing
+here is compiled with Numba's ``parallel=True``: with ``prange`` the three
+multi-threaded functions took 2.1-3.7 s each to compile on a cold cache,
+and the first call on a 1M-edge graph with an empty Numba cache took 8.5
+s, against 3.1 s now (2-core CPU, median of 5); the threads also run from
+any thread and in a forked child.  A round costs about 50 µs of thread
+hand-over on a 2-core CPU, which is why only MS-BFS levels of at least
+``parallel_level_min`` columns go to the threads (grid 1000 x 1000: about
+220 such rounds a search).
+
+Measured end to end (``bipartite_matching(A, backend="numba")`` as
+``benchmarks/bench_cpu_numba.py --threads 1,2`` times it; 2-core CPU, 2
+threads, the median over 6 processes of the median of 5 runs), serial
+path against this one: random 1M x 1M d5 1.47 s against 0.50 s
+(Karp–Sipser 0.70 -> 0.30 s, search 0.72 -> 0.17 s); Delaunay 1M 1.41
+against 0.81 s (0.70 -> 0.26 s, 0.69 -> 0.49 s); grid 1000 x 1000 0.31
+against 0.34 s (0.060 -> 0.032 s, 0.24 -> 0.29 s).  Against the
+``prange`` version, run alternately with it: random and Delaunay the same
+within the noise (0.49 and 0.85 s then), the grid 20-25 ms slower (0.31 s
+then): about 220 wide levels, each paying the thread hand-over that
+``prange``'s spinning threads did not.  With serial Karp–Sipser before
+it, MS-BFS (then on ``prange``) on the 16-core device host took 0.25 s on
+2 threads and 0.053 s on 16 for random 1M d5, against 0.70 s for
 Pothen–Fan+.
 
 References
@@ -288,7 +311,8 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False)
 # Thread mapping: thread k owns the k-th slice of the rows and the k-th
 # slice of the columns (contiguous ranges, which keeps a mesh's threads
 # apart).  It runs the serial algorithm of ``_cpu.karp_sipser`` on them, in
-# two stages with a barrier between them (two parallel regions): first its
+# two stages with a barrier between them (two rounds of the threads, joined
+# between them; a round before them counts the degrees): first its
 # degree-one rows and columns, then each free column of its slice takes its
 # free row of least degree; after every pair, the degree-one vertices that
 # the pair made are paired first (depth first, on the thread's stack).  A
@@ -312,10 +336,10 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False)
 # one (the degree stays too high) or count one neighbour twice.  Neither
 # makes the run wrong, only the heuristic less exact: the degrees steer the
 # choices and are never trusted (a vertex's free neighbour is looked up in
-# ``mu_row`` / ``mu_col``), and after the threads join (a barrier), two
-# passes keep exactly the pairs stored both ways (``mu_row[r] == c`` and
-# ``mu_col[c] == r``) and free the rest, which leaves a consistent matching
-# of stored entries for the search to extend.  On random 1M x 1M d5 such
+# ``mu_row`` / ``mu_col``), and after the threads join (a barrier), a last
+# round (``_ks_agree``) keeps exactly the pairs stored both ways
+# (``mu_row[r] == c`` and ``mu_col[c] == r``) and frees the rest, which
+# leaves a consistent matching of stored entries for the search to extend.  On random 1M x 1M d5 such
 # conflicts drop a pair or none.
 
 
