@@ -144,7 +144,8 @@ def threads_table(threads, paths, repeats, filt):
                     print(f"| {path} | {nt} | {med[0]:.4f} | {med[1]:.4f} | {med[2]:.4f} | {med[3]:.4f} | "
                           f"{st['initial_size']} | {st['aug_phases']} | {st['aug_paths']} | {res.size}{ok} | "
                           f"{st['algorithm']} |", flush=True)
-        print(f"\nthreading layer: {numba.threading_layer()}")
+        print("\nthreads: Python threads running compiled slices (gpumatch/_cpu_threads.py), "
+              "as many as numba.get_num_threads()")
     finally:
         _cpu.TUNING.clear()
         _cpu.TUNING.update(shipped)

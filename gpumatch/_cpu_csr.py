@@ -8,9 +8,10 @@ NumPy passes with their temporaries: random 1M x 1M d5 on a 2-core CPU, 2 ms aga
 :func:`transpose` builds the CSC (rows of each column, ascending) that the
 CPU engines search from, in place of scipy's ``tocsc`` (which also moves a
 value array): a counting sort, split between threads when there are
-enough of them (:data:`TUNING`).  Random 1M x 1M d5 (5M edges) on a 2-core
-CPU: 28 ms serial against 42 ms for scipy's ``tocsc`` (Delaunay 1M: 34
-against 52 ms).
+enough of them (:data:`TUNING`; Python threads running compiled slices,
+:mod:`gpumatch._cpu_threads`, not Numba's ``parallel=True``).  Random 1M
+x 1M d5 (5M edges) on a 2-core CPU: 28 ms serial against 42 ms for
+scipy's ``tocsc`` (Delaunay 1M: 34 against 52 ms).
 
 The module imports Numba: only the ``"numba"`` backend imports it.
 """
@@ -20,15 +21,19 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from . import _cpu_threads
+
 __all__ = ["TUNING", "pattern_summary", "transpose", "transpose_serial", "transpose_parallel"]
 
 #: ``transpose_min_threads``: :func:`transpose` splits the work between
-#: Numba's threads when there are at least this many (each thread keeps a
-#: count per column, so it also uses at most ``nnz // n`` threads: the
-#: counts take no more memory than the CSC's indices).  On 2 threads the
-#: parallel version only ties with the serial one (random 1M d5 on a 2-core
-#: CPU: 27-30 ms against 28 ms; 39 ms on one thread): it makes three passes
-#: over ``threads x n`` counts where the serial one makes one over ``n``.
+#: ``numba.get_num_threads()`` threads when there are at least this many
+#: (each thread keeps a count per column, so it also uses at most
+#: ``nnz // n`` threads: the counts take no more memory than the CSC's
+#: indices).  On 2 threads the parallel version about ties with the serial
+#: one (random 1M d5 on a 2-core CPU, median of 9: 24 ms against 27 ms, 36
+#: ms on one thread; Delaunay 1M 32.5 against 33 ms): it makes four rounds
+#: of the threads and three passes over ``threads x n`` counts where the
+#: serial one makes one pass over ``n``.
 TUNING: dict = {"transpose_min_threads": 4}
 
 
@@ -131,59 +136,83 @@ def transpose_serial(m, n, rptr, rind):
     return cptr, cind
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def transpose_parallel(m, n, rptr, rind, nt):
-    """:func:`transpose_serial` on `nt` threads.
+@numba.njit(cache=True, nogil=True)
+def _tr_count(k, nt, n, rptr, rind, bounds, cnt):
+    """Round 1, slice `k` of `nt`: the edges of row block `k` per column, in
+    ``cnt[k * n:(k + 1) * n]``."""
+    base = k * n
+    for c in range(n):
+        cnt[base + c] = 0
+    for p in range(rptr[bounds[k]], rptr[bounds[k + 1]]):
+        cnt[base + rind[p]] += 1
 
-    Thread k takes the k-th block of rows (blocks of about ``nnz / nt``
-    edges) and counts its edges per column in its own row of ``cnt``
-    (``nt x n``); a pass over column slices turns the counts into each
-    thread's first slot in each column (the threads' blocks one after the
-    other, so the rows of a column stay ascending); thread k then writes its
+
+@numba.njit(cache=True, nogil=True)
+def _tr_offsets(k, nt, n, cnt, cptr, part):
+    """Round 2, column slice `k`: per column, each block's offset within
+    it (the blocks one after the other) and the column's end, counted from
+    the slice's start; the slice's edges to ``part[k + 1]``."""
+    s = 0
+    for c in range(n * k // nt, n * (k + 1) // nt):
+        for j in range(nt):
+            t = cnt[j * n + c]
+            cnt[j * n + c] = s
+            s += t
+        cptr[c + 1] = s
+    part[k + 1] = s
+
+
+@numba.njit(cache=True, nogil=True)
+def _tr_shift(k, nt, n, cnt, cptr, part):
+    """Round 3, column slice `k`: add the slice's start (``part[k]``, the
+    edges of the slices before it) to its columns' ends and offsets."""
+    off = part[k]
+    for c in range(n * k // nt, n * (k + 1) // nt):
+        cptr[c + 1] += off
+        for j in range(nt):
+            cnt[j * n + c] += off
+
+
+@numba.njit(cache=True, nogil=True)
+def _tr_scatter(k, nt, n, rptr, rind, bounds, cnt, cind):
+    """Round 4, row block `k`: its edges to their slots (``cnt[k * n + c]``:
+    the block's next slot in column ``c``)."""
+    base = k * n
+    for r in range(bounds[k], bounds[k + 1]):
+        for p in range(rptr[r], rptr[r + 1]):
+            c = rind[p]
+            q = cnt[base + c]
+            cind[q] = r
+            cnt[base + c] = q + 1
+
+
+def transpose_parallel(m, n, rptr, rind, nt):
+    """:func:`transpose_serial` in `nt` slices, on ``min(nt,
+    numba.get_num_threads())`` threads (:func:`gpumatch._cpu_threads.run_slices`).
+
+    Four rounds of the threads.  Block k of the rows (blocks of about
+    ``nnz / nt`` edges) counts its edges per column in its own row of
+    ``cnt`` (``nt x n``); two rounds over column slices turn the counts
+    into each block's first slot in each column (the blocks one after the
+    other, so the rows of a column stay ascending); block k then writes its
     edges there.  No two threads write one slot, so there is no race.
     """
-    nnz = rptr[m]
-    bounds = np.empty(nt + 1, np.int64)   # row blocks of about nnz / nt edges
-    for k in range(nt + 1):
-        bounds[k] = np.searchsorted(rptr[: m + 1], nnz * k // nt)
+    nt = max(1, int(nt))
+    threads = min(nt, int(numba.get_num_threads()))
+    nnz = int(rptr[m])
+    bounds = np.searchsorted(rptr[: m + 1], nnz * np.arange(nt + 1, dtype=np.int64) // nt)  # blocks of rows
     bounds[0] = 0
     bounds[nt] = m
-    cnt = np.empty(nt * n, rptr.dtype)     # cnt[k * n + c]: thread k's edges, then slots, of column c
-    for k in numba.prange(nt):
-        base = k * n
-        for c in range(n):
-            cnt[base + c] = 0
-        for p in range(rptr[bounds[k]], rptr[bounds[k + 1]]):
-            cnt[base + rind[p]] += 1
+    cnt = np.empty(nt * n, rptr.dtype)     # cnt[k * n + c]: block k's edges, then slots, of column c
     cptr = np.empty(n + 1, rptr.dtype)
     cptr[0] = 0
-    part = np.zeros(nt + 1, np.int64)     # edges of each column slice
-    for k in numba.prange(nt):            # per column: offsets of the threads within it
-        s = 0
-        for c in range(n * k // nt, n * (k + 1) // nt):
-            for j in range(nt):
-                t = cnt[j * n + c]
-                cnt[j * n + c] = s
-                s += t
-            cptr[c + 1] = s
-        part[k + 1] = s
-    for k in range(nt):
-        part[k + 1] += part[k]
-    for k in numba.prange(nt):            # slice offsets
-        off = part[k]
-        for c in range(n * k // nt, n * (k + 1) // nt):
-            cptr[c + 1] += off
-            for j in range(nt):
-                cnt[j * n + c] += off
+    part = np.zeros(nt + 1, np.int64)     # edges of each column slice, then where it starts
     cind = np.empty(nnz, rind.dtype)
-    for k in numba.prange(nt):
-        base = k * n
-        for r in range(bounds[k], bounds[k + 1]):
-            for p in range(rptr[r], rptr[r + 1]):
-                c = rind[p]
-                q = cnt[base + c]
-                cind[q] = r
-                cnt[base + c] = q + 1
+    _cpu_threads.run_slices(nt, _tr_count, n, rptr, rind, bounds, cnt, threads=threads)
+    _cpu_threads.run_slices(nt, _tr_offsets, n, cnt, cptr, part, threads=threads)
+    np.cumsum(part, out=part)
+    _cpu_threads.run_slices(nt, _tr_shift, n, cnt, cptr, part, threads=threads)
+    _cpu_threads.run_slices(nt, _tr_scatter, n, rptr, rind, bounds, cnt, cind, threads=threads)
     return cptr, cind
 
 

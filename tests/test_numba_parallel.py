@@ -1,16 +1,18 @@
 """The multi-threaded path of the CPU engine (``matching/_cpu_parallel.py``) and its compiled helpers.
 
-The path is off on small graphs and on fewer than 4 threads; these tests
+The path is off on small graphs and on fewer than 2 threads; these tests
 switch it on for every graph (``parallel_min_nnz = 0``, ``parallel_min_threads
 = 1``) and split every BFS level between the threads (``parallel_level_min
 = 1``) so that its races happen on small inputs too, with 1 and 2 Numba
 threads.  The multi-threaded Karp–Sipser is also called with more slices
-than threads (a prange runs them in turn) to reach empty slices.  Each
+than threads (each thread runs several in turn) to reach empty slices.  Each
 initial matching is checked to be a matching of stored entries, each final
 one with ``check_matching`` and a König cover of the same size, and its size
-against scipy (its maximum flow on meshes).
+against scipy (its maximum flow on meshes).  The threads are Python threads
+(``gpumatch/_cpu_threads.py``) running ``nogil`` compiled slices: the path
+also runs from other threads than the main one and in a forked child, and
+nothing is compiled with Numba's ``parallel=True``.
 """
-
 from __future__ import annotations
 
 import numpy as np
@@ -270,29 +272,137 @@ def test_parallel_threads_rule():
     assert _cpu.parallel_threads(10**5) == 0
 
 
-def test_parallel_path_only_from_the_main_thread():
-    import threading
+def _solve_forced(A, nt):
+    """`A` on the multi-threaded path with `nt` threads (``numba.set_num_threads`` is per thread)."""
+    import numba
 
+    numba.set_num_threads(nt)
+    return bipartite_matching(A, backend="numba", certificate=True)
+
+
+@pytest.fixture
+def forced():
+    """The multi-threaded path on every graph, every level split (TUNING restored); yields its threads."""
     import numba
 
     from gpumatch.matching import _cpu
 
     saved = dict(_cpu.TUNING)
-    got = []
-    try:
-        _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1)
-        worker = threading.Thread(target=lambda: got.append(_cpu.parallel_threads(10)))
-        worker.start()
-        worker.join()
-        _cpu.TUNING.update(parallel_main_thread=False)
-        worker = threading.Thread(target=lambda: got.append(_cpu.parallel_threads(10)))
-        worker.start()
-        worker.join()
-        assert got == [0, numba.get_num_threads()]
-        assert _cpu.parallel_threads(10) == numba.get_num_threads()
-    finally:
-        _cpu.TUNING.clear()
-        _cpu.TUNING.update(saved)
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1)
+    yield min(2, numba.config.NUMBA_NUM_THREADS)
+    _cpu.TUNING.clear()
+    _cpu.TUNING.update(saved)
+
+
+def test_parallel_path_from_other_threads(forced):
+    """From the threads of a thread pool, several calls at once (they share gpumatch's pool of
+    threads): each takes the multi-threaded path and returns a maximum matching."""
+    from concurrent.futures import ThreadPoolExecutor
+
+    names = ["random", "delaunay", "grid", "chain", "rect_tall"]
+    graphs = [sp.csr_matrix(GRAPHS[name][0]()) for name in names] * 2
+    with ThreadPoolExecutor(3) as ex:
+        results = list(ex.map(_solve_forced, graphs, [forced] * len(graphs)))
+    for name, A, res in zip(names * 2, graphs, results):
+        assert f"MS-BFS ({forced} threads)" in res.stats["algorithm"]
+        if forced > 1:
+            assert f"Karp-Sipser ({forced} threads)" in res.stats["algorithm"]
+        check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, GRAPHS[name][1]))
+
+
+def test_serial_on_gpumatch_own_threads(forced):
+    """On a thread of gpumatch's pool the engine takes the serial path and ``run_slices`` runs
+    its slices in turn there (no round of the pool waits for the pool: no deadlock)."""
+    from gpumatch import _cpu_threads
+    from gpumatch.matching import _cpu
+
+    got = {}
+
+    def probe(k, nt):
+        inner = []
+        _cpu_threads.run_slices(3, lambda j, n3: inner.append(j))
+        got[k] = (_cpu_threads.in_worker(), _cpu.parallel_threads(10**9), inner)
+
+    import numba
+
+    _cpu_threads.run_slices(2, probe)
+    assert got[0][:2] == (False, numba.get_num_threads()) and sorted(got[0][2]) == [0, 1, 2]
+    assert got[1] == (True, 0, [0, 1, 2])
+
+
+def test_run_slices_waits_for_every_thread_and_raises():
+    import time
+
+    from gpumatch import _cpu_threads
+
+    done = []
+
+    def work(k, nt):
+        if k == 0:
+            raise ValueError("slice 0")
+        time.sleep(0.05)
+        done.append(k)
+
+    with pytest.raises(ValueError, match="slice 0"):
+        _cpu_threads.run_slices(4, work, threads=2)
+    assert sorted(done) == [1, 3]     # the pool's thread ran its slices; the caller's stopped at slice 0
+
+
+def _child_sizes(names):
+    """In a forked child: the sizes and algorithms of the graphs `names` (TUNING as forked)."""
+    out = []
+    for name in names:
+        A = sp.csr_matrix(GRAPHS[name][0]())
+        res = _solve_forced(A, 2)
+        check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, GRAPHS[name][1]))
+        out.append((res.size, res.stats["algorithm"]))
+    return out
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="no fork")
+def test_parallel_path_in_a_forked_child(forced):
+    """After the parent ran the multi-threaded path (its pool exists), a forked child runs it too
+    (on a pool of its own: the parent's threads are not in the child)."""
+    import multiprocessing
+
+    import numba
+
+    if numba.config.NUMBA_NUM_THREADS < 2:
+        pytest.skip("one Numba thread")
+    names = ["random", "grid"]
+    here = _child_sizes(names)
+    with multiprocessing.get_context("fork").Pool(1) as p:
+        there = p.apply_async(_child_sizes, (names,)).get(timeout=300)
+    assert [s for s, _ in there] == [s for s, _ in here]
+    assert all("MS-BFS (2 threads)" in alg for _, alg in there)
+
+
+def _cpu_modules():
+    import importlib
+    import pkgutil
+
+    import gpumatch
+
+    names = [m.name for m in pkgutil.walk_packages(gpumatch.__path__, "gpumatch.") if "_cpu" in m.name]
+    return [importlib.import_module(name) for name in sorted(names)]
+
+
+def test_nothing_compiled_with_numba_parallel():
+    """No Numba ``parallel=True`` (parfors) in the CPU engines: it took 2-4 s a function to compile
+    on a cold cache, and its threading layers do not run from two threads or after fork."""
+    from numba.core.registry import CPUDispatcher
+
+    mods = _cpu_modules()
+    names = {m.__name__ for m in mods}
+    assert {"gpumatch._cpu_csr", "gpumatch._cpu_threads", "gpumatch.matching._cpu",
+            "gpumatch.matching._cpu_parallel"} <= names
+    seen = 0
+    for mod in mods:
+        for name, fn in vars(mod).items():
+            if isinstance(fn, CPUDispatcher):
+                seen += 1
+                assert not fn.targetoptions.get("parallel"), f"{mod.__name__}.{name} is compiled with parallel=True"
+    assert seen >= 20
 
 
 def test_default_is_serial_on_small_graphs():

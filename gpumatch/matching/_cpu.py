@@ -22,8 +22,9 @@ On graphs of at least 1M edges with at least 2 Numba threads
 (:data:`TUNING`, :func:`parallel_threads`) both stages run multi-threaded
 instead (:mod:`gpumatch.matching._cpu_parallel`): Karp–Sipser on slices of
 the graph, then a multi-source BFS (MS-BFS) that hands over to PF+ on
-meshes.  Random 1M x 1M d5 on 2 threads: 0.48 s end to end instead of
-1.31 s.
+meshes, on Python threads running compiled code without the GIL
+(:mod:`gpumatch._cpu_threads`; ``numba.get_num_threads()`` of them).
+Random 1M x 1M d5 on 2 threads: 0.50 s end to end instead of 1.47 s.
 
 A König cover for ``certificate=True`` comes from one alternating BFS from
 the free rows (``konig_cover``).  The dynamic solver keeps its surviving
@@ -47,23 +48,23 @@ References
 
 from __future__ import annotations
 
-import threading
 import time
 
 import numba
 import numpy as np
+
+from .. import _cpu_threads
 
 __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run",
            "konig_cover_masks", "solver_solve"]
 
 #: When the engine runs multi-threaded (:func:`parallel_threads`): on
 #: graphs with at least ``parallel_min_nnz`` edges (None: never) when Numba
-#: has at least ``parallel_min_threads`` threads (``numba.set_num_threads``,
-#: ``NUMBA_NUM_THREADS``), and, with ``parallel_main_thread``, only when
-#: called from the main thread (Numba's fallback ``workqueue`` threading
-#: layer must not run parallel regions from two threads at once, as worker
-#: threads of a thread pool or of Dask would).  The multi-threaded path
-#: replaces Karp–Sipser by
+#: has at least ``parallel_min_threads`` threads (``numba.get_num_threads()``:
+#: ``NUMBA_NUM_THREADS``, or ``numba.set_num_threads`` in the calling
+#: thread), from any thread (Python threads of :mod:`gpumatch._cpu_threads`,
+#: not Numba's ``parallel=True``; a thread of gpumatch's own pool stays
+#: serial).  The multi-threaded path replaces Karp–Sipser by
 #: :func:`gpumatch.matching._cpu_parallel.karp_sipser_parallel` (with
 #: ``parallel_init``; never on one thread) and Pothen–Fan+ by the MS-BFS of
 #: :func:`~gpumatch.matching._cpu_parallel.ms_bfs`, whose BFS levels of at
@@ -73,21 +74,31 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #:
 #: What the default (1M edges, 2 threads) trades.  The serial path is
 #: Karp–Sipser (memory-latency bound: 0.6-0.9 s on random 1M x 1M d5) +
-#: Pothen–Fan+ (0.6-0.7 s there); the multi-threaded one splits both
-#: between the threads, but the matching it returns (a maximum one) may
-#: differ from run to run.  End to end (``benchmarks/bench_cpu_numba.py
-#: --threads 1,2``, 2-core CPU, median of 5): random 1M d5 1.31 -> 0.48 s,
-#: Delaunay 1M 1.47 -> 0.78 s, grid 1000 x 1000 0.31 -> 0.32 s (a tie: the
-#: search hands over to Pothen–Fan+); below about 500k edges the parallel
-#: regions cost more than they save on 2 threads (random 50k d5, 250k
-#: edges: 7.6 -> 10.5 ms).  On one thread MS-BFS after serial Karp–Sipser
-#: beats Pothen–Fan+ on random graphs (1.33 -> 1.04 s) but not on Delaunay
-#: (1.38 -> 1.70 s) or the grid (0.32 -> 0.47 s), so one thread stays
-#: serial.  On the 16-core device host (before the multi-threaded
-#: Karp–Sipser) the MS-BFS search of random 1M d5 took 0.25 s on 2 threads
+#: Pothen–Fan+ (0.6-0.7 s there); the multi-threaded one splits both between
+#: the threads, but the matching it returns (a maximum one) may differ from
+#: run to run.  End to end (``benchmarks/bench_cpu_numba.py --threads 1,2``,
+#: 2-core CPU, median of 5, then over 6 processes): random 1M d5 1.47 ->
+#: 0.50 s, Delaunay 1M 1.41 -> 0.81 s, grid 1000 x 1000 0.31 -> 0.34 s (the
+#: search hands over to Pothen–Fan+; the grid's ~220 wide levels pay a
+#: thread hand-over each).  The 1M-edge threshold is conservative: on 2
+#: threads the path already wins or ties at 250k-300k edges (random 50k d5
+#: 6.7 -> 4.6 ms, Delaunay 50k 9.2 -> 9.0 ms, grid 300 x 300 11.3 -> 7.5
+#: ms), but its matching varies from run to run and small graphs gain little
+#: in absolute terms.  On one thread MS-BFS after serial Karp–Sipser beats
+#: Pothen–Fan+ on random graphs (1.33 -> 1.04 s) but not on Delaunay (1.38
+#: -> 1.70 s) or the grid (0.32 -> 0.47 s), so one thread stays serial.
+#: ``parallel_level_min``: a round of the threads costs about 50 µs of
+#: hand-over (a thread pool's wake-up and join, 2-core CPU), a level of 4096
+#: grid columns about 0.1 ms of work; handing only levels of 8192 / 16384 /
+#: 32768 columns to the threads (MS-BFS on 2 threads after serial
+#: Karp–Sipser, median of 7, the hand-over rule unchanged) made grid 1000 x
+#: 1000 0.13-0.15 -> 0.14-0.18 / 0.18 / 0.22 s and Delaunay 1M 0.55-0.59
+#: -> 0.61 / 0.60 / 0.70 s, random 1M d5 flat (0.22 s); 2048 ties with
+#: 4096 on the grid.  On the 16-core device host (before the multi-threaded Karp–Sipser,
+#: on ``prange``) the MS-BFS search of random 1M d5 took 0.25 s on 2 threads
 #: and 0.053 s on 16 against 0.70 s for Pothen–Fan+.
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_init": True,
-                "parallel_level_min": 4096, "parallel_handover": True, "parallel_main_thread": True}
+                "parallel_level_min": 4096, "parallel_handover": True}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -96,7 +107,7 @@ def parallel_threads(nnz: int) -> int:
     par = TUNING["parallel_min_nnz"]
     if par is None or nnz < par:
         return 0
-    if TUNING["parallel_main_thread"] and threading.current_thread() is not threading.main_thread():
+    if _cpu_threads.in_worker():      # a thread of gpumatch's own pool: no pool round from it
         return 0
     nt = int(numba.get_num_threads())
     return nt if nt >= max(1, int(TUNING["parallel_min_threads"])) else 0

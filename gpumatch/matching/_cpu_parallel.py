@@ -1,4 +1,4 @@
-"""Multi-threaded path of the CPU engine (``numba.prange``).
+"""Multi-threaded path of the CPU engine (Python threads, compiled slices).
 
 Taken by :func:`gpumatch.matching._cpu.run` in place of serial
 Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
@@ -14,10 +14,11 @@ Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
 * :func:`ms_bfs`: the augmenting-path search, phases of a *multi-source
   BFS* (MS-BFS, after Azad, Buluç and Pothen [1]_, without their tree
   grafting) from every free column at once.  A phase grows one alternating
-  BFS tree per free column, level by level; the columns of a level are
-  split between the threads, and each tree stops growing once it reaches a
-  free row.  The trees' augmenting paths are then applied one by one,
-  skipping a path that meets a vertex already used in this phase.  On
+  BFS tree per free column, level by level; the columns of a wide level
+  are split between the threads (a narrow one is expanded by one thread,
+  in the compiled loop of the phases), and each tree stops growing once
+  it reaches a free row.  The trees' augmenting paths are then applied one
+  by one, skipping a path that meets a vertex already used in this phase.  On
   meshes, whose BFS levels are narrow, it hands the search over to
   Pothen–Fan+ (``handover``).
 
@@ -37,14 +38,36 @@ Benign races of :func:`ms_bfs`, and why the result is still exact:
   every row reachable by an alternating path from a free column, which
   proves the matching maximum (Berge).
 
-Measured end to end (``bipartite_matching(A, backend="numba")``, median of
-5, 2-core CPU, 2 threads; ``benchmarks/bench_cpu_numba.py --threads 1,2``),
-serial path against this one: random 1M x 1M d5 1.31 s against 0.48 s
-(Karp–Sipser 0.65 -> 0.28 s, search 0.65 -> 0.16 s); Delaunay 1M 1.47
-against 0.78 s (0.71 -> 0.27 s, 0.69 -> 0.44 s); grid 1000 x 1000 0.31
-against 0.32 s (0.059 -> 0.032 s, 0.24 -> 0.27 s).  With serial
-Karp–Sipser before it, MS-BFS on the 16-core device host took 0.25 s on 2
-threads and 0.053 s on 16 for random 1M d5, against 0.70 s for
+Threads: the work is cut into slices, ``fn(k, nt, ...)`` compiled with
+``nogil=True`` for slice ``k`` of ``nt``, that
+:func:`gpumatch._cpu_threads.run_slices` runs at once on Python threads
+(the caller's and a pool's); a round returns when every slice has, and
+that join is the only barrier.  There are ``min(nt,
+numba.get_num_threads())`` threads, `nt` being the engine's choice
+(:func:`gpumatch.matching._cpu.parallel_threads`: ``numba.get_num_threads()``,
+so ``NUMBA_NUM_THREADS`` and ``numba.set_num_threads`` steer it).  Nothing
+here is compiled with Numba's ``parallel=True``: with ``prange`` the three
+multi-threaded functions took 2.1-3.7 s each to compile on a cold cache,
+and the first call on a 1M-edge graph with an empty Numba cache took 8.5
+s, against 3.1 s now (2-core CPU, median of 5); the threads also run from
+any thread and in a forked child.  A round costs about 50 µs of thread
+hand-over on a 2-core CPU, which is why only MS-BFS levels of at least
+``parallel_level_min`` columns go to the threads (grid 1000 x 1000: about
+220 such rounds a search).
+
+Measured end to end (``bipartite_matching(A, backend="numba")`` as
+``benchmarks/bench_cpu_numba.py --threads 1,2`` times it; 2-core CPU, 2
+threads, the median over 6 processes of the median of 5 runs), serial
+path against this one: random 1M x 1M d5 1.47 s against 0.50 s
+(Karp–Sipser 0.70 -> 0.30 s, search 0.72 -> 0.17 s); Delaunay 1M 1.41
+against 0.81 s (0.70 -> 0.26 s, 0.69 -> 0.49 s); grid 1000 x 1000 0.31
+against 0.34 s (0.060 -> 0.032 s, 0.24 -> 0.29 s).  Against the
+``prange`` version, run alternately with it: random and Delaunay the same
+within the noise (0.49 and 0.85 s then), the grid 20-25 ms slower (0.31 s
+then): about 220 wide levels, each paying the thread hand-over that
+``prange``'s spinning threads did not.  With serial Karp–Sipser before
+it, MS-BFS (then on ``prange``) on the 16-core device host took 0.25 s on
+2 threads and 0.053 s on 16 for random 1M d5, against 0.70 s for
 Pothen–Fan+.
 
 References
@@ -58,6 +81,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from .. import _cpu_threads
 
 __all__ = ["ms_bfs", "karp_sipser_parallel"]
 
@@ -89,23 +114,147 @@ def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, l
     return cnt
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def _level(frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase, nt, nxt, counts):
-    """Expand one BFS level on `nt` threads: thread k takes the k-th slice
-    of `frontier` and writes to ``nxt[k * stride:]`` (`stride`: the number
-    of columns)."""
+@numba.njit(cache=True, nogil=True)
+def _expand_slice(k, nt, frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt, counts):
+    """Slice `k` of `nt` of a wide BFS level (one thread's share): the
+    k-th slice of ``frontier[:nf]``, its new columns to ``nxt[k * stride:]``
+    (`stride`: the number of columns), their number to ``counts[k]``."""
     stride = nxt.shape[0] // nt
-    for k in numba.prange(nt):
-        counts[k] = _expand(frontier, nf * k // nt, nf * (k + 1) // nt, k * stride, cptr, cind, mu_row, visited,
-                            parent, root, leaf, phase, nxt)
+    counts[k] = _expand(frontier, nf * k // nt, nf * (k + 1) // nt, k * stride, cptr, cind, mu_row, visited, parent,
+                        root, leaf, phase, nxt)
+
+
+# ``_bfs_run``'s state between its calls (an int64 array) ...
+_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE = range(7)
+# ... where it goes on from (``_MODE``) ...
+_M_PHASE, _M_LEVEL, _M_GATHER = range(3)
+# ... and why it returned
+_R_MAXIMUM, _R_HANDOVER, _R_WIDE = range(3)
 
 
 @numba.njit(cache=True, nogil=True)
+def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, state, visited, parent, root, leaf,
+             used_r, used_c, frontier, nxt, counts, roots, queued):
+    """The MS-BFS phases of :func:`ms_bfs`, serially, until a level of at
+    least `par_min` columns is next (with ``nt > 1``: returns ``_R_WIDE``
+    with ``frontier[:state[_NF]]`` to expand, by :func:`_expand_slice` on
+    the threads; the next call goes on from there) or the search ends
+    (``_R_MAXIMUM``, ``_R_HANDOVER``).  `state` keeps the phase, level and
+    counts between the calls."""
+    phase = state[_PHASE]
+    level = state[_LEVEL]
+    nr = state[_NR]
+    nf = state[_NF]
+    wide = state[_WIDE]                   # columns expanded in levels of at least par_min, and in the others
+    narrow = state[_NARROW]
+    mode = state[_MODE]
+    stride = nxt.shape[0] // nt
+    code = _R_MAXIMUM
+    while True:
+        if mode == _M_GATHER:             # the next level, each column once
+            level += 1
+            nf = 0
+            for k in range(nt):
+                for j in range(counts[k]):
+                    c = nxt[k * stride + j]
+                    if queued[c] != level:
+                        queued[c] = level
+                        frontier[nf] = c
+                        nf += 1
+            mode = _M_LEVEL
+        elif mode == _M_PHASE:            # a new phase: one tree per free column
+            phase += 1
+            nr = 0
+            for c in range(n):
+                if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
+                    root[c] = c
+                    leaf[c] = -1
+                    roots[nr] = c
+                    nr += 1
+            if nr == 0:
+                code = _R_MAXIMUM
+                break
+            nf = nr
+            for i in range(nr):           # (loops, not slice stores: these cost 1.4 s of compilation)
+                frontier[i] = roots[i]
+            wide = 0
+            narrow = 0
+            mode = _M_LEVEL
+        elif nf > 0:                      # expand a level
+            if nf >= par_min:
+                wide += nf
+            else:
+                narrow += nf
+            mode = _M_GATHER
+            if nt > 1 and nf >= par_min:
+                code = _R_WIDE            # for the threads
+                break
+            for k in range(1, nt):
+                counts[k] = 0
+            zero = np.int64(0)            # (not a literal 0: the same specialisation as _expand_slice's)
+            counts[0] = _expand(frontier, zero, nf, zero, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt)
+        else:
+            # the phase's trees are grown: apply the paths one by one, each
+            # vertex-disjoint from the earlier ones
+            paths = 0
+            for i in range(nr):
+                r = leaf[roots[i]]
+                if r < 0:
+                    continue
+                ok = True
+                x = r
+                while True:                # check: rows and columns not used yet
+                    if used_r[x] == phase:
+                        ok = False
+                        break
+                    c = parent[x]
+                    if used_c[c] == phase:
+                        ok = False
+                        break
+                    x = mu_col[c]
+                    if x < 0:
+                        break
+                if not ok:
+                    continue
+                x = r
+                while True:                # flip: each column takes the row below it
+                    c = parent[x]
+                    used_r[x] = phase
+                    used_c[c] = phase
+                    nx_ = mu_col[c]
+                    mu_col[c] = x
+                    mu_row[x] = c
+                    if nx_ < 0:
+                        break
+                    x = nx_
+                paths += 1
+            stats[0] += 1
+            stats[1] += paths
+            mode = _M_PHASE
+            if paths == 0:
+                code = _R_MAXIMUM
+                break
+            if handover and narrow > wide:
+                code = _R_HANDOVER
+                break
+    state[_PHASE] = phase
+    state[_LEVEL] = level
+    state[_NR] = nr
+    state[_NF] = nf
+    state[_WIDE] = wide
+    state[_NARROW] = narrow
+    state[_MODE] = mode
+    return code
+
+
 def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False):
     """MS-BFS phases from every free column until a phase reaches no free
     row.  A level of at least `par_min` columns is split between `nt`
-    threads; a smaller one is expanded by one (a parallel region costs more
-    than it saves on a small level).
+    slices, run on ``min(nt, numba.get_num_threads())`` threads
+    (:func:`gpumatch._cpu_threads.run_slices`); a smaller one is expanded
+    by one, in the compiled loop of the phases (:func:`_bfs_run`), which
+    returns to Python only for a wide level (a round of the threads costs
+    more than it saves on a small level).
 
     `cptr` / `cind`: the rows of each column; `mu_row` / `mu_col` a
     consistent matching, extended in place.  ``stats[0]`` += phases,
@@ -121,6 +270,8 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False)
     most columns are expanded in wide levels.  Returns False when a phase
     found no augmenting path (the matching is maximum).
     """
+    nt = max(1, int(nt))
+    threads = min(nt, int(numba.get_num_threads()))
     visited = np.zeros(m, np.int32)       # phase stamp of each row
     parent = np.empty(m, np.int32)        # column that reached the row
     root = np.empty(n, np.int32)          # tree of each reached column
@@ -128,87 +279,20 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False)
     used_r = np.zeros(m, np.int32)        # phase stamp: row on an applied path
     used_c = np.zeros(n, np.int32)
     frontier = np.empty(n, np.int32)
-    nxt = np.empty(n * nt, np.int32)
+    nxt = np.empty(n * nt, np.int32)      # slice k's new columns at nxt[k * n:]
     counts = np.zeros(nt, np.int64)
     roots = np.empty(n, np.int32)
     queued = np.zeros(n, np.int64)        # level stamp: column already in the next level
-    level = 0
-    phase = 0
+    state = np.zeros(7, np.int64)
+    par_min = int(par_min)
+    handover = bool(handover)
     while True:
-        phase += 1
-        nr = 0
-        for c in range(n):
-            if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
-                root[c] = c
-                leaf[c] = -1
-                roots[nr] = c
-                nr += 1
-        if nr == 0:
-            break
-        nf = nr
-        frontier[:nr] = roots[:nr]
-        wide = 0                          # columns expanded in levels of at least par_min, and in the others
-        narrow = 0
-        while nf > 0:
-            if nf >= par_min:
-                wide += nf
-            else:
-                narrow += nf
-            if nt > 1 and nf >= par_min:
-                _level(frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase, nt, nxt, counts)
-            else:
-                counts[:] = 0
-                counts[0] = _expand(frontier, 0, nf, 0, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt)
-            stride = nxt.shape[0] // nt
-            level += 1
-            nf = 0
-            for k in range(nt):           # the next level, each column once
-                for j in range(counts[k]):
-                    c = nxt[k * stride + j]
-                    if queued[c] != level:
-                        queued[c] = level
-                        frontier[nf] = c
-                        nf += 1
-        # apply the paths one by one, each vertex-disjoint from the earlier ones
-        paths = 0
-        for i in range(nr):
-            r = leaf[roots[i]]
-            if r < 0:
-                continue
-            ok = True
-            x = r
-            while True:                    # check: rows and columns not used yet
-                if used_r[x] == phase:
-                    ok = False
-                    break
-                c = parent[x]
-                if used_c[c] == phase:
-                    ok = False
-                    break
-                x = mu_col[c]
-                if x < 0:
-                    break
-            if not ok:
-                continue
-            x = r
-            while True:                    # flip: each column takes the row below it
-                c = parent[x]
-                used_r[x] = phase
-                used_c[c] = phase
-                nx_ = mu_col[c]
-                mu_col[c] = x
-                mu_row[x] = c
-                if nx_ < 0:
-                    break
-                x = nx_
-            paths += 1
-        stats[0] += 1
-        stats[1] += paths
-        if paths == 0:
-            return False
-        if handover and narrow > wide:
-            return True
-    return False
+        code = _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, state, visited, parent,
+                        root, leaf, used_r, used_c, frontier, nxt, counts, roots, queued)
+        if code != _R_WIDE:
+            return code == _R_HANDOVER
+        _cpu_threads.run_slices(nt, _expand_slice, frontier, int(state[_NF]), cptr, cind, mu_row, visited, parent,
+                                root, leaf, int(state[_PHASE]), nxt, counts, threads=threads)
 
 
 # ---------------------------------------------------------------------------
@@ -227,7 +311,8 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False)
 # Thread mapping: thread k owns the k-th slice of the rows and the k-th
 # slice of the columns (contiguous ranges, which keeps a mesh's threads
 # apart).  It runs the serial algorithm of ``_cpu.karp_sipser`` on them, in
-# two stages with a barrier between them (two parallel regions): first its
+# two stages with a barrier between them (two rounds of the threads, joined
+# between them; a round before them counts the degrees): first its
 # degree-one rows and columns, then each free column of its slice takes its
 # free row of least degree; after every pair, the degree-one vertices that
 # the pair made are paired first (depth first, on the thread's stack).  A
@@ -251,10 +336,10 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False)
 # one (the degree stays too high) or count one neighbour twice.  Neither
 # makes the run wrong, only the heuristic less exact: the degrees steer the
 # choices and are never trusted (a vertex's free neighbour is looked up in
-# ``mu_row`` / ``mu_col``), and after the threads join (a barrier), two
-# passes keep exactly the pairs stored both ways (``mu_row[r] == c`` and
-# ``mu_col[c] == r``) and free the rest, which leaves a consistent matching
-# of stored entries for the search to extend.  On random 1M x 1M d5 such
+# ``mu_row`` / ``mu_col``), and after the threads join (a barrier), a last
+# round (``_ks_agree``) keeps exactly the pairs stored both ways
+# (``mu_row[r] == c`` and ``mu_col[c] == r``) and frees the rest, which
+# leaves a consistent matching of stored entries for the search to extend.  On random 1M x 1M d5 such
 # conflicts drop a pair or none.
 
 
@@ -367,14 +452,64 @@ def _ks_share(k, nt, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg):
         top = _ks_pair(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, stack, top)
 
 
-@numba.njit(cache=True, nogil=True, parallel=True)
-def karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt):
-    """Karp–Sipser on `nt` threads, on top of the pairs in `mu_row` / `mu_col`.
+@numba.njit(cache=True, nogil=True)
+def _ks_degrees(k, nt, fresh, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg):
+    """Slice `k` of `nt`: the free degrees of its rows and columns (with
+    `fresh`, no pair yet: the degrees, no scan of the edges)."""
+    for r in range(m * k // nt, m * (k + 1) // nt):
+        d = rptr[r + 1] - rptr[r]
+        if not fresh:
+            d = 0
+            if mu_row[r] < 0:
+                for p in range(rptr[r], rptr[r + 1]):
+                    if mu_col[rind[p]] < 0:
+                        d += 1
+        deg[r] = d
+    for c in range(n * k // nt, n * (k + 1) // nt):
+        d = cptr[c + 1] - cptr[c]
+        if not fresh:
+            d = 0
+            if mu_col[c] < 0:
+                for p in range(cptr[c], cptr[c + 1]):
+                    if mu_row[cind[p]] < 0:
+                        d += 1
+        deg[m + c] = d
 
-    Each thread runs the serial algorithm (:func:`gpumatch.matching._cpu.karp_sipser`)
-    on its slice of the rows and columns, on shared arrays with plain stores;
-    then two passes keep the pairs that both sides agree on (the header
-    comment above says why that is exact).
+
+@numba.njit(cache=True, nogil=True)
+def _ks_agree(k, nt, m, n, mu_row, mu_col, dropped):
+    """Slice `k` of `nt`, after the stages: keep the pairs of its rows and
+    columns stored both ways, free the rest (``dropped[k]``: columns freed).
+
+    Race-free although the slices run at once: each entry is written by
+    its own slice only, a pair stored both ways is never written (an entry
+    changes only when the other side disagrees, and neither side of such a
+    pair changes first), and an entry that disagrees keeps disagreeing (the
+    other side can only turn to -1), so each decision is the one that two
+    passes one after the other would take."""
+    for r in range(m * k // nt, m * (k + 1) // nt):
+        c = mu_row[r]
+        if c >= 0 and mu_col[c] != r:
+            mu_row[r] = -1
+    cnt = 0
+    for c in range(n * k // nt, n * (k + 1) // nt):
+        r = mu_col[c]
+        if r >= 0 and mu_row[r] != c:
+            mu_col[c] = -1
+            cnt += 1
+    dropped[k] = cnt
+
+
+def karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt):
+    """Karp–Sipser on `nt` slices, on top of the pairs in `mu_row` / `mu_col`.
+
+    Each slice runs the serial algorithm (:func:`gpumatch.matching._cpu.karp_sipser`)
+    on its share of the rows and columns, on shared arrays with plain
+    stores, on ``min(nt, numba.get_num_threads())`` threads
+    (:func:`gpumatch._cpu_threads.run_slices`): a round for the degrees,
+    one per stage (the join between rounds is the barrier), then one that
+    keeps the pairs that both sides agree on (the header comment above says
+    why that is exact).
 
     Parameters
     ----------
@@ -385,54 +520,23 @@ def karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt):
     mu_row, mu_col : ndarray
         A consistent matching (``-1``: free), extended in place.
     nt : int
-        Threads (slices), at least 1.
+        Slices, at least 1.
 
     Returns
     -------
     int
-        Columns whose pair the consistency passes dropped (their row had
+        Columns whose pair the consistency pass dropped (their row had
         been paired again by another thread): free again, for the search.
     """
+    nt = max(1, int(nt))
+    threads = min(nt, int(numba.get_num_threads()))
     deg = np.empty(m + n, cptr.dtype)
-    fresh = True          # no pair yet: the free degrees are the degrees (no scan of the edges)
-    for r in range(m):
-        if mu_row[r] >= 0:
-            fresh = False
-            break
-    for k in numba.prange(nt):
-        for r in range(m * k // nt, m * (k + 1) // nt):
-            d = rptr[r + 1] - rptr[r]
-            if not fresh:
-                d = 0
-                if mu_row[r] < 0:
-                    for p in range(rptr[r], rptr[r + 1]):
-                        if mu_col[rind[p]] < 0:
-                            d += 1
-            deg[r] = d
-        for c in range(n * k // nt, n * (k + 1) // nt):
-            d = cptr[c + 1] - cptr[c]
-            if not fresh:
-                d = 0
-                if mu_col[c] < 0:
-                    for p in range(cptr[c], cptr[c + 1]):
-                        if mu_row[cind[p]] < 0:
-                            d += 1
-            deg[m + c] = d
-    for stage in range(1, 3):             # a barrier between the stages
-        for k in numba.prange(nt):
-            _ks_share(k, nt, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg)
-    # after the barrier: keep the pairs stored both ways (each pass writes
-    # only its own side and reads the other, so these passes do not race)
+    fresh = not bool((mu_row >= 0).any())
+    _cpu_threads.run_slices(nt, _ks_degrees, fresh, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg,
+                            threads=threads)
+    for stage in (1, 2):                  # a barrier between the stages
+        _cpu_threads.run_slices(nt, _ks_share, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg,
+                                threads=threads)
     dropped = np.zeros(nt, np.int64)
-    for k in numba.prange(nt):
-        for r in range(m * k // nt, m * (k + 1) // nt):
-            c = mu_row[r]
-            if c >= 0 and mu_col[c] != r:
-                mu_row[r] = -1
-    for k in numba.prange(nt):
-        for c in range(n * k // nt, n * (k + 1) // nt):
-            r = mu_col[c]
-            if r >= 0 and mu_row[r] != c:
-                mu_col[c] = -1
-                dropped[k] += 1
-    return dropped.sum()
+    _cpu_threads.run_slices(nt, _ks_agree, m, n, mu_row, mu_col, dropped, threads=threads)
+    return int(dropped.sum())
