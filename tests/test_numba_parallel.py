@@ -251,7 +251,7 @@ def test_dynamic_solver_with_the_parallel_path(parallel):
 
 
 def test_parallel_threads_rule():
-    """``parallel_threads``: the edge and thread thresholds of TUNING, None for never."""
+    """``parallel_threads``: the edge and thread thresholds and the thread cap of TUNING, None for never."""
     import numba
 
     from gpumatch.matching import _cpu
@@ -259,8 +259,11 @@ def test_parallel_threads_rule():
     saved = dict(_cpu.TUNING)
     nt = numba.get_num_threads()
     try:
-        _cpu.TUNING.update(parallel_min_nnz=1000, parallel_min_threads=1)
+        _cpu.TUNING.update(parallel_min_nnz=1000, parallel_min_threads=1, parallel_max_threads=None)
         assert _cpu.parallel_threads(999) == 0 and _cpu.parallel_threads(1000) == nt
+        _cpu.TUNING.update(parallel_max_threads=1)        # a cap on the threads
+        assert _cpu.parallel_threads(1000) == 1
+        _cpu.TUNING.update(parallel_max_threads=None)
         _cpu.TUNING.update(parallel_min_threads=nt + 1)
         assert _cpu.parallel_threads(10**9) == 0
         _cpu.TUNING.update(parallel_min_nnz=None, parallel_min_threads=1)

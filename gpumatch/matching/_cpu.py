@@ -94,11 +94,19 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #: Karp–Sipser, median of 7, the hand-over rule unchanged) made grid 1000 x
 #: 1000 0.13-0.15 -> 0.14-0.18 / 0.18 / 0.22 s and Delaunay 1M 0.55-0.59
 #: -> 0.61 / 0.60 / 0.70 s, random 1M d5 flat (0.22 s); 2048 ties with
-#: 4096 on the grid.  On the 16-core device host (before the multi-threaded Karp–Sipser,
-#: on ``prange``) the MS-BFS search of random 1M d5 took 0.25 s on 2 threads
-#: and 0.053 s on 16 against 0.70 s for Pothen–Fan+.
-TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_init": True,
-                "parallel_level_min": 4096, "parallel_handover": True}
+#: 4096 on the grid.
+#: ``parallel_max_threads``: at most this many threads (more are not used).
+#: On the 16-core host of the H100 (``NUMBA_NUM_THREADS=16
+#: benchmarks/bench_cpu_numba.py --threads 1,2,4,8,16 --paths
+#: serial,parallel --repeats 3``, end to end, serial against 2 / 4 / 8 / 16
+#: threads): random 1M d5 1.35 s against 0.71 / 0.33 / 0.20 / 0.14 s,
+#: Delaunay 1M 1.32 s against 1.09 / 0.69 / 0.66 / 0.69 s, but grid 1000 x
+#: 1000 0.47 s against 0.56 / 0.59 / 0.69 / 0.99 s (the more slices, the
+#: more pairs the multi-threaded Karp–Sipser leaves, and the more each wide
+#: level's hand-over costs).  8 keeps most of the gain and halves the grid's
+#: loss at 16; meshes like the grid remain slower than the serial path.
+TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
+                "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -110,6 +118,9 @@ def parallel_threads(nnz: int) -> int:
     if _cpu_threads.in_worker():      # a thread of gpumatch's own pool: no pool round from it
         return 0
     nt = int(numba.get_num_threads())
+    cap = TUNING.get("parallel_max_threads")
+    if cap is not None:
+        nt = min(nt, max(1, int(cap)))
     return nt if nt >= max(1, int(TUNING["parallel_min_threads"])) else 0
 
 
