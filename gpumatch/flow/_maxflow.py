@@ -441,9 +441,10 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     idt = index_dtype_for(V + 1, 2 * nnz + 1)
     s_indptr, s_indices = indptr.astype(idt), indices.astype(idt)
     kept = None
-    E = nnz
-    s_cap = cap.copy()
-    if _kernels(backend).has_dropped(s_indptr, s_indices, cap, _tile(V, nnz), TUNING.get("cycles", 8)):
+    if not _kernels(backend).has_dropped(s_indptr, s_indices, cap, _tile(V, nnz), TUNING.get("cycles", 8)):
+        E = nnz
+        s_cap = cap.copy()
+    else:
         rows = csr.segment_owner(indptr.astype(np.int64), nnz)
         keep = (indices.astype(np.int64) != rows) & (cap > 0)
         kept = xp.nonzero(keep)[0]
