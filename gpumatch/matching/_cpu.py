@@ -166,6 +166,23 @@ def _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt):
 
 
 @numba.njit(cache=True, nogil=True)
+def free_pair(v, m, rptr, rind, cptr, cind, mu_row, mu_col):
+    """``(row, column)``: the free vertex `v` (row `v` if ``v < m``, else
+    column ``v - m``) and its first free neighbour, or ``(-1, -1)`` when `v`
+    is matched or has none (Karp–Sipser's degree-one step)."""
+    if v < m:
+        if mu_row[v] < 0:
+            for p in range(rptr[v], rptr[v + 1]):
+                if mu_col[rind[p]] < 0:
+                    return v, rind[p]
+    elif mu_col[v - m] < 0:
+        for p in range(cptr[v - m], cptr[v - m + 1]):
+            if mu_row[cind[p]] < 0:
+                return cind[p], v - m
+    return -1, -1
+
+
+@numba.njit(cache=True, nogil=True)
 def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
     """Karp–Sipser on top of the pairs already in `mu_row` / `mu_col`.
 
@@ -217,24 +234,8 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
         while qh < qt and r < 0:
             v = queue[qh]
             qh += 1
-            if deg[v] != 1:
-                continue
-            if v < m:
-                if mu_row[v] >= 0:
-                    continue
-                for p in range(rptr[v], rptr[v + 1]):
-                    if mu_col[rind[p]] < 0:
-                        r = v
-                        c = rind[p]
-                        break
-            else:
-                if mu_col[v - m] >= 0:
-                    continue
-                for p in range(cptr[v - m], cptr[v - m + 1]):
-                    if mu_row[cind[p]] < 0:
-                        r = cind[p]
-                        c = v - m
-                        break
+            if deg[v] == 1:
+                r, c = free_pair(v, m, rptr, rind, cptr, cind, mu_row, mu_col)
         if r < 0:
             while nxt < n and (mu_col[nxt] >= 0 or deg[m + nxt] == 0):
                 nxt += 1

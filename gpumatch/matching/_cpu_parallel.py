@@ -83,6 +83,7 @@ import numba
 import numpy as np
 
 from .. import _cpu_threads
+from ._cpu import free_pair
 
 __all__ = ["ms_bfs", "karp_sipser_parallel"]
 
@@ -398,24 +399,8 @@ def _ks_share(k, nt, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg):
         while top > 0 and r < 0:
             top -= 1
             v = stack[top]
-            if deg[v] != 1:
-                continue
-            if v < m:
-                if mu_row[v] >= 0:
-                    continue
-                for p in range(rptr[v], rptr[v + 1]):
-                    if mu_col[rind[p]] < 0:
-                        r = v
-                        c = rind[p]
-                        break
-            else:
-                if mu_col[v - m] >= 0:
-                    continue
-                for p in range(cptr[v - m], cptr[v - m + 1]):
-                    if mu_row[cind[p]] < 0:
-                        r = cind[p]
-                        c = v - m
-                        break
+            if deg[v] == 1:
+                r, c = free_pair(v, m, rptr, rind, cptr, cind, mu_row, mu_col)
         if r < 0 and v1 < m + chi:
             while v1 < m + chi:
                 v = v1
