@@ -180,7 +180,7 @@ def _exact_sum(xp, c) -> int:
 
 
 def _build_rcsr(xp, indptr, indices, cap, V):
-    in_indptr, in_indices, in_to_out, _ = csr.reverse_arc_index(indptr, indices, V)
+    in_indptr, in_indices, in_to_out = csr.transpose(indptr, indices, V, return_perm=True)
     return {"indptr": indptr, "indices": indices, "cap": cap, "flow": xp.zeros_like(cap),
             "in_indptr": in_indptr, "in_indices": in_indices, "in_to_out": in_to_out}
 
@@ -273,43 +273,34 @@ def _kernels(backend):
 
 def _global_relabel(K, ctx, st, xp, target, other, hlimit, idt):
     """Exact heights: BFS distance to `target` over reverse residual arcs (``hlimit`` if unreachable)."""
-    h = st["height"]
-    h.fill(-1)
-    h[target] = 0
-    h[other] = hlimit
+    K.init_heights(st, idt, target, other, hlimit)
     frontier = xp.asarray([target], dtype=idt)
     _, level, _ = K.bfs_run(ctx, st, frontier, 0, None, max(1, int(TUNING.get("batch", 1))))
-    h[h == -1] = hlimit
+    K.finish_heights(st, idt, hlimit)
     return level
-
-
-def _active(xp, st, target, hlimit, idt):
-    mask = (st["excess"] > 0) & (st["height"] < hlimit)
-    mask[target] = False
-    return xp.nonzero(mask)[0].astype(idt)
 
 
 class _PairWatch:
     """The share of a preflow's mass that runs round anti-parallel pairs of arcs (``TUNING["pairs_share"]``).
 
     `L` is the reverse-CSR layout (canonical: sorted columns per row); the
-    pairs are searched on the first call of :meth:`share`.
+    pairs are searched on the first call of :meth:`share` (``K.pair_index``).
     """
 
-    def __init__(self, xp, L, V):
-        self.xp, self.L, self.V = xp, L, V
-        self.k = self.p = None
+    def __init__(self, K, L, V):
+        self.K, self.L, self.V = K, L, V
+        self.partner = None
+        self.pairs = 0
 
     def share(self):
         """Flow round pairs over all flow (0.0 without flow), or None when no arc has an anti-parallel partner."""
-        xp, L = self.xp, self.L
-        if self.k is None:
-            self.k, self.p = csr.antiparallel_pairs(L["indptr"], L["indices"], self.V)
-        if self.k.shape[0] == 0:
+        L = self.L
+        if self.partner is None:
+            self.partner, self.pairs, _ = self.K.pair_index(L["indptr"], L["indices"], self.V)
+        if self.pairs == 0:
             return None
-        f = L["flow"]
-        mass = float(_backend.reduce(f, "sum"))
-        return 2.0 * float(_backend.reduce(xp.minimum(f[self.k], f[self.p]), "sum")) / mass if mass > 0 else 0.0
+        mass, paired = self.K.pair_share(L["flow"], self.partner)
+        return 2.0 * paired / mass if mass > 0 else 0.0
 
 
 def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None, pairs=None):
@@ -335,7 +326,7 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
         t0 = time.perf_counter()
         _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
         stats["global_relabels"] += 1
-        w = _active(xp, st, target, hlimit, idt)
+        w = K.active(st, idt, target, hlimit)
         t = time.perf_counter() - t0
         if acc is not None:
             acc["relabel"] = acc.get("relabel", 0.0) + t
@@ -456,7 +447,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         s_indices = indices[kept].astype(idt)
         s_cap = cap[kept]
     ps, pe = int(s_indptr[source]), int(s_indptr[source + 1])
-    if _exact_sum(xp, s_cap[ps:pe]) > _I64_MAX:
+    if _kernels(backend).source_capacity(s_indices, s_cap, ps, pe) > _I64_MAX:
         raise OverflowError("the total capacity out of the source does not fit int64")
     lay = "rcsr" if layout == "reverse_csr" else "bcsr"
     if lay == "rcsr":
@@ -468,8 +459,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     st = {"height": xp.zeros(V, dtype=np.int32), "excess": xp.zeros(V, dtype=np.int64)}
     # initial preflow: saturate every arc out of the source (heads are distinct)
     if lay == "rcsr":
-        L["flow"][ps:pe] = s_cap[ps:pe]
-        st["excess"][s_indices[ps:pe]] += s_cap[ps:pe]
+        _kernels(backend).saturate_source(L, st, ps, pe)
     else:
         b0, b1 = int(L["bptr"][source]), int(L["bptr"][source + 1])
         d = L["resid"][b0:b1].copy()
@@ -495,7 +485,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     t1 = time.perf_counter()
     times["setup"] = t1 - t_start
     # Phase 1: maximum preflow towards the sink.
-    pairs = _PairWatch(xp, L, V) if lay == "rcsr" else None
+    pairs = _PairWatch(K, L, V) if lay == "rcsr" else None
     freq = _push_relabel(K, ctx, st, xp, sink, source, V, idt, freq, stats, backend, adaptive, pairs)
     source_side = st["height"] >= V
     value = st["excess"][sink].copy()
@@ -503,30 +493,27 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     t2 = time.perf_counter()
     times["phase1"] = t2 - t1
     # Phase 2: return the stranded excess to the source.
-    stranded = st["excess"] > 0
-    stranded[sink] = False
-    stranded[source] = False
-    if TUNING.get("direct_return", True) and pe > ps and bool(_backend.reduce(stranded, "any")):
+    def stranded():
+        """Vertices other than the terminals with excess left."""
+        return K.active(st, idt, sink, np.iinfo(np.int32).max, source)
+
+    left = stranded()
+    if TUNING.get("direct_return", True) and pe > ps and left.shape[0]:
         if lay == "rcsr":
             src_arc = xp.full(V, -1, dtype=idt)
             src_arc[s_indices[ps:pe]] = xp.arange(ps, pe, dtype=idt)
-            K.return_excess(ctx, st, xp.nonzero(stranded)[0].astype(idt), src_arc, source)
+            K.return_excess(ctx, st, left, src_arc, source)
         else:
             _direct_return(xp, L, st, source, sink)
-        stranded = st["excess"] > 0
-        stranded[sink] = False
-        stranded[source] = False
+        left = stranded()
         if profile:
             _backend.synchronize(backend)
             times["return"] = time.perf_counter() - t2
-    if bool(_backend.reduce(stranded, "any")):
+    if left.shape[0]:
         it0 = stats["iterations"]
         _push_relabel(K, ctx, st, xp, source, sink, V, idt, freq, stats, backend, adaptive, pairs)
         stats["phase2_iterations"] = stats["iterations"] - it0
-        stranded = st["excess"] > 0
-        stranded[sink] = False
-        stranded[source] = False
-        if bool(_backend.reduce(stranded, "any")):  # pragma: no cover - would be a bug
+        if stranded().shape[0]:  # pragma: no cover - would be a bug
             raise RuntimeError("push-relabel phase 2 left excess at a vertex; please report this")
     _backend.synchronize(backend)
     t3 = time.perf_counter()
@@ -554,23 +541,15 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
 
 def _flow_matrix(g, arc_flow):
     """Skew-symmetric CSR of the caller's kind with the input pattern plus its transpose."""
-    xp = g.xp
     V = g.n
-    nnz = g.nnz
     if g.backend == "numba":  # a merge of the sorted rows of A and A^T, compiled (no sort)
         from ._cpu import antisymmetric_csr
 
         indptr, ucol, data = antisymmetric_csr(V, g.indptr, g.indices, arc_flow)
     else:
-        rows = csr.segment_owner(g.indptr.astype(np.int64), nnz)
-        cols = g.indices.astype(np.int64)
-        r = xp.concatenate([rows, cols])
-        c = xp.concatenate([cols, rows])
-        v = xp.concatenate([arc_flow, -arc_flow])
-        key = r * np.int64(max(V, 1)) + c
-        indptr, ucol, data = csr.csr_from_keys(key, V, V, v)
+        indptr, ucol, data = _kernels(g.backend).flow_matrix(g.indptr, g.indices, arc_flow, V)
     idt = index_dtype_for(V + 1, int(ucol.shape[0]) + 1)
-    indptr, ucol = indptr.astype(idt), ucol.astype(idt, copy=False)
+    indptr, ucol = indptr.astype(idt, copy=False), ucol.astype(idt, copy=False)
     if g.cupy_out:
         import cupyx.scipy.sparse as cpx
 

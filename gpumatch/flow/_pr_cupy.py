@@ -135,10 +135,11 @@ class _Ctx:
         if self.layout != "rcsr" or hub_degree is None or self.V == 0:
             return
         L = self.L
-        deg = cp.diff(L["indptr"]).astype(np.int64) + cp.diff(L["in_indptr"]).astype(np.int64)
-        hubs = cp.nonzero(deg > int(hub_degree))[0]
+        hubs = hubs_of(L["indptr"], L["in_indptr"], hub_degree)
         if hubs.shape[0] == 0:
             return
+        hubs = cp.sort(hubs.astype(np.int64))
+        deg = cp.diff(L["indptr"]).astype(np.int64) + cp.diff(L["in_indptr"]).astype(np.int64)
         self.hub_deg = np.int64(hub_degree)
         self.k_discharge_hub = _cuda.get_kernel(_SRC, "gpumatch_pr_discharge_hub_rcsr", self.defines)
         self.k_bfs_hub = _cuda.get_kernel(_SRC, "gpumatch_pr_bfs_hub_rcsr", self.defines)
@@ -411,3 +412,144 @@ def unwind(ctx, st, xs, source, other, max_rounds):
                   np.int32(ctx.unwind_mark), ctx.unwind_state))
     r, left = (int(v) for v in ctx.unwind_state.get())
     return r, left
+
+
+# ---------------------------------------------------------------------------
+# set-up and output (pr_setup.cu): one kernel where CuPy would compile several
+# ---------------------------------------------------------------------------
+
+_SRC_SETUP = "flow/pr_setup.cu"
+
+
+def _setup(name, idt):
+    return _cuda.get_kernel(_SRC_SETUP, name, _cuda.index_defines(idt))
+
+
+def _strided(n):
+    return (max(1, min((int(n) + _BLOCK - 1) // _BLOCK, 4096)),)
+
+
+def source_capacity(indices, cap, ps, pe) -> int:
+    """Exact total of ``cap[ps:pe]`` (non-negative int64) as a Python int."""
+    cp = _backend.cp
+    if pe <= ps:
+        return 0
+    out = cp.zeros(2, dtype=cp.uint64)
+    _setup("gpumatch_pr_sum_split", indices.dtype)(_strided(pe - ps), (_BLOCK,),
+                                                   (cap, np.int64(ps), np.int64(pe), out))
+    hi, lo = (int(x) for x in out.get())
+    return (hi << 32) + lo
+
+
+def saturate_source(L, st, ps, pe):
+    """The initial preflow: every arc out of the source, ``ps:pe``, full (reverse CSR)."""
+    if pe > ps:
+        _setup("gpumatch_pr_saturate", L["indices"].dtype)(
+            _cuda.grid_for(pe - ps), (_BLOCK,), (L["indices"], L["cap"], L["flow"], st["excess"], np.int64(ps),
+                                                 np.int64(pe)))
+
+
+def init_heights(st, idt, target, other, hlimit):
+    """Labels before a global relabel: 0 at `target`, `hlimit` at `other`, -1 elsewhere."""
+    h = st["height"]
+    _setup("gpumatch_pr_heights_init", idt)(_strided(h.shape[0]), (_BLOCK,),
+                                            (h, np.int64(h.shape[0]), np.int64(target), np.int64(other),
+                                             np.int32(hlimit)))
+
+
+def finish_heights(st, idt, hlimit):
+    """Vertices the relabel's BFS did not reach (-1) get `hlimit`."""
+    h = st["height"]
+    _setup("gpumatch_pr_heights_finish", idt)(_strided(h.shape[0]), (_BLOCK,),
+                                              (h, np.int64(h.shape[0]), np.int32(hlimit)))
+
+
+#: Threads per block of the worklist kernels (``ACTIVE_BLOCK`` of pr_setup.cu)
+#: and their most blocks (the write kernel's blocks each sum the counts of
+#: those before them).
+ACTIVE_BLOCK = 256
+ACTIVE_MAX_BLOCKS = 2048
+
+
+def active(st, idt, target, hlimit, skip=-1):
+    """Vertices with excess below `hlimit`, `target` and `skip` excepted (ascending)."""
+    cp = _backend.cp
+    V = int(st["excess"].shape[0])
+    if V == 0:
+        return cp.zeros(0, dtype=idt)
+    items = -(-V // (ACTIVE_BLOCK * ACTIVE_MAX_BLOCKS))
+    blocks = -(-V // (ACTIVE_BLOCK * items))
+    counts = cp.empty(blocks, dtype=cp.uint32)
+    out = cp.empty(V, dtype=idt)
+    total = cp.empty(1, dtype=cp.uint64)
+    args = (st["excess"], st["height"], np.int64(V), np.int64(target), np.int64(skip), np.int32(hlimit),
+            np.int64(items))
+    _setup("gpumatch_pr_active_count", idt)((blocks,), (ACTIVE_BLOCK,), args + (counts,))
+    _setup("gpumatch_pr_active_write", idt)((blocks,), (ACTIVE_BLOCK,), args + (counts, out, total))
+    return out[:int(total.get()[0])]
+
+
+def hubs_of(indptr, in_indptr, hub_degree):
+    """Vertices with more than `hub_degree` arcs, out and in (in no particular order)."""
+    cp = _backend.cp
+    V = int(indptr.shape[0]) - 1
+    out = cp.empty(max(V, 1), dtype=indptr.dtype)
+    count = cp.zeros(1, dtype=cp.uint64)
+    _setup("gpumatch_pr_hubs", indptr.dtype)(_strided(V), (_BLOCK,),
+                                             (indptr, in_indptr, np.int64(V), np.int64(hub_degree), out, count))
+    return out[:int(count.get()[0])]
+
+
+def pair_index(indptr, indices, V):
+    """``(partner, pairs, paired)``: for each arc of a canonical CSR the
+    position of its anti-parallel arc (itself for a self-loop, -1 if none),
+    the number of anti-parallel pairs and of arcs with a partner."""
+    cp = _backend.cp
+    E = int(indices.shape[0])
+    partner = cp.empty(max(E, 1), dtype=indices.dtype)[:E]
+    count = cp.zeros(2, dtype=cp.uint64)
+    if E:
+        _setup("gpumatch_pr_pair_index", indices.dtype)(_strided(E), (_BLOCK,),
+                                                        (indptr, indices, np.int64(V), np.int64(E), partner, count))
+    pairs, paired = (int(x) for x in count.get())
+    return partner, pairs, paired
+
+
+def pair_share(flow, partner):
+    """``(mass, paired)``: all flow, and the flow round anti-parallel pairs
+    (the smaller of a pair's two flows, summed; floats)."""
+    cp = _backend.cp
+    E = int(flow.shape[0])
+    out = cp.zeros(2, dtype=cp.float64)
+    if E:
+        _setup("gpumatch_pr_pair_share", partner.dtype)(_strided(E), (_BLOCK,), (flow, partner, np.int64(E), out))
+    mass, paired = (float(x) for x in out.get())
+    return mass, paired
+
+
+def flow_matrix(indptr, indices, arc_flow, V):
+    """CSR ``(indptr, indices, data)`` of the skew-symmetric flow matrix
+    ``F - F^T`` of a canonical network with flow `arc_flow` per arc (sorted
+    rows; a pair of anti-parallel arcs shares one entry each way)."""
+    cp = _backend.cp
+    E = int(indices.shape[0])
+    idt = np.dtype(indices.dtype)
+    indptr = indptr.astype(idt, copy=False)
+    if E == 0:
+        return cp.zeros(V + 1, dtype=idt), cp.zeros(0, dtype=idt), cp.zeros(0, dtype=np.int64)
+    partner, _, paired = pair_index(indptr, indices, V)
+    keys = cp.empty(2 * E, dtype=np.int64)
+    vals = cp.empty(2 * E, dtype=np.int64)
+    arc_flow = arc_flow.astype(np.int64, copy=False)
+    _setup("gpumatch_pr_flow_keys", idt)(_strided(E), (_BLOCK,),
+                                         (indptr, indices, arc_flow, partner, np.int64(V), np.int64(E), keys, vals))
+    order = cp.argsort(keys)
+    n = 2 * E - paired          # every arc once, and the reverse of each arc without a partner
+    if n > np.iinfo(idt).max:
+        idt = np.dtype(np.int64)
+    out_ptr = cp.empty(V + 1, dtype=idt)
+    cols = cp.empty(n, dtype=idt)
+    data = cp.empty(n, dtype=np.int64)
+    _setup("gpumatch_pr_flow_csr", idt)(_cuda.grid_for(n), (_BLOCK,),
+                                        (keys, vals, order, np.int64(V), np.int64(n), out_ptr, cols, data))
+    return out_ptr, cols, data

@@ -401,3 +401,73 @@ def _excl_by_group(x, key):
     first[1:] = key[1:] != key[:-1]
     run = np.cumsum(first) - 1
     return excl - excl[first][run]
+
+
+# ---------------------------------------------------------------------------
+# set-up and output: twins of the kernels of pr_setup.cu
+# ---------------------------------------------------------------------------
+
+
+def source_capacity(indices, cap, ps, pe) -> int:
+    """Exact total of ``cap[ps:pe]`` (non-negative int64) as a Python int."""
+    c = cap[ps:pe]
+    return (int((c >> 32).sum()) << 32) + int((c & _LOW).sum()) if c.shape[0] else 0
+
+
+def saturate_source(L, st, ps, pe):
+    """The initial preflow: every arc out of the source, ``ps:pe``, full (reverse CSR; heads distinct)."""
+    L["flow"][ps:pe] = L["cap"][ps:pe]
+    st["excess"][L["indices"][ps:pe]] += L["cap"][ps:pe]
+
+
+def init_heights(st, idt, target, other, hlimit):
+    """Labels before a global relabel: 0 at `target`, `hlimit` at `other`, -1 elsewhere."""
+    h = st["height"]
+    h.fill(-1)
+    h[target] = 0
+    h[other] = hlimit
+
+
+def finish_heights(st, idt, hlimit):
+    """Vertices the relabel's BFS did not reach (-1) get `hlimit`."""
+    h = st["height"]
+    h[h == -1] = hlimit
+
+
+def active(st, idt, target, hlimit, skip=-1):
+    """Vertices with excess below `hlimit`, `target` and `skip` excepted (ascending)."""
+    mask = (st["excess"] > 0) & (st["height"] < hlimit)
+    mask[target] = False
+    if skip >= 0:
+        mask[skip] = False
+    return np.nonzero(mask)[0].astype(idt)
+
+
+def pair_index(indptr, indices, V):
+    """``(partner, pairs, paired)``: for each arc of a canonical CSR the
+    position of its anti-parallel arc (itself for a self-loop, -1 if none),
+    the number of anti-parallel pairs and of arcs with a partner."""
+    E = int(indices.shape[0])
+    rows = csr.segment_owner(indptr.astype(np.int64), E)
+    cols = indices.astype(np.int64)
+    Vl = np.int64(max(V, 1))
+    key = rows * Vl + cols                      # ascending: canonical CSR
+    pos = np.minimum(np.searchsorted(key, cols * Vl + rows), max(E - 1, 0))
+    found = key[pos] == cols * Vl + rows if E else np.zeros(0, dtype=bool)
+    partner = np.where(found, pos, -1).astype(indices.dtype)
+    return partner, int((found & (rows < cols)).sum()), int(found.sum())
+
+
+def pair_share(flow, partner):
+    """``(mass, paired)``: all flow, and the flow round anti-parallel pairs (floats)."""
+    k = np.nonzero(partner.astype(np.int64) > np.arange(partner.shape[0]))[0]
+    return float(flow.sum()), float(np.minimum(flow[k], flow[partner[k]]).sum())
+
+
+def flow_matrix(indptr, indices, arc_flow, V):
+    """CSR ``(indptr, indices, data)`` of the skew-symmetric flow matrix
+    ``F - F^T`` of a canonical network with flow `arc_flow` per arc."""
+    rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
+    cols = indices.astype(np.int64)
+    key = np.concatenate([rows, cols]) * np.int64(max(V, 1)) + np.concatenate([cols, rows])
+    return csr.csr_from_keys(key, V, V, np.concatenate([arc_flow, -arc_flow]))
