@@ -5,7 +5,10 @@ them, shipped as package data.  :func:`get_module` reads a file with
 :mod:`importlib.resources`, prepends the shared header ``_common.cuh`` *as
 text* (CuPy's on-disk cache keys on the source string, so an ``#include`` of
 a project header could run stale code), specialises it with ``-D`` options,
-compiles it with :class:`cupy.RawModule` and caches it per device.
+compiles it with :class:`cupy.RawModule` and caches it per device.  The
+package ships the common specialisations compiled (:mod:`gpumatch._prebuilt`):
+those are loaded instead, when their cubin matches the source, the options
+and the device.
 
 Only call this after :func:`gpumatch._backend.resolve_backend` returned
 ``"cupy"``.
@@ -20,7 +23,7 @@ from importlib import resources
 
 import numpy as np
 
-from . import _backend
+from . import _backend, _prebuilt
 
 __all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "index_defines", "BLOCK"]
 
@@ -57,7 +60,6 @@ def index_defines(idt) -> tuple:
 
 
 _modules: dict = {}
-_linked: dict = {}   # module key -> compiled with CuPy's enable_cooperative_groups
 _notice = {"shown": False}
 
 
@@ -67,12 +69,13 @@ def kernel_cache_dir() -> str:
 
 
 def _first_compile_notice() -> None:
-    """Once per process, before the first module is compiled: one line on
+    """Once per process, before the first module is loaded: one line on
     standard error when CuPy's kernel cache is empty (a fresh machine or
-    environment), where the first GPU call compiles gpumatch's kernels and
-    CuPy's own element-wise kernels (on an H100: about 7 s before a first
-    maximum flow, 1.5-3 s before a first matching).  Silenced by
-    ``GPUMATCH_QUIET=1``."""
+    environment), where the first GPU call compiles CuPy's element-wise
+    kernels, and gpumatch's own where no pre-built cubin serves the device
+    (on an H100 with the shipped cubins: about 1-2 s before a first maximum
+    flow, 0.3-0.6 s before a first matching; compiling gpumatch's kernels
+    from source adds several seconds).  Silenced by ``GPUMATCH_QUIET=1``."""
     if _notice["shown"]:
         return
     _notice["shown"] = True
@@ -86,29 +89,33 @@ def _first_compile_notice() -> None:
         fresh = True
     if fresh:
         print(f"gpumatch: CuPy's kernel cache ({cache}) is empty: the first GPU calls compile CUDA kernels "
-              "(several seconds); later runs load them from the cache", file=sys.stderr, flush=True)
+              "(a second or two; more on a GPU without gpumatch's pre-built kernels); later runs load them "
+              "from the cache", file=sys.stderr, flush=True)
 
 
 def _compile(relpath: str, defines: tuple, cooperative: bool):
-    """Compile and load one module now; returns ``(module, rdc)``."""
+    """Load (a pre-built cubin of :mod:`gpumatch._prebuilt`) or compile one module now."""
     cp = _backend.cp
-    defines = tuple(defines) + ((("GPUMATCH_COOPERATIVE", 1),) if cooperative else ())
-    opts = ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
+    source = read_source(relpath)
+    opts = _prebuilt.options(defines, cooperative)
     rdc = cooperative and COOPERATIVE_RDC
-    mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=rdc)
+    if not rdc:
+        mod = _prebuilt.load(source, opts)
+        if mod is not None:
+            return mod
+    mod = cp.RawModule(code=source, options=opts, enable_cooperative_groups=rdc)
     try:
         mod.compile()
     except cp.cuda.compiler.CompileException:  # pragma: no cover - an old toolkit: link as CuPy does
         if not cooperative or rdc:
             raise
-        mod = cp.RawModule(code=read_source(relpath), options=opts, enable_cooperative_groups=True)
+        mod = cp.RawModule(code=source, options=opts, enable_cooperative_groups=True)
         mod.compile()
-        rdc = True
-    return mod, rdc
+    return mod
 
 
 def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
-    """Compile (once per device) and return the RawModule of `relpath`.
+    """Load or compile (once per device) and return the module of `relpath`.
 
     Parameters
     ----------
@@ -136,9 +143,8 @@ def get_module(relpath: str, defines: tuple = (), cooperative: bool = False):
     mod = _modules.get(key)
     if mod is None:
         _first_compile_notice()
-        mod, rdc = _compile(relpath, defines, cooperative)
+        mod = _compile(relpath, defines, cooperative)
         _modules[key] = mod
-        _linked[key] = rdc
     return mod
 
 
@@ -152,15 +158,14 @@ COOPERATIVE_RDC = False
 
 
 class _CooperativeKernel:
-    """A kernel of a plain module launched with ``cuLaunchCooperativeKernel``
-    (:func:`get_kernel` with ``cooperative=True``); ``kernel`` is CuPy's
-    function object, as on a ``RawKernel``."""
+    """A kernel launched with ``cuLaunchCooperativeKernel`` (:func:`get_kernel`
+    with ``cooperative=True``); ``kernel`` is CuPy's function object."""
 
     __slots__ = ("raw", "kernel")
 
     def __init__(self, raw):
         self.raw = raw
-        self.kernel = raw.kernel
+        self.kernel = getattr(raw, "kernel", raw)
 
     def __call__(self, grid, block, args, shared_mem=0):
         self.kernel(tuple(grid), tuple(block), args, shared_mem=shared_mem, enable_cooperative_groups=True)
@@ -177,7 +182,8 @@ def get_kernel(relpath: str, name: str, defines: tuple = (), cooperative: bool =
     if kern is None:
         mod = get_module(relpath, defines, cooperative)
         kern = mod.get_function(name)
-        if cooperative and not _linked[key[:2] + key[3:]]:
+        kern = getattr(kern, "kernel", kern)   # CuPy's function object, of a RawModule or a loaded cubin
+        if cooperative:
             kern = _CooperativeKernel(kern)
         _kernels[key] = kern
     return kern
@@ -191,7 +197,7 @@ def cooperative_grid(kern, block: int, per_sm: int) -> int:
     dev = cp.cuda.Device()
     if not dev.attributes.get("CooperativeLaunch", 0):
         return 0
-    fits = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(kern.kernel.ptr, block, 0)
+    fits = cp.cuda.driver.occupancyMaxActiveBlocksPerMultiprocessor(getattr(kern, "kernel", kern).ptr, block, 0)
     return int(dev.attributes["MultiProcessorCount"]) * min(int(fits), per_sm)
 
 

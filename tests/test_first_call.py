@@ -2,7 +2,10 @@
 
 * a first ``maximum_flow`` and a first matching on an empty CuPy kernel
   cache compile none of CuPy's CUB reductions (seconds each), in a fresh
-  process with its own cache directory.
+  process with its own cache directory;
+* they compile none of gpumatch's own modules either: the shipped cubins
+  (gpumatch._prebuilt) load instead; with ``GPUMATCH_PREBUILT=0`` they are
+  compiled (which also shows the hook sees our compiles).
 """
 
 from __future__ import annotations
@@ -43,14 +46,23 @@ _SCRIPT = textwrap.dedent("""
 """)
 
 
-@pytest.mark.parametrize("what", ["flow", "matching"])
-def test_first_call_compiles_no_cub_reduction(what, tmp_path):
-    env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path / "cache"), GPUMATCH_QUIET="1")
+def _first_call(what, tmp_path, **env_extra):
+    env = dict(os.environ, CUPY_CACHE_DIR=str(tmp_path / "cache"), GPUMATCH_QUIET="1", **env_extra)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env["PYTHONPATH"] = root + os.pathsep + env.get("PYTHONPATH", "")
     r = subprocess.run([sys.executable, "-c", _SCRIPT, what], env=env, capture_output=True, text=True, timeout=300)
     assert r.returncode == 0, r.stderr[-3000:]
-    out = json.loads(r.stdout.strip().splitlines()[-1])
-    names = out["names"]
-    assert any(n.startswith("gpumatch_") for n in names), names     # the hook saw the compiles
+    return json.loads(r.stdout.strip().splitlines()[-1])["names"]
+
+
+@pytest.mark.parametrize("what", ["flow", "matching"])
+def test_first_call_compiles_no_cub_reduction_and_none_of_ours(what, tmp_path):
+    names = _first_call(what, tmp_path)
+    assert names, "the hook saw no compile at all"
     assert not [n for n in names if n.startswith("cupy_cub")], names
+    assert not [n for n in names if n.startswith("gpumatch_")], names
+
+
+def test_without_prebuilt_our_modules_compile(tmp_path):
+    names = _first_call("matching", tmp_path, GPUMATCH_PREBUILT="0")
+    assert [n for n in names if n.startswith("gpumatch_")], names
