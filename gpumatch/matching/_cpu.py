@@ -106,7 +106,8 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #: level's hand-over costs).  8 keeps most of the gain and halves the grid's
 #: loss at 16; meshes like the grid remain slower than the serial path.
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
-                "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True}
+                "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
+                "parallel_graft": 5}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -125,7 +126,7 @@ def parallel_threads(nnz: int) -> int:
 
 
 #: Slots of the engines' statistics array.
-_S_PHASES, _S_PATHS, _S_INIT = range(3)
+_S_PHASES, _S_PATHS, _S_GRAFTS = range(3)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -427,7 +428,8 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
 
             search = f"MS-BFS ({nt} threads)"
             if _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
-                                    int(TUNING["parallel_level_min"]), bool(TUNING["parallel_handover"])):
+                                    int(TUNING["parallel_level_min"]), bool(TUNING["parallel_handover"]),
+                                    rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"])):
                 pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
                 search += " then Pothen-Fan+"
         else:
@@ -437,7 +439,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
             "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
-            "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS])}
+            "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS])}
 
 
 def konig_cover_masks(st):

@@ -81,6 +81,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .. import _cpu_threads
 from ._cpu import free_pair
@@ -88,11 +91,33 @@ from ._cpu import free_pair
 __all__ = ["ms_bfs", "karp_sipser_parallel"]
 
 
+@intrinsic
+def _claim(typingctx, arr, idx, old, new):
+    """``arr[idx] = new`` if it still holds `old`, atomically (LLVM's
+    ``cmpxchg``): True for the one thread that did.  Numba has no
+    compare-and-swap on the CPU; this is one instruction (``lock cmpxchg``
+    on x86) inlined into the caller."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        arrty = sig.args[0]
+        ary = context.make_array(arrty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arrty, ary, [args[1]])
+        o = context.cast(builder, args[2], sig.args[2], arrty.dtype)
+        v = context.cast(builder, args[3], sig.args[3], arrty.dtype)
+        return builder.extract_value(builder.cmpxchg(ptr, o, v, "monotonic", "monotonic"), 1)
+
+    return types.boolean(arr, idx, old, new), codegen
+
+
 @numba.njit(cache=True, nogil=True)
-def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt):
-    """Expand the columns ``frontier[lo:hi]`` of a BFS level; their new
-    columns go to ``nxt[base:]`` (each at most once: a row is claimed once
-    per thread).  Returns how many."""
+def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, cvis, leaf, epoch, nxt, atomic):
+    """Expand the columns ``frontier[lo:hi]`` of a BFS level (top-down):
+    each unvisited row of a column joins the column's tree (claimed with a
+    compare-and-swap when `atomic`, so exactly one column, of one tree,
+    gets it), its mate goes to ``nxt[base:]``.  A tree stops growing once
+    it has a free row (its leaf).  Returns how many new columns."""
     cnt = 0
     for i in range(lo, hi):
         c = frontier[i]
@@ -101,32 +126,38 @@ def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, l
             continue                  # this tree has its augmenting path
         for p in range(cptr[c], cptr[c + 1]):
             r = cind[p]
-            if visited[r] == phase:
+            v = visited[r]
+            if v == epoch:
                 continue
-            visited[r] = phase        # (benign race: see the module notes)
+            if atomic:
+                if not _claim(visited, r, v, epoch):
+                    continue          # another thread's column took it
+            else:
+                visited[r] = epoch
             parent[r] = c
             c2 = mu_row[r]
             if c2 < 0:
-                leaf[rt] = r
+                leaf[rt] = r          # (two threads may each find one: either is a leaf of rt)
                 break
             root[c2] = rt
+            cvis[c2] = epoch
             nxt[base + cnt] = c2
             cnt += 1
     return cnt
 
 
 @numba.njit(cache=True, nogil=True)
-def _expand_slice(k, nt, frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt, counts):
+def _expand_slice(k, nt, frontier, nf, cptr, cind, mu_row, visited, parent, root, cvis, leaf, epoch, nxt, counts):
     """Slice `k` of `nt` of a wide BFS level (one thread's share): the
     k-th slice of ``frontier[:nf]``, its new columns to ``nxt[k * stride:]``
-    (`stride`: the number of columns), their number to ``counts[k]``."""
+    (`stride`: ``nxt``'s length over `nt`), their number to ``counts[k]``."""
     stride = nxt.shape[0] // nt
     counts[k] = _expand(frontier, nf * k // nt, nf * (k + 1) // nt, k * stride, cptr, cind, mu_row, visited, parent,
-                        root, leaf, phase, nxt)
+                        root, cvis, leaf, epoch, nxt, True)
 
 
 # ``_bfs_run``'s state between its calls (an int64 array) ...
-_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE = range(7)
+_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE, _EPOCH, _GRAFTS = range(9)
 # ... where it goes on from (``_MODE``) ...
 _M_PHASE, _M_LEVEL, _M_GATHER = range(3)
 # ... and why it returned
@@ -134,14 +165,14 @@ _R_MAXIMUM, _R_HANDOVER, _R_WIDE = range(3)
 
 
 @numba.njit(cache=True, nogil=True)
-def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, state, visited, parent, root, leaf,
-             used_r, used_c, frontier, nxt, counts, roots, queued):
+def _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, graft, state, visited,
+             parent, root, cvis, leaf, renew, frontier, nxt, counts, roots):
     """The MS-BFS phases of :func:`ms_bfs`, serially, until a level of at
     least `par_min` columns is next (with ``nt > 1``: returns ``_R_WIDE``
     with ``frontier[:state[_NF]]`` to expand, by :func:`_expand_slice` on
     the threads; the next call goes on from there) or the search ends
-    (``_R_MAXIMUM``, ``_R_HANDOVER``).  `state` keeps the phase, level and
-    counts between the calls."""
+    (``_R_MAXIMUM``, ``_R_HANDOVER``).  `state` keeps the phase, level,
+    counts and the epoch of ``visited`` / ``cvis`` between the calls."""
     phase = state[_PHASE]
     level = state[_LEVEL]
     nr = state[_NR]
@@ -149,26 +180,27 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
     wide = state[_WIDE]                   # columns expanded in levels of at least par_min, and in the others
     narrow = state[_NARROW]
     mode = state[_MODE]
+    epoch = np.int32(state[_EPOCH])
     stride = nxt.shape[0] // nt
     code = _R_MAXIMUM
     while True:
-        if mode == _M_GATHER:             # the next level, each column once
+        if mode == _M_GATHER:             # the next level (no column twice: each row has one claimer)
             level += 1
             nf = 0
             for k in range(nt):
+                b = k * stride
                 for j in range(counts[k]):
-                    c = nxt[k * stride + j]
-                    if queued[c] != level:
-                        queued[c] = level
-                        frontier[nf] = c
-                        nf += 1
+                    frontier[nf] = nxt[b + j]
+                    nf += 1
             mode = _M_LEVEL
-        elif mode == _M_PHASE:            # a new phase: one tree per free column
+        elif mode == _M_PHASE:            # a fresh forest: one tree per free column, every row unvisited
             phase += 1
+            epoch += 1
             nr = 0
             for c in range(n):
                 if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
                     root[c] = c
+                    cvis[c] = epoch
                     leaf[c] = -1
                     roots[nr] = c
                     nr += 1
@@ -193,10 +225,11 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
             for k in range(1, nt):
                 counts[k] = 0
             zero = np.int64(0)            # (not a literal 0: the same specialisation as _expand_slice's)
-            counts[0] = _expand(frontier, zero, nf, zero, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt)
+            counts[0] = _expand(frontier, zero, nf, zero, cptr, cind, mu_row, visited, parent, root, cvis, leaf,
+                                epoch, nxt, False)
         else:
-            # the phase's trees are grown: apply the paths one by one, each
-            # vertex-disjoint from the earlier ones
+            # the forest is grown: apply each tree's path (the trees are
+            # vertex-disjoint, so the paths are; checked all the same)
             paths = 0
             for i in range(nr):
                 r = leaf[roots[i]]
@@ -204,24 +237,20 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
                     continue
                 ok = True
                 x = r
-                while True:                # check: rows and columns not used yet
-                    if used_r[x] == phase:
-                        ok = False
-                        break
+                while True:                # check: a path of the tree, down to its root
                     c = parent[x]
-                    if used_c[c] == phase:
+                    if root[c] != roots[i]:
                         ok = False
                         break
                     x = mu_col[c]
                     if x < 0:
                         break
-                if not ok:
+                if not ok:                 # pragma: no cover - exclusive claims keep the trees apart
+                    leaf[roots[i]] = -1
                     continue
                 x = r
                 while True:                # flip: each column takes the row below it
                     c = parent[x]
-                    used_r[x] = phase
-                    used_c[c] = phase
                     nx_ = mu_col[c]
                     mu_col[c] = x
                     mu_row[x] = c
@@ -231,13 +260,61 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
                 paths += 1
             stats[0] += 1
             stats[1] += paths
-            mode = _M_PHASE
             if paths == 0:
                 code = _R_MAXIMUM
                 break
             if handover and narrow > wide:
                 code = _R_HANDOVER
+                mode = _M_PHASE
                 break
+            # tree grafting: keep the trees that found no path (active),
+            # renew the rows of the others, and graft onto an active tree
+            # each renewed row next to one of its columns
+            na = 0
+            nrn = 0
+            for r in range(m):
+                if visited[r] == epoch:
+                    if leaf[root[parent[r]]] >= 0:
+                        visited[r] = 0     # renewable (0: no epoch; epochs start at 1)
+                        renew[nrn] = r
+                        nrn += 1
+                    else:
+                        na += 1
+            kept = 0
+            for i in range(nr):            # the roots left: the active trees'
+                if leaf[roots[i]] < 0:
+                    roots[kept] = roots[i]
+                    kept += 1
+            nr = kept
+            if not graft or nr == 0 or na * graft < nrn:
+                mode = _M_PHASE            # few active rows: a fresh forest
+                continue
+            phase += 1
+            state[_GRAFTS] += 1
+            nf = 0
+            for i in range(nrn):           # bottom-up: an active column next to the row takes it
+                r = renew[i]
+                for p in range(rptr[r], rptr[r + 1]):
+                    c = rind[p]
+                    if cvis[c] != epoch:
+                        continue
+                    rt = root[c]
+                    if leaf[rt] >= 0:
+                        continue
+                    visited[r] = epoch
+                    parent[r] = c
+                    c2 = mu_row[r]
+                    if c2 < 0:
+                        leaf[rt] = r
+                    else:
+                        root[c2] = rt
+                        cvis[c2] = epoch
+                        frontier[nf] = c2
+                        nf += 1
+                    break
+            wide = 0
+            narrow = 0
+            mode = _M_LEVEL
     state[_PHASE] = phase
     state[_LEVEL] = level
     state[_NR] = nr
@@ -245,55 +322,66 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
     state[_WIDE] = wide
     state[_NARROW] = narrow
     state[_MODE] = mode
+    state[_EPOCH] = epoch
     return code
 
 
-def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False):
-    """MS-BFS phases from every free column until a phase reaches no free
-    row.  A level of at least `par_min` columns is split between `nt`
-    slices, run on ``min(nt, numba.get_num_threads())`` threads
-    (:func:`gpumatch._cpu_threads.run_slices`); a smaller one is expanded
-    by one, in the compiled loop of the phases (:func:`_bfs_run`), which
-    returns to Python only for a wide level (a round of the threads costs
-    more than it saves on a small level).
+def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False, *, rptr=None, rind=None, graft=5):
+    """MS-BFS phases from every free column, with tree grafting, until a
+    phase reaches no free row.  A level of at least `par_min` columns is
+    split between `nt` slices, run on ``min(nt, numba.get_num_threads())``
+    threads (:func:`gpumatch._cpu_threads.run_slices`); a smaller one is
+    expanded by one, in the compiled loop of the phases (:func:`_bfs_run`),
+    which returns to Python only for a wide level (a round of the threads
+    costs more than it saves on a small level).
 
-    `cptr` / `cind`: the rows of each column; `mu_row` / `mu_col` a
-    consistent matching, extended in place.  ``stats[0]`` += phases,
-    ``stats[1]`` += augmenting paths.
+    `cptr` / `cind`: the rows of each column; `rptr` / `rind` the columns
+    of each row (for grafting; computed when not given); `mu_row` /
+    `mu_col` a consistent matching, extended in place.  ``stats[0]`` +=
+    phases, ``stats[1]`` += augmenting paths, ``stats[2]`` += phases that
+    grafted (rather than grew a fresh forest).
+
+    After a phase that augmented, the trees that found no augmenting path
+    stay (their rows and columns keep their tree), the rows of the others
+    are renewed, and a renewed row next to a column of a kept tree is
+    grafted onto it; the next phase grows the kept trees from there.  With
+    fewer kept rows than renewed ones over `graft` (0: never), the next
+    phase grows a fresh forest from every free column instead.
 
     With `handover`, the search stops after a phase that augmented and
     expanded more columns in narrow levels (fewer than `par_min` columns)
     than in wide ones, and returns True: the matching is then not proved
-    maximum, and the caller finishes it with Pothen–Fan+.  Such phases are
-    those of meshes, whose BFS levels are narrow and many (grid 1000 x 1000:
-    600-1000 levels a phase, most of them below 4096 columns, 12 phases
-    where Pothen–Fan+ needs 8), while on random graphs and Delaunay meshes
-    most columns are expanded in wide levels.  Returns False when a phase
-    found no augmenting path (the matching is maximum).
+    maximum, and the caller finishes it with Pothen–Fan+.  Returns False
+    when a phase found no augmenting path (the matching is maximum).
     """
     nt = max(1, int(nt))
     threads = min(nt, int(numba.get_num_threads()))
-    visited = np.zeros(m, np.int32)       # phase stamp of each row
+    if rptr is None:
+        from .._cpu_csr import transpose_serial
+
+        rptr, rind = transpose_serial(n, m, cptr, cind)
+    visited = np.zeros(m, np.int32)       # epoch stamp: the row is in a tree
     parent = np.empty(m, np.int32)        # column that reached the row
-    root = np.empty(n, np.int32)          # tree of each reached column
+    root = np.empty(n, np.int32)          # tree of each column in a tree
+    cvis = np.zeros(n, np.int32)          # epoch stamp: the column is in a tree
     leaf = np.full(n, -1, np.int32)       # free row found by each tree (by root)
-    used_r = np.zeros(m, np.int32)        # phase stamp: row on an applied path
-    used_c = np.zeros(n, np.int32)
+    renew = np.empty(m, np.int32)
     frontier = np.empty(n, np.int32)
     nxt = np.empty(n * nt, np.int32)      # slice k's new columns at nxt[k * n:]
     counts = np.zeros(nt, np.int64)
     roots = np.empty(n, np.int32)
-    queued = np.zeros(n, np.int64)        # level stamp: column already in the next level
-    state = np.zeros(7, np.int64)
+    state = np.zeros(9, np.int64)
     par_min = int(par_min)
     handover = bool(handover)
+    graft = int(graft)
     while True:
-        code = _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, state, visited, parent,
-                        root, leaf, used_r, used_c, frontier, nxt, counts, roots, queued)
+        code = _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, graft, state,
+                        visited, parent, root, cvis, leaf, renew, frontier, nxt, counts, roots)
         if code != _R_WIDE:
+            stats[2] += state[_GRAFTS]
             return code == _R_HANDOVER
         _cpu_threads.run_slices(nt, _expand_slice, frontier, int(state[_NF]), cptr, cind, mu_row, visited, parent,
-                                root, leaf, int(state[_PHASE]), nxt, counts, threads=threads)
+                                root, cvis, leaf, np.int32(state[_EPOCH]), nxt, counts, threads=threads)
 
 
 # ---------------------------------------------------------------------------
