@@ -12,31 +12,38 @@ Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
   serial heuristic (random 1M x 1M d5: 3 for serial Karp–Sipser, 1 to 10
   with 2 to 16 slices).
 * :func:`ms_bfs`: the augmenting-path search, phases of a *multi-source
-  BFS* (MS-BFS, after Azad, Buluç and Pothen [1]_, without their tree
-  grafting) from every free column at once.  A phase grows one alternating
-  BFS tree per free column, level by level; the columns of a wide level
-  are split between the threads (a narrow one is expanded by one thread,
-  in the compiled loop of the phases), and each tree stops growing once
-  it reaches a free row.  The trees' augmenting paths are then applied one
-  by one, skipping a path that meets a vertex already used in this phase.  On
-  meshes, whose BFS levels are narrow, it hands the search over to
-  Pothen–Fan+ (``handover``).
+  BFS* (MS-BFS) with *tree grafting*, after Azad, Buluç and Pothen [1]_.
+  A phase grows one alternating BFS tree per free column, level by level;
+  the columns of a wide level are split between the threads (a narrow one
+  is expanded by one thread, in the compiled loop of the phases), and each
+  tree stops growing once it reaches a free row.  The trees' augmenting
+  paths are then applied.  The trees that found none stay as they are for
+  the next phase (they already hold every row they can reach); the rows of
+  the others are renewed, and a renewed row next to a column of a kept
+  tree is grafted onto it, from where that tree grows on.  Without it, the
+  last phase of a search, the one that proves the matching maximum,
+  re-grew a forest over the whole graph: random 1M x 1M d5, whose free
+  columns are mostly ones that no maximum matching covers, spent half its
+  search there (948k columns of 1.9M); with it, that phase expands almost
+  nothing (search on 2 threads 0.16-0.17 -> 0.08-0.10 s).  When the kept
+  trees hold few rows against the renewed ones (a perfect matching's
+  search, Delaunay meshes), a fresh forest is cheaper and is grown
+  instead.  On meshes, whose BFS levels are narrow and many, it hands the
+  search over to Pothen–Fan+ (``handover``).
 
-Benign races of :func:`ms_bfs`, and why the result is still exact:
-
-* two threads may claim the same row in the same level (``visited`` and
-  ``parent`` are plain stores): the last store wins, and the row's parent is
-  one of the columns that reached it in that level, so following parents
-  goes strictly down the levels and ends at a free column (no cycle);
-* a column may enter the next level twice (once per thread): extra work,
-  nothing else;
-* the tree that a row is credited to (``root``) may not be the tree its
-  parents lead to, so the paths are traced by parents, and the sequential
-  augmentation checks that each path is vertex-disjoint from the ones
-  applied before it.  The first path of a phase always applies, so a phase
-  that finds a free row augments; a phase that finds none has explored
-  every row reachable by an alternating path from a free column, which
-  proves the matching maximum (Berge).
+Claims, and why the result is exact: a row joins a tree by a
+compare-and-swap on its ``visited`` stamp (:func:`_claim`, LLVM's
+``cmpxchg``: Numba has no atomics on the CPU), so exactly one column of
+one tree claims it, however many threads reach it in the same level.  The
+trees are therefore vertex-disjoint, a row's ``parent`` and its mate's
+``root`` are written by that one thread, a column enters a level at most
+once, and the paths of one phase never meet (the augmentation still
+checks each path against its tree).  The one benign race left is on
+``leaf``: two threads may each find a free row for one tree, and either
+store is a leaf of that tree.  A phase that finds no free row has grown
+every kept tree as far as alternating paths go from every free column
+(the kept trees' roots are all the free columns), which proves the
+matching maximum (Berge).
 
 Threads: the work is cut into slices, ``fn(k, nt, ...)`` compiled with
 ``nogil=True`` for slice ``k`` of ``nt``, that
@@ -51,9 +58,11 @@ multi-threaded functions took 2.1-3.7 s each to compile on a cold cache,
 and the first call on a 1M-edge graph with an empty Numba cache took 8.5
 s, against 3.1 s now (2-core CPU, median of 5); the threads also run from
 any thread and in a forked child.  A round costs about 50 µs of thread
-hand-over on a 2-core CPU, which is why only MS-BFS levels of at least
-``parallel_level_min`` columns go to the threads (grid 1000 x 1000: about
-220 such rounds a search).
+hand-over on a 2-core CPU, and more on more threads (each pool thread
+takes the GIL in turn to start its slice:
+:func:`gpumatch._cpu_threads.round_cost`), which is why only MS-BFS levels
+of at least :func:`gpumatch.matching._cpu.level_min` columns go to the
+threads (grid 1000 x 1000: 70-220 such rounds a search).
 
 Measured end to end (``bipartite_matching(A, backend="numba")`` as
 ``benchmarks/bench_cpu_numba.py --threads 1,2`` times it; 2-core CPU, 2
@@ -270,25 +279,31 @@ def _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, h
             # tree grafting: keep the trees that found no path (active),
             # renew the rows of the others, and graft onto an active tree
             # each renewed row next to one of its columns
-            na = 0
-            nrn = 0
-            for r in range(m):
-                if visited[r] == epoch:
-                    if leaf[root[parent[r]]] >= 0:
-                        visited[r] = 0     # renewable (0: no epoch; epochs start at 1)
-                        renew[nrn] = r
-                        nrn += 1
-                    else:
-                        na += 1
             kept = 0
             for i in range(nr):            # the roots left: the active trees'
                 if leaf[roots[i]] < 0:
                     roots[kept] = roots[i]
                     kept += 1
             nr = kept
+            na = 0                         # rows of active trees, and renewable ones, in a sample
+            nrn = 0
+            step = max(1, m // 4096)
+            if graft and nr:
+                for r in range(0, m, step):
+                    if visited[r] == epoch:
+                        if leaf[root[parent[r]]] >= 0:
+                            nrn += 1
+                        else:
+                            na += 1
             if not graft or nr == 0 or na * graft < nrn:
                 mode = _M_PHASE            # few active rows: a fresh forest
                 continue
+            nrn = 0
+            for r in range(m):
+                if visited[r] == epoch and leaf[root[parent[r]]] >= 0:
+                    visited[r] = 0         # renewable (0: no epoch; epochs start at 1)
+                    renew[nrn] = r
+                    nrn += 1
             phase += 1
             state[_GRAFTS] += 1
             nf = 0
