@@ -24,7 +24,7 @@ instead (:mod:`gpumatch.matching._cpu_parallel`): Karp–Sipser on slices of
 the graph, then a multi-source BFS (MS-BFS) with tree grafting that hands
 over to PF+ on meshes, on Python threads running compiled code without the GIL
 (:mod:`gpumatch._cpu_threads`; ``numba.get_num_threads()`` of them).
-Random 1M x 1M d5 on 2 threads: 0.50 s end to end instead of 1.47 s.
+Random 1M x 1M d5 on 2 threads: 0.39-0.41 s end to end instead of 1.3-1.4 s.
 
 A König cover for ``certificate=True`` comes from one alternating BFS from
 the free rows (``konig_cover``).  The dynamic solver keeps its surviving
