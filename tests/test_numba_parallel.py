@@ -482,3 +482,82 @@ def test_pattern_summary_matches_numpy():
                 assert _cpu_csr.pattern_summary(p, i) == csr.pattern_summary(p, i), (p, i)
     A = sp.csr_matrix(G.random_bipartite(500, 400, 3, seed=35))
     assert _cpu_csr.pattern_summary(A.indptr, A.indices) == csr.pattern_summary(A.indptr, A.indices)
+
+
+def test_claim_is_atomic():
+    """``_claim`` (compare-and-swap): of two threads claiming every entry of one array, exactly one gets each."""
+    import numba
+
+    from gpumatch import _cpu_threads
+    from gpumatch.matching._cpu_parallel import _claim
+
+    @numba.njit(nogil=True)
+    def claim_all(k, nt, v, owner, stamp):
+        for i in range(v.shape[0]):
+            old = v[i]
+            if old != stamp and _claim(v, i, old, stamp):
+                owner[i] += k + 1             # only the claimer writes: 1 or 2, never 3
+
+    v = np.zeros(200_000, np.int32)
+    owner = np.zeros(v.shape[0], np.int32)
+    _cpu_threads.run_slices(2, claim_all, v, owner, np.int32(7), threads=2)
+    assert (v == 7).all()
+    assert ((owner == 1) | (owner == 2)).all()
+
+
+@pytest.mark.parametrize("nt, level_min", [(1, 1), (2, 1), (2, 10**9)])
+def test_ms_bfs_grafts(nt, level_min):
+    """Tree grafting: the trees that found no path stay and take the renewed rows next to
+    them.  A wide random graph (many columns that no maximum matching covers, so trees that
+    never augment) after greedy: the search grafts, and ends maximum, as without grafting."""
+    import numba
+
+    from gpumatch.matching import _cpu, _cpu_parallel
+
+    A = sp.csr_matrix(G.random_bipartite(3000, 4000, 2, seed=23))
+    A.sort_indices()
+    m, n = A.shape
+    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    cptr, cind = _csc(A)
+    ref = _reference_size(A, False)
+    saved = numba.get_num_threads()
+    numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
+    try:
+        for graft, kw in ((5, {"rptr": rptr, "rind": rind}), (10**6, {}), (0, {"rptr": rptr, "rind": rind})):
+            mu_row = np.full(m, -1, np.int32)
+            mu_col = np.full(n, -1, np.int32)
+            _cpu.greedy(m, n, cptr, cind, mu_row, mu_col)
+            raw = np.zeros(3, np.int64)
+            assert not _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, level_min, graft=graft, **kw)
+            _check_pairs(A, mu_row, mu_col)
+            check_matching(A, mu_col, "row", expected_size=ref)
+            assert (raw[2] >= 1) == (graft > 0), (graft, raw)
+            assert raw[1] == ref - int(np.count_nonzero(_greedy_col(m, n, cptr, cind) >= 0))
+    finally:
+        numba.set_num_threads(saved)
+
+
+def _greedy_col(m, n, cptr, cind):
+    from gpumatch.matching import _cpu
+
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    _cpu.greedy(m, n, cptr, cind, mu_row, mu_col)
+    return mu_col
+
+
+def test_level_min_scales_with_the_round_cost():
+    """``level_min``: the 2-thread value of TUNING on 2 threads or fewer, never less on more;
+    ``round_cost`` measured once per thread count, 0 on one thread."""
+    import numba
+
+    from gpumatch import _cpu_threads
+    from gpumatch.matching import _cpu
+
+    base = _cpu.TUNING["parallel_level_min"]
+    assert _cpu.level_min(1) == _cpu.level_min(2) == base
+    assert _cpu_threads.round_cost(1) == 0.0
+    c = _cpu_threads.round_cost(2)
+    assert 0 < c < 1 and _cpu_threads.round_cost(2) == c
+    if numba.config.NUMBA_NUM_THREADS >= 4:
+        assert _cpu.level_min(4) >= base

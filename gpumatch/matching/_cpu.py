@@ -21,10 +21,10 @@ win on a CPU, after Duff, Kaya and Uçar [1]_:
 On graphs of at least 1M edges with at least 2 Numba threads
 (:data:`TUNING`, :func:`parallel_threads`) both stages run multi-threaded
 instead (:mod:`gpumatch.matching._cpu_parallel`): Karp–Sipser on slices of
-the graph, then a multi-source BFS (MS-BFS) that hands over to PF+ on
-meshes, on Python threads running compiled code without the GIL
+the graph, then a multi-source BFS (MS-BFS) with tree grafting that hands
+over to PF+ on meshes, on Python threads running compiled code without the GIL
 (:mod:`gpumatch._cpu_threads`; ``numba.get_num_threads()`` of them).
-Random 1M x 1M d5 on 2 threads: 0.50 s end to end instead of 1.47 s.
+Random 1M x 1M d5 on 2 threads: 0.39-0.41 s end to end instead of 1.3-1.4 s.
 
 A König cover for ``certificate=True`` comes from one alternating BFS from
 the free rows (``konig_cover``).  The dynamic solver keeps its surviving
@@ -55,7 +55,7 @@ import numpy as np
 
 from .. import _cpu_threads
 
-__all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run",
+__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run",
            "konig_cover_masks", "solver_solve"]
 
 #: When the engine runs multi-threaded (:func:`parallel_threads`): on
@@ -68,9 +68,10 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #: :func:`gpumatch.matching._cpu_parallel.karp_sipser_parallel` (with
 #: ``parallel_init``; never on one thread) and Pothen–Fan+ by the MS-BFS of
 #: :func:`~gpumatch.matching._cpu_parallel.ms_bfs`, whose BFS levels of at
-#: least ``parallel_level_min`` columns are split between the threads; with
-#: ``parallel_handover``, Pothen–Fan+ finishes the search once MS-BFS's
-#: levels turn narrow (meshes).
+#: least :func:`level_min` columns (``parallel_level_min`` on 2 threads)
+#: are split between the threads; with ``parallel_handover``, Pothen–Fan+
+#: finishes the search once MS-BFS's levels turn narrow (meshes);
+#: ``parallel_graft`` steers its tree grafting.
 #:
 #: What the default (1M edges, 2 threads) trades.  The serial path is
 #: Karp–Sipser (memory-latency bound: 0.6-0.9 s on random 1M x 1M d5) +
@@ -95,6 +96,27 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #: 1000 0.13-0.15 -> 0.14-0.18 / 0.18 / 0.22 s and Delaunay 1M 0.55-0.59
 #: -> 0.61 / 0.60 / 0.70 s, random 1M d5 flat (0.22 s); 2048 ties with
 #: 4096 on the grid.
+#: Since then the claims of MS-BFS are compare-and-swaps (no column twice
+#: in a level) and the phases graft; 4096 stays the 2-thread value (a
+#: sweep of 4096 / 8192 / 16384 / 32768 on the three inputs was within the
+#: noise of this 2-core VM, where one configuration's Delaunay run spans
+#: 0.60-1.58 s; the grid's best was 16384: 0.23-0.30 s against 0.32-0.41
+#: s at 4096).  On more threads :func:`level_min` scales it by the round
+#: cost measured in the process (:func:`gpumatch._cpu_threads.round_cost`:
+#: 22-29 / 43-67 / 98-115 / 172-191 µs on 2 / 4 / 8 / 16 threads of the
+#: 2-core CPU, each pool thread taking the GIL in turn) over the share of
+#: a level the threads save (``1 - 1/nt``): about 10k-17k columns on 16
+#: threads, so that a mesh's many mid-width levels stay on one thread.
+#: ``parallel_graft``: after a phase, MS-BFS keeps the trees that found no
+#: path and grafts the renewed rows onto them when the kept trees hold at
+#: least 1 / ``parallel_graft`` as many rows as the renewed ones (counted
+#: on a sample of 4096 rows), else it grows a fresh forest; 0: never
+#: graft.  Random 1M d5 (2 threads): its last phase, the proof, no longer
+#: re-grows a forest over the graph (search 0.16-0.17 -> 0.08-0.10 s);
+#: Delaunay 1M never grafts at 5 (a perfect matching: few rows stay in
+#: kept trees), and grafting whatever the ratio (10**6) expanded 3.29M
+#: columns against 3.31M, no faster; the grid grafts twice before its
+#: hand-over (1.47M columns and 77 thread rounds against 1.60M and 218).
 #: ``parallel_max_threads``: at most this many threads (more are not used).
 #: On the 16-core host of the H100 (``NUMBA_NUM_THREADS=16
 #: benchmarks/bench_cpu_numba.py --threads 1,2,4,8,16 --paths
@@ -102,11 +124,15 @@ __all__ = ["TUNING", "parallel_threads", "karp_sipser", "greedy", "pothen_fan", 
 #: threads): random 1M d5 1.35 s against 0.71 / 0.33 / 0.20 / 0.14 s,
 #: Delaunay 1M 1.32 s against 1.09 / 0.69 / 0.66 / 0.69 s, but grid 1000 x
 #: 1000 0.47 s against 0.56 / 0.59 / 0.69 / 0.99 s (the more slices, the
-#: more pairs the multi-threaded Karp–Sipser leaves, and the more each wide
-#: level's hand-over costs).  8 keeps most of the gain and halves the grid's
-#: loss at 16; meshes like the grid remain slower than the serial path.
+#: more each wide level's hand-over costs: 218 rounds a search then, each
+#: dearer with each thread; the multi-threaded Karp–Sipser's loss is small,
+#: 633 / 728 / 870 / 1170 pairs left to the search with 2 / 4 / 8 / 16
+#: slices against 806 for the serial one).  8 keeps most of the gain and
+#: halves the grid's loss at 16 (measured before :func:`level_min` scaled
+#: the levels and MS-BFS grafted).
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
-                "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True}
+                "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
+                "parallel_graft": 5}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -124,8 +150,22 @@ def parallel_threads(nnz: int) -> int:
     return nt if nt >= max(1, int(TUNING["parallel_min_threads"])) else 0
 
 
+def level_min(nt: int) -> int:
+    """The fewest columns of an MS-BFS level that :func:`run` hands to `nt`
+    threads: ``TUNING["parallel_level_min"]`` on 2 threads, scaled on more
+    by what a round of the threads costs there against 2
+    (:func:`gpumatch._cpu_threads.round_cost`, measured in this process)
+    over what a level gains (``1 - 1/nt`` of its time, against ``1/2``)."""
+    base = max(1, int(TUNING["parallel_level_min"]))
+    if nt <= 2:
+        return base
+    r2 = _cpu_threads.round_cost(2)
+    scale = _cpu_threads.round_cost(nt) / r2 * 0.5 / (1.0 - 1.0 / nt) if r2 > 0 else 1.0
+    return int(base * max(1.0, scale))
+
+
 #: Slots of the engines' statistics array.
-_S_PHASES, _S_PATHS, _S_INIT = range(3)
+_S_PHASES, _S_PATHS, _S_GRAFTS = range(3)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -427,7 +467,8 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
 
             search = f"MS-BFS ({nt} threads)"
             if _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
-                                    int(TUNING["parallel_level_min"]), bool(TUNING["parallel_handover"])):
+                                    level_min(nt), bool(TUNING["parallel_handover"]),
+                                    rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"])):
                 pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
                 search += " then Pothen-Fan+"
         else:
@@ -437,7 +478,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
             "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
-            "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS])}
+            "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS])}
 
 
 def konig_cover_masks(st):

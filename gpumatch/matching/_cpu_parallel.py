@@ -12,31 +12,38 @@ Karp–Sipser + Pothen–Fan+ on large graphs when Numba has several threads
   serial heuristic (random 1M x 1M d5: 3 for serial Karp–Sipser, 1 to 10
   with 2 to 16 slices).
 * :func:`ms_bfs`: the augmenting-path search, phases of a *multi-source
-  BFS* (MS-BFS, after Azad, Buluç and Pothen [1]_, without their tree
-  grafting) from every free column at once.  A phase grows one alternating
-  BFS tree per free column, level by level; the columns of a wide level
-  are split between the threads (a narrow one is expanded by one thread,
-  in the compiled loop of the phases), and each tree stops growing once
-  it reaches a free row.  The trees' augmenting paths are then applied one
-  by one, skipping a path that meets a vertex already used in this phase.  On
-  meshes, whose BFS levels are narrow, it hands the search over to
-  Pothen–Fan+ (``handover``).
+  BFS* (MS-BFS) with *tree grafting*, after Azad, Buluç and Pothen [1]_.
+  A phase grows one alternating BFS tree per free column, level by level;
+  the columns of a wide level are split between the threads (a narrow one
+  is expanded by one thread, in the compiled loop of the phases), and each
+  tree stops growing once it reaches a free row.  The trees' augmenting
+  paths are then applied.  The trees that found none stay as they are for
+  the next phase (they already hold every row they can reach); the rows of
+  the others are renewed, and a renewed row next to a column of a kept
+  tree is grafted onto it, from where that tree grows on.  Without it, the
+  last phase of a search, the one that proves the matching maximum,
+  re-grew a forest over the whole graph: random 1M x 1M d5, whose free
+  columns are mostly ones that no maximum matching covers, spent half its
+  search there (948k columns of 1.9M); with it, that phase expands almost
+  nothing (search on 2 threads 0.16-0.17 -> 0.08-0.10 s).  When the kept
+  trees hold few rows against the renewed ones (a perfect matching's
+  search, Delaunay meshes), a fresh forest is cheaper and is grown
+  instead.  On meshes, whose BFS levels are narrow and many, it hands the
+  search over to Pothen–Fan+ (``handover``).
 
-Benign races of :func:`ms_bfs`, and why the result is still exact:
-
-* two threads may claim the same row in the same level (``visited`` and
-  ``parent`` are plain stores): the last store wins, and the row's parent is
-  one of the columns that reached it in that level, so following parents
-  goes strictly down the levels and ends at a free column (no cycle);
-* a column may enter the next level twice (once per thread): extra work,
-  nothing else;
-* the tree that a row is credited to (``root``) may not be the tree its
-  parents lead to, so the paths are traced by parents, and the sequential
-  augmentation checks that each path is vertex-disjoint from the ones
-  applied before it.  The first path of a phase always applies, so a phase
-  that finds a free row augments; a phase that finds none has explored
-  every row reachable by an alternating path from a free column, which
-  proves the matching maximum (Berge).
+Claims, and why the result is exact: a row joins a tree by a
+compare-and-swap on its ``visited`` stamp (:func:`_claim`, LLVM's
+``cmpxchg``: Numba has no atomics on the CPU), so exactly one column of
+one tree claims it, however many threads reach it in the same level.  The
+trees are therefore vertex-disjoint, a row's ``parent`` and its mate's
+``root`` are written by that one thread, a column enters a level at most
+once, and the paths of one phase never meet (the augmentation still
+checks each path against its tree).  The one benign race left is on
+``leaf``: two threads may each find a free row for one tree, and either
+store is a leaf of that tree.  A phase that finds no free row has grown
+every kept tree as far as alternating paths go from every free column
+(the kept trees' roots are all the free columns), which proves the
+matching maximum (Berge).
 
 Threads: the work is cut into slices, ``fn(k, nt, ...)`` compiled with
 ``nogil=True`` for slice ``k`` of ``nt``, that
@@ -51,9 +58,11 @@ multi-threaded functions took 2.1-3.7 s each to compile on a cold cache,
 and the first call on a 1M-edge graph with an empty Numba cache took 8.5
 s, against 3.1 s now (2-core CPU, median of 5); the threads also run from
 any thread and in a forked child.  A round costs about 50 µs of thread
-hand-over on a 2-core CPU, which is why only MS-BFS levels of at least
-``parallel_level_min`` columns go to the threads (grid 1000 x 1000: about
-220 such rounds a search).
+hand-over on a 2-core CPU, and more on more threads (each pool thread
+takes the GIL in turn to start its slice:
+:func:`gpumatch._cpu_threads.round_cost`), which is why only MS-BFS levels
+of at least :func:`gpumatch.matching._cpu.level_min` columns go to the
+threads (grid 1000 x 1000: 70-220 such rounds a search).
 
 Measured end to end (``bipartite_matching(A, backend="numba")`` as
 ``benchmarks/bench_cpu_numba.py --threads 1,2`` times it; 2-core CPU, 2
@@ -68,7 +77,12 @@ then): about 220 wide levels, each paying the thread hand-over that
 ``prange``'s spinning threads did not.  With serial Karp–Sipser before
 it, MS-BFS (then on ``prange``) on the 16-core device host took 0.25 s on
 2 threads and 0.053 s on 16 for random 1M d5, against 0.70 s for
-Pothen–Fan+.
+Pothen–Fan+.  With grafting and compare-and-swap claims (the same
+measure, 2 rounds of 7 runs, alternating with the version before them):
+random 1M d5 0.43-0.44 -> 0.39-0.41 s (search 0.15-0.17 -> 0.084-0.089
+s), Delaunay 1M 0.78-0.82 -> 0.75-0.77 s, grid 0.35-0.37 -> 0.33-0.37 s
+(serial 0.32-0.33 s: the grid still ties at best on 2 threads); the
+first call on an empty Numba cache 3.0 -> 3.5 s.
 
 References
 ----------
@@ -81,6 +95,9 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+from numba import types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 from .. import _cpu_threads
 from ._cpu import free_pair
@@ -88,11 +105,33 @@ from ._cpu import free_pair
 __all__ = ["ms_bfs", "karp_sipser_parallel"]
 
 
+@intrinsic
+def _claim(typingctx, arr, idx, old, new):
+    """``arr[idx] = new`` if it still holds `old`, atomically (LLVM's
+    ``cmpxchg``): True for the one thread that did.  Numba has no
+    compare-and-swap on the CPU; this is one instruction (``lock cmpxchg``
+    on x86) inlined into the caller."""
+    if not isinstance(arr, types.Array):
+        return None
+
+    def codegen(context, builder, sig, args):
+        arrty = sig.args[0]
+        ary = context.make_array(arrty)(context, builder, args[0])
+        ptr = cgutils.get_item_pointer(context, builder, arrty, ary, [args[1]])
+        o = context.cast(builder, args[2], sig.args[2], arrty.dtype)
+        v = context.cast(builder, args[3], sig.args[3], arrty.dtype)
+        return builder.extract_value(builder.cmpxchg(ptr, o, v, "monotonic", "monotonic"), 1)
+
+    return types.boolean(arr, idx, old, new), codegen
+
+
 @numba.njit(cache=True, nogil=True)
-def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt):
-    """Expand the columns ``frontier[lo:hi]`` of a BFS level; their new
-    columns go to ``nxt[base:]`` (each at most once: a row is claimed once
-    per thread).  Returns how many."""
+def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, cvis, leaf, epoch, nxt, atomic):
+    """Expand the columns ``frontier[lo:hi]`` of a BFS level (top-down):
+    each unvisited row of a column joins the column's tree (claimed with a
+    compare-and-swap when `atomic`, so exactly one column, of one tree,
+    gets it), its mate goes to ``nxt[base:]``.  A tree stops growing once
+    it has a free row (its leaf).  Returns how many new columns."""
     cnt = 0
     for i in range(lo, hi):
         c = frontier[i]
@@ -101,32 +140,38 @@ def _expand(frontier, lo, hi, base, cptr, cind, mu_row, visited, parent, root, l
             continue                  # this tree has its augmenting path
         for p in range(cptr[c], cptr[c + 1]):
             r = cind[p]
-            if visited[r] == phase:
+            v = visited[r]
+            if v == epoch:
                 continue
-            visited[r] = phase        # (benign race: see the module notes)
+            if atomic:
+                if not _claim(visited, r, v, epoch):
+                    continue          # another thread's column took it
+            else:
+                visited[r] = epoch
             parent[r] = c
             c2 = mu_row[r]
             if c2 < 0:
-                leaf[rt] = r
+                leaf[rt] = r          # (two threads may each find one: either is a leaf of rt)
                 break
             root[c2] = rt
+            cvis[c2] = epoch
             nxt[base + cnt] = c2
             cnt += 1
     return cnt
 
 
 @numba.njit(cache=True, nogil=True)
-def _expand_slice(k, nt, frontier, nf, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt, counts):
+def _expand_slice(k, nt, frontier, nf, cptr, cind, mu_row, visited, parent, root, cvis, leaf, epoch, nxt, counts):
     """Slice `k` of `nt` of a wide BFS level (one thread's share): the
     k-th slice of ``frontier[:nf]``, its new columns to ``nxt[k * stride:]``
-    (`stride`: the number of columns), their number to ``counts[k]``."""
+    (`stride`: ``nxt``'s length over `nt`), their number to ``counts[k]``."""
     stride = nxt.shape[0] // nt
     counts[k] = _expand(frontier, nf * k // nt, nf * (k + 1) // nt, k * stride, cptr, cind, mu_row, visited, parent,
-                        root, leaf, phase, nxt)
+                        root, cvis, leaf, epoch, nxt, True)
 
 
 # ``_bfs_run``'s state between its calls (an int64 array) ...
-_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE = range(7)
+_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE, _EPOCH, _GRAFTS = range(9)
 # ... where it goes on from (``_MODE``) ...
 _M_PHASE, _M_LEVEL, _M_GATHER = range(3)
 # ... and why it returned
@@ -134,14 +179,14 @@ _R_MAXIMUM, _R_HANDOVER, _R_WIDE = range(3)
 
 
 @numba.njit(cache=True, nogil=True)
-def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, state, visited, parent, root, leaf,
-             used_r, used_c, frontier, nxt, counts, roots, queued):
+def _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, graft, state, visited,
+             parent, root, cvis, leaf, renew, frontier, nxt, counts, roots):
     """The MS-BFS phases of :func:`ms_bfs`, serially, until a level of at
     least `par_min` columns is next (with ``nt > 1``: returns ``_R_WIDE``
     with ``frontier[:state[_NF]]`` to expand, by :func:`_expand_slice` on
     the threads; the next call goes on from there) or the search ends
-    (``_R_MAXIMUM``, ``_R_HANDOVER``).  `state` keeps the phase, level and
-    counts between the calls."""
+    (``_R_MAXIMUM``, ``_R_HANDOVER``).  `state` keeps the phase, level,
+    counts and the epoch of ``visited`` / ``cvis`` between the calls."""
     phase = state[_PHASE]
     level = state[_LEVEL]
     nr = state[_NR]
@@ -149,26 +194,27 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
     wide = state[_WIDE]                   # columns expanded in levels of at least par_min, and in the others
     narrow = state[_NARROW]
     mode = state[_MODE]
+    epoch = np.int32(state[_EPOCH])
     stride = nxt.shape[0] // nt
     code = _R_MAXIMUM
     while True:
-        if mode == _M_GATHER:             # the next level, each column once
+        if mode == _M_GATHER:             # the next level (no column twice: each row has one claimer)
             level += 1
             nf = 0
             for k in range(nt):
+                b = k * stride
                 for j in range(counts[k]):
-                    c = nxt[k * stride + j]
-                    if queued[c] != level:
-                        queued[c] = level
-                        frontier[nf] = c
-                        nf += 1
+                    frontier[nf] = nxt[b + j]
+                    nf += 1
             mode = _M_LEVEL
-        elif mode == _M_PHASE:            # a new phase: one tree per free column
+        elif mode == _M_PHASE:            # a fresh forest: one tree per free column, every row unvisited
             phase += 1
+            epoch += 1
             nr = 0
             for c in range(n):
                 if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
                     root[c] = c
+                    cvis[c] = epoch
                     leaf[c] = -1
                     roots[nr] = c
                     nr += 1
@@ -193,10 +239,11 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
             for k in range(1, nt):
                 counts[k] = 0
             zero = np.int64(0)            # (not a literal 0: the same specialisation as _expand_slice's)
-            counts[0] = _expand(frontier, zero, nf, zero, cptr, cind, mu_row, visited, parent, root, leaf, phase, nxt)
+            counts[0] = _expand(frontier, zero, nf, zero, cptr, cind, mu_row, visited, parent, root, cvis, leaf,
+                                epoch, nxt, False)
         else:
-            # the phase's trees are grown: apply the paths one by one, each
-            # vertex-disjoint from the earlier ones
+            # the forest is grown: apply each tree's path (the trees are
+            # vertex-disjoint, so the paths are; checked all the same)
             paths = 0
             for i in range(nr):
                 r = leaf[roots[i]]
@@ -204,24 +251,20 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
                     continue
                 ok = True
                 x = r
-                while True:                # check: rows and columns not used yet
-                    if used_r[x] == phase:
-                        ok = False
-                        break
+                while True:                # check: a path of the tree, down to its root
                     c = parent[x]
-                    if used_c[c] == phase:
+                    if root[c] != roots[i]:
                         ok = False
                         break
                     x = mu_col[c]
                     if x < 0:
                         break
-                if not ok:
+                if not ok:                 # pragma: no cover - exclusive claims keep the trees apart
+                    leaf[roots[i]] = -1
                     continue
                 x = r
                 while True:                # flip: each column takes the row below it
                     c = parent[x]
-                    used_r[x] = phase
-                    used_c[c] = phase
                     nx_ = mu_col[c]
                     mu_col[c] = x
                     mu_row[x] = c
@@ -231,13 +274,67 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
                 paths += 1
             stats[0] += 1
             stats[1] += paths
-            mode = _M_PHASE
             if paths == 0:
                 code = _R_MAXIMUM
                 break
             if handover and narrow > wide:
                 code = _R_HANDOVER
+                mode = _M_PHASE
                 break
+            # tree grafting: keep the trees that found no path (active),
+            # renew the rows of the others, and graft onto an active tree
+            # each renewed row next to one of its columns
+            kept = 0
+            for i in range(nr):            # the roots left: the active trees'
+                if leaf[roots[i]] < 0:
+                    roots[kept] = roots[i]
+                    kept += 1
+            nr = kept
+            na = 0                         # rows of active trees, and renewable ones, in a sample
+            nrn = 0
+            step = max(1, m // 4096)
+            if graft and nr:
+                for r in range(0, m, step):
+                    if visited[r] == epoch:
+                        if leaf[root[parent[r]]] >= 0:
+                            nrn += 1
+                        else:
+                            na += 1
+            if not graft or nr == 0 or na * graft < nrn:
+                mode = _M_PHASE            # few active rows: a fresh forest
+                continue
+            nrn = 0
+            for r in range(m):
+                if visited[r] == epoch and leaf[root[parent[r]]] >= 0:
+                    visited[r] = 0         # renewable (0: no epoch; epochs start at 1)
+                    renew[nrn] = r
+                    nrn += 1
+            phase += 1
+            state[_GRAFTS] += 1
+            nf = 0
+            for i in range(nrn):           # bottom-up: an active column next to the row takes it
+                r = renew[i]
+                for p in range(rptr[r], rptr[r + 1]):
+                    c = rind[p]
+                    if cvis[c] != epoch:
+                        continue
+                    rt = root[c]
+                    if leaf[rt] >= 0:
+                        continue
+                    visited[r] = epoch
+                    parent[r] = c
+                    c2 = mu_row[r]
+                    if c2 < 0:
+                        leaf[rt] = r
+                    else:
+                        root[c2] = rt
+                        cvis[c2] = epoch
+                        frontier[nf] = c2
+                        nf += 1
+                    break
+            wide = 0
+            narrow = 0
+            mode = _M_LEVEL
     state[_PHASE] = phase
     state[_LEVEL] = level
     state[_NR] = nr
@@ -245,55 +342,66 @@ def _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, sta
     state[_WIDE] = wide
     state[_NARROW] = narrow
     state[_MODE] = mode
+    state[_EPOCH] = epoch
     return code
 
 
-def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False):
-    """MS-BFS phases from every free column until a phase reaches no free
-    row.  A level of at least `par_min` columns is split between `nt`
-    slices, run on ``min(nt, numba.get_num_threads())`` threads
-    (:func:`gpumatch._cpu_threads.run_slices`); a smaller one is expanded
-    by one, in the compiled loop of the phases (:func:`_bfs_run`), which
-    returns to Python only for a wide level (a round of the threads costs
-    more than it saves on a small level).
+def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False, *, rptr=None, rind=None, graft=5):
+    """MS-BFS phases from every free column, with tree grafting, until a
+    phase reaches no free row.  A level of at least `par_min` columns is
+    split between `nt` slices, run on ``min(nt, numba.get_num_threads())``
+    threads (:func:`gpumatch._cpu_threads.run_slices`); a smaller one is
+    expanded by one, in the compiled loop of the phases (:func:`_bfs_run`),
+    which returns to Python only for a wide level (a round of the threads
+    costs more than it saves on a small level).
 
-    `cptr` / `cind`: the rows of each column; `mu_row` / `mu_col` a
-    consistent matching, extended in place.  ``stats[0]`` += phases,
-    ``stats[1]`` += augmenting paths.
+    `cptr` / `cind`: the rows of each column; `rptr` / `rind` the columns
+    of each row (for grafting; computed when not given); `mu_row` /
+    `mu_col` a consistent matching, extended in place.  ``stats[0]`` +=
+    phases, ``stats[1]`` += augmenting paths, ``stats[2]`` += phases that
+    grafted (rather than grew a fresh forest).
+
+    After a phase that augmented, the trees that found no augmenting path
+    stay (their rows and columns keep their tree), the rows of the others
+    are renewed, and a renewed row next to a column of a kept tree is
+    grafted onto it; the next phase grows the kept trees from there.  With
+    fewer kept rows than renewed ones over `graft` (0: never), the next
+    phase grows a fresh forest from every free column instead.
 
     With `handover`, the search stops after a phase that augmented and
     expanded more columns in narrow levels (fewer than `par_min` columns)
     than in wide ones, and returns True: the matching is then not proved
-    maximum, and the caller finishes it with Pothen–Fan+.  Such phases are
-    those of meshes, whose BFS levels are narrow and many (grid 1000 x 1000:
-    600-1000 levels a phase, most of them below 4096 columns, 12 phases
-    where Pothen–Fan+ needs 8), while on random graphs and Delaunay meshes
-    most columns are expanded in wide levels.  Returns False when a phase
-    found no augmenting path (the matching is maximum).
+    maximum, and the caller finishes it with Pothen–Fan+.  Returns False
+    when a phase found no augmenting path (the matching is maximum).
     """
     nt = max(1, int(nt))
     threads = min(nt, int(numba.get_num_threads()))
-    visited = np.zeros(m, np.int32)       # phase stamp of each row
+    if rptr is None:
+        from .._cpu_csr import transpose_serial
+
+        rptr, rind = transpose_serial(n, m, cptr, cind)
+    visited = np.zeros(m, np.int32)       # epoch stamp: the row is in a tree
     parent = np.empty(m, np.int32)        # column that reached the row
-    root = np.empty(n, np.int32)          # tree of each reached column
+    root = np.empty(n, np.int32)          # tree of each column in a tree
+    cvis = np.zeros(n, np.int32)          # epoch stamp: the column is in a tree
     leaf = np.full(n, -1, np.int32)       # free row found by each tree (by root)
-    used_r = np.zeros(m, np.int32)        # phase stamp: row on an applied path
-    used_c = np.zeros(n, np.int32)
+    renew = np.empty(m, np.int32)
     frontier = np.empty(n, np.int32)
     nxt = np.empty(n * nt, np.int32)      # slice k's new columns at nxt[k * n:]
     counts = np.zeros(nt, np.int64)
     roots = np.empty(n, np.int32)
-    queued = np.zeros(n, np.int64)        # level stamp: column already in the next level
-    state = np.zeros(7, np.int64)
+    state = np.zeros(9, np.int64)
     par_min = int(par_min)
     handover = bool(handover)
+    graft = int(graft)
     while True:
-        code = _bfs_run(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, state, visited, parent,
-                        root, leaf, used_r, used_c, frontier, nxt, counts, roots, queued)
+        code = _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover, graft, state,
+                        visited, parent, root, cvis, leaf, renew, frontier, nxt, counts, roots)
         if code != _R_WIDE:
+            stats[2] += state[_GRAFTS]
             return code == _R_HANDOVER
         _cpu_threads.run_slices(nt, _expand_slice, frontier, int(state[_NF]), cptr, cind, mu_row, visited, parent,
-                                root, leaf, int(state[_PHASE]), nxt, counts, threads=threads)
+                                root, cvis, leaf, np.int32(state[_EPOCH]), nxt, counts, threads=threads)
 
 
 # ---------------------------------------------------------------------------
