@@ -731,7 +731,7 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
     limit = PACK_EDGES["cupy"] if pack_edges is None else pack_edges
     known = sum(s for s in sizes if s is not None)
     budget = max(1, min(limit, -(-known // (2 * workers)))) if limit else 0
-    chunks = _group_unknown(_plan(sizes, budget, limit // 4), sizes, workers)
+    chunks = _group_unknown(_plan(sizes, budget, limit // 4), sizes, workers, _holders(client, kind, items, sizes))
     payloads = [[items[i] for i in idx] for idx in chunks]
     # Matrices go to the workers by one scatter; paths travel in the task and
     # are read there; Futures (data already on the cluster) are resolved by
@@ -750,8 +750,8 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
         if _show_progress(progress, len(items)):
             distributed.progress(futures)
         position = {fut.key: k for k, fut in enumerate(futures)}
-        done = [False] * len(chunks)
-        first_open, worst = 0, None   # every chunk before first_open is in
+        done = [False] * len(items)
+        first_open, worst = 0, None   # every problem before first_open is in
         # Results as the chunks finish, one gather per group of finished ones
         # (a Future.result() per chunk, in order, was a round trip each).
         for finished in distributed.as_completed(futures).batches():
@@ -759,13 +759,12 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
                 k = position[fut.key]
                 for i, r in zip(chunks[k], got):
                     results[i] = r
-                done[k] = True
+                    done[i] = True
                 if errors == "raise":
                     worst = _first_error(results, chunks[k], worst)
-            while first_open < len(chunks) and done[first_open]:
+            while first_open < len(items) and done[first_open]:
                 first_open += 1
-            if errors == "raise" and worst is not None and (
-                    first_open == len(chunks) or chunks[first_open][0] > worst):
+            if errors == "raise" and worst is not None and first_open > worst:
                 break   # every problem before the failing one is in
     finally:
         client.cancel([f for f in futures if not f.done()])
@@ -773,36 +772,59 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
         raise results[worst]
 
 
-def _group_unknown(chunks, sizes, workers):
+def _group_unknown(chunks, sizes, workers, holder=None):
     """Put the problems of unknown size (Futures: data already on the
-    cluster) that `_plan` left one per chunk into chunks of several
-    consecutive ones, about :data:`UNKNOWN_CHUNKS_PER_WORKER` chunks per
-    worker thread and at most :data:`UNKNOWN_CHUNK_MAX` problems each; the
-    order of the chunks (by first index) is kept.  A Dask task costs about
-    1-3 ms besides its solve (scheduling, the result's trip back).  100
-    graphs of 0.1-0.4M edges on the workers of a 2-core machine (Numba,
-    median of 7, interleaved): one worker 1.49 s a task each, 1.09 s grouped
-    (0.90 s in one process); two workers 0.86 s and 0.64 s."""
-    lone = sum(1 for c in chunks if len(c) == 1 and sizes[c[0]] is None)
-    if lone <= workers:
+    cluster) that `_plan` left one per chunk into chunks of several, about
+    :data:`UNKNOWN_CHUNKS_PER_WORKER` chunks per worker thread and at most
+    :data:`UNKNOWN_CHUNK_MAX` problems each; the chunks come in the order of
+    their first problems.  With `holder` (problem index -> the worker that
+    holds its data, None where unknown) a chunk only holds problems of one
+    holder, so its task runs there without moving graphs between workers;
+    otherwise (and within a holder) consecutive problems, a problem of known
+    size ending the runs.  A Dask task costs about 1-3 ms besides its solve
+    (scheduling, the result's trip back).  100 graphs of 0.1-0.4M edges on
+    the workers of a 2-core machine (Numba, median of 7, interleaved): one
+    worker 1.49 s a task each, 1.09 s grouped (0.90 s in one process); two
+    workers 0.86 s and 0.64 s."""
+    def lone(c):
+        return len(c) == 1 and sizes[c[0]] is None
+
+    count = sum(1 for c in chunks if lone(c))
+    if count <= workers:
         return chunks
-    per = max(1, min(UNKNOWN_CHUNK_MAX, -(-lone // (UNKNOWN_CHUNKS_PER_WORKER * workers))))
-    out, cur = [], []
+    per = max(1, min(UNKNOWN_CHUNK_MAX, -(-count // (UNKNOWN_CHUNKS_PER_WORKER * workers))))
+    out, runs = [], {}
     for c in chunks:
-        if len(c) == 1 and sizes[c[0]] is None:
-            cur.append(c[0])
-            if len(cur) == per:
-                out.append(cur)
-                cur = []
+        if lone(c):
+            run = runs.setdefault(holder[c[0]] if holder is not None else None, [])
+            run.append(c[0])
+            if len(run) == per:
+                out.append(list(run))
+                run.clear()
             continue
-        if cur:
-            out.append(cur)
-            cur = []
+        out.extend(run for run in runs.values() if run)
+        runs = {}
         out.append(c)
-    if cur:
-        out.append(cur)
+    out.extend(run for run in runs.values() if run)
+    out.sort(key=lambda c: c[0])
     return out
 
+
+def _holders(client, kind, items, sizes):
+    """Problem index -> address of a worker holding its data (Futures only), or None."""
+    futures = {i: _item_obj(kind, it) for i, it in enumerate(items)
+               if sizes[i] is None and _is_future(_item_obj(kind, it))}
+    if not futures:
+        return None
+    try:
+        who = client.who_has(list(futures.values()))
+    except Exception:  # pragma: no cover - a client without who_has: no grouping by holder
+        return None
+    out = [None] * len(items)
+    for i, f in futures.items():
+        where = who.get(f.key) or ()
+        out[i] = sorted(where)[0] if where else None
+    return out
 
 
 def _item_obj(kind, item):

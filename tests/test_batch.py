@@ -499,3 +499,21 @@ def test_unknown_sizes_are_grouped_in_order():
     assert max(len(c) for c in got) == per > 1
     assert batch._group_unknown(chunks[:2], sizes[:2], workers=2) == chunks[:2]   # no more than the workers
     assert all(len(c) == 1 for c in batch._group_unknown(chunks, sizes, workers=64))
+
+
+def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
+    """With holders (Futures spread over two workers), a chunk holds one
+    worker's problems only, consecutive among that worker's, chunks in
+    order of their first problem, every problem once."""
+    sizes = [None] * 40 + [5] + [None] * 9
+    holder = ["a" if i % 3 else "b" for i in range(50)]
+    chunks = [[i] for i in range(50)]
+    got = batch._group_unknown(chunks, sizes, workers=2, holder=holder)
+    assert sorted(i for c in got for i in c) == list(range(50))
+    assert [c[0] for c in got] == sorted(c[0] for c in got)
+    assert [40] in got
+    for c in got:
+        if c != [40]:
+            assert len({holder[i] for i in c}) == 1 and c == sorted(c)
+            assert not (min(c) < 40 < max(c))               # a known problem ends the runs
+    assert max(len(c) for c in got) > 1

@@ -158,3 +158,9 @@ def test_many_futures_are_grouped_and_stay_in_order(client):
         check_matching(gs[i], got[i], expected_size=scipy_size(gs[i]))
     with pytest.raises(TypeError, match="17"):
         batch.maximum_bipartite_matching(bad, client=client, backend="numpy")
+    # the chunks follow the data: each holds graphs of one worker only
+    holder = batch._holders(client, "matching", futs, [None] * len(futs))
+    workers = set(client.scheduler_info()["workers"])
+    assert set(holder) <= workers and len(set(holder)) == 2     # scatter spread them
+    chunks = batch._group_unknown([[i] for i in range(len(futs))], [None] * len(futs), 2, holder)
+    assert all(len({holder[i] for i in c}) == 1 for c in chunks) and max(len(c) for c in chunks) > 1
