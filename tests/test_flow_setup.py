@@ -88,6 +88,10 @@ def test_cuda_setup_twins_agree(g):
     np.testing.assert_array_equal(p.get(), q)
     np.testing.assert_array_equal(c.get(), e)
     np.testing.assert_array_equal(d.get(), h)
+    p64, c64, d64 = KC.flow_matrix(d_ptr.astype(cp.int64), d_ind, cp.asarray(f), V)   # mixed index dtypes
+    assert p64.dtype == np.int64
+    for got, want in ((p64, q), (c64, e), (d64, h)):
+        np.testing.assert_array_equal(got.get(), want)
     for s in range(min(V, 3)):
         ps, pe = int(indptr[s]), int(indptr[s + 1])
         assert KC.source_capacity(d_ind, d_cap, ps, pe) == KN.source_capacity(indices, cap, ps, pe)

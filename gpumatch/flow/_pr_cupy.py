@@ -533,8 +533,8 @@ def flow_matrix(indptr, indices, arc_flow, V):
     rows; a pair of anti-parallel arcs shares one entry each way)."""
     cp = _backend.cp
     E = int(indices.shape[0])
-    idt = np.dtype(indices.dtype)
-    indptr = indptr.astype(idt, copy=False)
+    idt = np.result_type(indptr.dtype, indices.dtype)       # int32, or int64 when either is
+    indptr, indices = indptr.astype(idt, copy=False), indices.astype(idt, copy=False)
     if E == 0:
         return cp.zeros(V + 1, dtype=idt), cp.zeros(0, dtype=idt), cp.zeros(0, dtype=np.int64)
     partner, _, paired = pair_index(indptr, indices, V)
