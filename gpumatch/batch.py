@@ -39,8 +39,8 @@ the open pack while its size stays within ``pack_edges`` (default
 where a smaller pack leaves the device idle between launches, and 131,072 on
 the CPU, where every iteration of the NumPy twin passes over the whole pack
 and the pack iterates as long as its slowest member); a problem larger than
-``pack_edges // 4`` is solved
-alone, with the single-problem call (it fills the device by itself).  The
+``pack_edges // 4``, or on the GPU than :data:`PACK_ALONE_GPU` (65,536), is
+solved alone, with the single-problem call (it fills the device by itself).  The
 joining arrays (offsets, the extra arcs, the splitting of the results) are
 computed with the backend's array module, on the GPU when the backend is
 CuPy.  If a joint solve fails for any reason, its problems are solved one by
@@ -87,7 +87,7 @@ from ._validation import CSRGraph, as_csr_graph, check_option
 from .flow._maxflow import _capacity_graph, _check_terminals
 from ._batch_pack import _offsets, _pack_flow, _pack_matching
 
-__all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES"]
+__all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES", "PACK_ALONE_GPU"]
 
 #: Default size budget of a pack, by the backend that runs it: stored entries
 #: plus vertices of the problems solved together in one call.  A problem
@@ -96,6 +96,19 @@ __all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES"]
 #: 2**19 and small flow networks with 2**15 to 2**17 (``bench_batch.py --pack-edges``);
 #: the GPU budget is large enough that a pack's launches do not dominate.
 PACK_EDGES = {"cupy": 1 << 21, "cpu": 1 << 17}
+
+#: Largest problem that joins a pack on the GPU (size as for
+#: :data:`PACK_EDGES`); larger ones are solved alone, as are those above a
+#: quarter of the pack budget on any backend.  A pack's joint solve runs as
+#: long as its slowest member and costs a host-side assembly, which pays
+#: only while a call's fixed cost dominates.  H100, random graphs of mean
+#: degree 5, batch against a loop of single calls (``diag``-style sweep,
+#: median of 3): 2k edges 0.062 / 0.745 s (400 graphs), 10k 0.221 / 0.997,
+#: 30k 0.263 / 0.512 (166), but 100k 0.223 / 0.179 (50) and 250k 0.176 /
+#: 0.087 (20): the crossover lies between 30k and 100k edges (sizes 42k and
+#: 140k).  200 graphs of 0.1-2M edges: the batch took 1.46 s in packs up to
+#: 512k, a loop of single calls 1.14 s.
+PACK_ALONE_GPU = 1 << 16
 
 #: With a Dask client: chunks per worker thread, and problems per chunk at
 #: most, for problems of unknown size (Futures, :func:`_group_unknown`):
@@ -487,7 +500,7 @@ def _solve_chunk(kind, indices, items, backend, perm_type, options, pack_edges):
             continue
         loaded.append((slot, obj, s, t, path))
     sizes = [_graph_size(kind, obj) for _, obj, _, _, _ in loaded]
-    packs = _plan(sizes, pack_edges, pack_edges // 4)
+    packs = _plan(sizes, pack_edges, _alone_at(pack_edges, backend))
     for k, pack in enumerate(packs):
         members = [loaded[j] for j in pack]
         if len(members) == 1:
@@ -652,6 +665,17 @@ def _show_progress(progress, n):
     return bool(progress)
 
 
+def _alone_at(pack_edges, backend):
+    """Size above which a problem is solved alone: a quarter of the pack
+    budget, and at most :data:`PACK_ALONE_GPU` where `backend` resolves to CuPy."""
+    limit = pack_edges // 4
+    try:
+        gpu = _backend.resolve_backend(backend) == "cupy"
+    except Exception:   # no such device here: each problem's solve reports it
+        gpu = False
+    return min(limit, PACK_ALONE_GPU) if gpu else limit
+
+
 def _default_pack_edges(backend):
     """:data:`PACK_EDGES` of the backend `backend` resolves to (here: in this process)."""
     return PACK_EDGES["cupy" if _backend.resolve_backend(backend) == "cupy" else "cpu"]
@@ -665,7 +689,7 @@ def _run(kind, items, backend, perm_type, options, errors, progress, pack_edges,
     sizes = [_estimate(kind, it) for it in items]
     if client is None:
         budget = _default_pack_edges(backend) if pack_edges is None else pack_edges
-        chunks = _plan(sizes, budget, budget // 4)
+        chunks = _plan(sizes, budget, _alone_at(budget, backend))
         _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results)
     else:
         _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results)
