@@ -39,8 +39,8 @@ the open pack while its size stays within ``pack_edges`` (default
 where a smaller pack leaves the device idle between launches, and 131,072 on
 the CPU, where every iteration of the NumPy twin passes over the whole pack
 and the pack iterates as long as its slowest member); a problem larger than
-``pack_edges // 4``, or on the GPU than :data:`PACK_ALONE_GPU` (65,536), is
-solved alone, with the single-problem call (it fills the device by itself).  The
+``pack_edges // 4``, or than :data:`PACK_ALONE` of the backend (65,536 on
+the GPU, 512 for Numba), is solved alone, with the single-problem call (it fills the device by itself).  The
 joining arrays (offsets, the extra arcs, the splitting of the results) are
 computed with the backend's array module, on the GPU when the backend is
 CuPy.  If a joint solve fails for any reason, its problems are solved one by
@@ -87,7 +87,7 @@ from ._validation import CSRGraph, as_csr_graph, check_option
 from .flow._maxflow import _capacity_graph, _check_terminals
 from ._batch_pack import _offsets, _pack_flow, _pack_matching
 
-__all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES", "PACK_ALONE_GPU"]
+__all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES", "PACK_ALONE"]
 
 #: Default size budget of a pack, by the backend that runs it: stored entries
 #: plus vertices of the problems solved together in one call.  A problem
@@ -97,18 +97,19 @@ __all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES", "PACK_ALO
 #: the GPU budget is large enough that a pack's launches do not dominate.
 PACK_EDGES = {"cupy": 1 << 21, "cpu": 1 << 17}
 
-#: Largest problem that joins a pack on the GPU (size as for
-#: :data:`PACK_EDGES`); larger ones are solved alone, as are those above a
-#: quarter of the pack budget on any backend.  A pack's joint solve runs as
-#: long as its slowest member and costs a host-side assembly, which pays
-#: only while a call's fixed cost dominates.  H100, random graphs of mean
-#: degree 5, batch against a loop of single calls (``diag``-style sweep,
-#: median of 3): 2k edges 0.062 / 0.745 s (400 graphs), 10k 0.221 / 0.997,
-#: 30k 0.263 / 0.512 (166), but 100k 0.223 / 0.179 (50) and 250k 0.176 /
-#: 0.087 (20): the crossover lies between 30k and 100k edges (sizes 42k and
-#: 140k).  200 graphs of 0.1-2M edges: the batch took 1.46 s in packs up to
-#: 512k, a loop of single calls 1.14 s.
-PACK_ALONE_GPU = 1 << 16
+#: Largest problem that joins a pack, by the backend that runs it (size as
+#: for :data:`PACK_EDGES`); larger ones are solved alone, as are those above
+#: a quarter of the pack budget (the only rule for NumPy).  A pack's joint
+#: solve runs as long as its slowest member and costs an assembly of the
+#: joined problem, which pays only while a call's fixed cost dominates.
+#: Random graphs of mean degree 5, batch against a loop of single calls,
+#: median of 3.  H100: 2k edges 0.062 / 0.745 s (400 graphs), 10k 0.221 /
+#: 0.997, 30k 0.263 / 0.512 (166), but 100k 0.223 / 0.179 (50) and 250k
+#: 0.176 / 0.087 (20); 200 graphs of 0.1-2M edges took 1.46 s packed up to
+#: 512k, 1.14 s as a loop.  Numba, 2-core CPU, 2000 graphs: 100 edges 0.029
+#: / 0.044 s, 200 0.043 / 0.050, but 400 0.067 / 0.061 and 1000 (1000
+#: graphs) 0.070 / 0.048.  NumPy: packs win up to 20k edges (0.289 / 0.351 s).
+PACK_ALONE = {"cupy": 1 << 16, "numba": 1 << 9}
 
 #: With a Dask client: chunks per worker thread, and problems per chunk at
 #: most, for problems of unknown size (Futures, :func:`_group_unknown`):
@@ -667,13 +668,13 @@ def _show_progress(progress, n):
 
 def _alone_at(pack_edges, backend):
     """Size above which a problem is solved alone: a quarter of the pack
-    budget, and at most :data:`PACK_ALONE_GPU` where `backend` resolves to CuPy."""
+    budget, and at most :data:`PACK_ALONE` of the backend `backend` resolves to."""
     limit = pack_edges // 4
     try:
-        gpu = _backend.resolve_backend(backend) == "cupy"
+        resolved = _backend.resolve_backend(backend)
     except Exception:   # no such device here: each problem's solve reports it
-        gpu = False
-    return min(limit, PACK_ALONE_GPU) if gpu else limit
+        return limit
+    return min(limit, PACK_ALONE.get(resolved, limit))
 
 
 def _default_pack_edges(backend):

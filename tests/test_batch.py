@@ -519,12 +519,14 @@ def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
     assert max(len(c) for c in got) > 1
 
 
-def test_gpu_packs_only_graphs_below_the_measured_crossover(monkeypatch):
-    """On the GPU a problem above PACK_ALONE_GPU is solved alone even when a
-    quarter of the budget is larger; other backends keep the quarter."""
-    assert batch._alone_at(1 << 21, "numpy") == (1 << 21) // 4
+def test_packs_only_graphs_below_the_measured_crossover(monkeypatch):
+    """A problem above the backend's PACK_ALONE is solved alone even when a
+    quarter of the budget is larger; NumPy keeps the quarter."""
+    assert batch._alone_at(1 << 17, "numpy") == (1 << 17) // 4
+    for name in ("cupy", "numba"):
+        monkeypatch.setattr(batch._backend, "resolve_backend", lambda b, name=name: name)
+        assert batch._alone_at(1 << 21, "auto") == batch.PACK_ALONE[name] < (1 << 21) // 4
+        assert batch._alone_at(1 << 8, "auto") == (1 << 8) // 4
     monkeypatch.setattr(batch._backend, "resolve_backend", lambda b: "cupy")
-    assert batch._alone_at(1 << 21, "auto") == batch.PACK_ALONE_GPU < (1 << 21) // 4
-    assert batch._alone_at(1 << 10, "auto") == (1 << 10) // 4
-    sizes = [1000, batch.PACK_ALONE_GPU + 1, 2000, 3000]
+    sizes = [1000, batch.PACK_ALONE["cupy"] + 1, 2000, 3000]
     assert batch._plan(sizes, 1 << 21, batch._alone_at(1 << 21, "auto")) == [[0, 2, 3], [1]]
