@@ -223,6 +223,31 @@ def free_pair(v, m, rptr, rind, cptr, cind, mu_row, mu_col):
 
 
 @numba.njit(cache=True, nogil=True)
+def free_degree(v, ptr, ind, mu_nbr):
+    """Free neighbours of vertex `v` of one side (``ptr``/``ind``: its
+    side's adjacency; ``mu_nbr``: the mates of the other side)."""
+    d = 0
+    for p in range(ptr[v], ptr[v + 1]):
+        if mu_nbr[ind[p]] < 0:
+            d += 1
+    return d
+
+
+@numba.njit(cache=True, nogil=True)
+def least_degree_free_row(c, cptr, cind, mu_row, deg):
+    """The free row of column `c` of least ``deg`` (the first of ties), or -1
+    (Karp–Sipser's step when no degree-one vertex is left)."""
+    r = -1
+    bd = 0
+    for p in range(cptr[c], cptr[c + 1]):
+        x = cind[p]
+        if mu_row[x] < 0 and (r < 0 or deg[x] < bd):
+            r = x
+            bd = deg[x]
+    return r
+
+
+@numba.njit(cache=True, nogil=True)
 def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
     """Karp–Sipser on top of the pairs already in `mu_row` / `mu_col`.
 
@@ -241,24 +266,14 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
             break
     for r in range(m):
         if mu_row[r] < 0:
-            d = rptr[r + 1] - rptr[r]
-            if not fresh:
-                d = 0
-                for p in range(rptr[r], rptr[r + 1]):
-                    if mu_col[rind[p]] < 0:
-                        d += 1
+            d = rptr[r + 1] - rptr[r] if fresh else free_degree(r, rptr, rind, mu_col)
             deg[r] = d
             if d == 1:
                 queue[qt] = r
                 qt += 1
     for c in range(n):
         if mu_col[c] < 0:
-            d = cptr[c + 1] - cptr[c]
-            if not fresh:
-                d = 0
-                for p in range(cptr[c], cptr[c + 1]):
-                    if mu_row[cind[p]] < 0:
-                        d += 1
+            d = cptr[c + 1] - cptr[c] if fresh else free_degree(c, cptr, cind, mu_row)
             deg[m + c] = d
             if d == 1:
                 queue[qt] = m + c
@@ -282,12 +297,7 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
             if nxt == n:
                 break
             c = nxt
-            bd = 0
-            for p in range(cptr[c], cptr[c + 1]):
-                x = cind[p]
-                if mu_row[x] < 0 and (r < 0 or deg[x] < bd):
-                    r = x
-                    bd = deg[x]
+            r = least_degree_free_row(c, cptr, cind, mu_row, deg)
             if r < 0:  # pragma: no cover - deg[c] > 0 says a free row exists
                 deg[m + c] = 0
                 continue

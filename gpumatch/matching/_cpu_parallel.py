@@ -100,7 +100,7 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .. import _cpu_threads
-from ._cpu import free_pair
+from ._cpu import free_degree, free_pair, least_degree_free_row
 
 __all__ = ["ms_bfs", "karp_sipser_parallel"]
 
@@ -533,12 +533,7 @@ def _ks_share(k, nt, stage, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg):
                 if nxt == chi:
                     break
             c = nxt
-            bd = 0
-            for p in range(cptr[c], cptr[c + 1]):
-                x = cind[p]
-                if mu_row[x] < 0 and (r < 0 or deg[x] < bd):
-                    r = x
-                    bd = deg[x]
+            r = least_degree_free_row(c, cptr, cind, mu_row, deg)
             if r < 0:                     # its rows were taken meanwhile
                 deg[m + c] = 0
                 continue
@@ -550,23 +545,15 @@ def _ks_degrees(k, nt, fresh, m, n, rptr, rind, cptr, cind, mu_row, mu_col, deg)
     """Slice `k` of `nt`: the free degrees of its rows and columns (with
     `fresh`, no pair yet: the degrees, no scan of the edges)."""
     for r in range(m * k // nt, m * (k + 1) // nt):
-        d = rptr[r + 1] - rptr[r]
-        if not fresh:
-            d = 0
-            if mu_row[r] < 0:
-                for p in range(rptr[r], rptr[r + 1]):
-                    if mu_col[rind[p]] < 0:
-                        d += 1
-        deg[r] = d
+        if fresh:
+            deg[r] = rptr[r + 1] - rptr[r]
+        else:
+            deg[r] = free_degree(r, rptr, rind, mu_col) if mu_row[r] < 0 else 0
     for c in range(n * k // nt, n * (k + 1) // nt):
-        d = cptr[c + 1] - cptr[c]
-        if not fresh:
-            d = 0
-            if mu_col[c] < 0:
-                for p in range(cptr[c], cptr[c + 1]):
-                    if mu_row[cind[p]] < 0:
-                        d += 1
-        deg[m + c] = d
+        if fresh:
+            deg[m + c] = cptr[c + 1] - cptr[c]
+        else:
+            deg[m + c] = free_degree(c, cptr, cind, mu_row) if mu_col[c] < 0 else 0
 
 
 @numba.njit(cache=True, nogil=True)
