@@ -219,13 +219,8 @@ def build(jobs=None, archs=ARCHS, out=None) -> list:
     out = out or _folder()
     os.makedirs(out, exist_ok=True)
     extra = _cupy_nvrtc_options()
-    todo = []
-    for relpath, defines, coop in variants():
-        src = _cuda.read_source(relpath)
-        opts = options(defines, coop)
-        k = key(src, opts)
-        for arch in archs:
-            todo.append((f"{k}.sm_{arch}.cubin.xz", (relpath, src, opts + extra, arch)))
+    todo = [(name, (relpath, _cuda.read_source(relpath), opts + extra, arch))
+            for name, (relpath, opts, arch) in _expected().items() if arch in archs]
     with ProcessPoolExecutor(max_workers=jobs or os.cpu_count()) as pool:
         cubins = list(pool.map(_compile_cubin, [job for _, job in todo]))
     keep = set()

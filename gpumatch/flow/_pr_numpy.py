@@ -20,7 +20,6 @@ import numpy as np
 from .. import csr
 
 _KEY_INF = np.iinfo(np.int64).max
-_LOW = np.int64(0xFFFFFFFF)
 
 
 class _RCSRSlots:
@@ -410,8 +409,9 @@ def _excl_by_group(x, key):
 
 def source_capacity(indices, cap, ps, pe) -> int:
     """Exact total of ``cap[ps:pe]`` (non-negative int64) as a Python int."""
-    c = cap[ps:pe]
-    return (int((c >> 32).sum()) << 32) + int((c & _LOW).sum()) if c.shape[0] else 0
+    from ._maxflow import _exact_sum
+
+    return _exact_sum(np, cap[ps:pe])
 
 
 def saturate_source(L, st, ps, pe):
@@ -447,15 +447,12 @@ def pair_index(indptr, indices, V):
     """``(partner, pairs, paired)``: for each arc of a canonical CSR the
     position of its anti-parallel arc (itself for a self-loop, -1 if none),
     the number of anti-parallel pairs and of arcs with a partner."""
-    E = int(indices.shape[0])
-    rows = csr.segment_owner(indptr.astype(np.int64), E)
-    cols = indices.astype(np.int64)
-    Vl = np.int64(max(V, 1))
-    key = rows * Vl + cols                      # ascending: canonical CSR
-    pos = np.minimum(np.searchsorted(key, cols * Vl + rows), max(E - 1, 0))
-    found = key[pos] == cols * Vl + rows if E else np.zeros(0, dtype=bool)
-    partner = np.where(found, pos, -1).astype(indices.dtype)
-    return partner, int((found & (rows < cols)).sum()), int(found.sum())
+    k, p = csr.antiparallel_pairs(indptr, indices, V)
+    rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
+    loops = np.nonzero(indices == rows)[0]
+    partner = np.full(indices.shape[0], -1, dtype=indices.dtype)
+    partner[k], partner[p], partner[loops] = p, k, loops
+    return partner, int(k.shape[0]), 2 * int(k.shape[0]) + int(loops.shape[0])
 
 
 def pair_share(flow, partner):
