@@ -102,6 +102,39 @@ def test_malformed_scipy_indices_are_caught():
         as_csr_graph(A)
 
 
+@pytest.mark.parametrize(
+    "array, position, value, message",
+    [
+        ("indices", 1, 7, "column index 7 is out of range"),
+        ("indices", 0, -1, "must be non-negative"),
+        ("indptr", 1, 3, "non-decreasing"),
+        ("indptr", 0, 1, r"indptr\[0\] must be 0"),
+    ],
+)
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_malformed_scipy_csr_names_the_problem_on_every_backend(array, position, value, message, dtype, backend):
+    # a host CSR bound for the GPU is checked there: the same messages as on the host
+    A = sp.csr_matrix((np.ones(2), np.array([0, 2]), np.array([0, 1, 2])), shape=(2, 3))
+    A.indices, A.indptr = A.indices.astype(dtype), A.indptr.astype(dtype)
+    getattr(A, array)[position] = value
+    with pytest.raises(ValueError, match=message):
+        as_csr_graph(A, backend)
+
+
+@pytest.mark.parametrize("container", [sp.csr_matrix, sp.csr_array])
+def test_canonical_scipy_csr_is_kept_and_read_only_is_fine(container, backend):
+    ref = _reference(_with_duplicates(5))
+    A = container(ref)
+    for a in (A.indptr, A.indices, A.data):
+        a.flags.writeable = False
+    g = as_csr_graph(A, backend, with_data=True)
+    assert g.backend == backend and g.kind == "scipy"
+    np.testing.assert_array_equal(_backend.to_numpy(g.indptr), ref.indptr)
+    np.testing.assert_array_equal(_backend.to_numpy(g.indices), ref.indices)
+    np.testing.assert_array_equal(_backend.to_numpy(g.data), ref.data.astype(np.int64))
+    assert type(g.indices) is type(_backend.to_backend(np.zeros(1), backend))
+
+
 def test_tuple_of_wrong_length():
     with pytest.raises(TypeError, match=r"\(indptr, indices, shape\)"):
         as_csr_graph((np.array([0]), (1, 1)))
