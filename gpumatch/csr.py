@@ -195,41 +195,42 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
     check both, unsorted rows included), or None where it does not apply
     (64-bit indices, an empty side) or is not available.
 
-    Without `return_perm` it runs on the pattern alone
-    (``CUSPARSE_ACTION_SYMBOLIC``: no values read or written); with it, the
-    values are the entries' CSR positions, which come out permuted: the
-    permutation.  On an H100, R-MAT 24 (133M entries): 4.4 ms symbolic,
-    where cupyx's ``tocsc`` (float32 values filled and permuted) takes
-    11.0 ms and the sort below several times that."""
+    With `return_perm` the values moved are the entries' CSR positions,
+    which come out permuted: the permutation.  On an H100, R-MAT 24 (133M
+    entries): 4.4 ms with the symbolic action (no values moved), where
+    cupyx's ``tocsc`` (float32 values filled and permuted) takes 11.0 ms
+    and the sort below several times that."""
     nnz = int(indices.shape[0])
     m = int(indptr.shape[0]) - 1
     if not (nnz and m and n_cols) or indptr.dtype != np.int32 or indices.dtype != np.int32:
         return None
+    cp = _backend.cp
     try:
         from cupy_backends.cuda.libs import cusparse as cs
 
-        cp = _backend.cp
         handle = cp.cuda.device.get_cusparse_handle()
-        t_indptr = cp.empty(n_cols + 1, dtype=np.int32)
-        t_indices = cp.empty(nnz, dtype=np.int32)
-        if return_perm:
-            pos = cp.arange(nnz, dtype=np.int32)
-            perm = cp.empty(nnz, dtype=np.int32)
-            vals, t_vals, action = pos.data.ptr, perm.data.ptr, 1      # CUSPARSE_ACTION_NUMERIC
-        else:
-            # the CSR values are never read under the symbolic action: the
-            # column indices stand in for them (valid memory), the CSC values are NULL
-            vals, t_vals, action, perm = indices.data.ptr, 0, 0, None  # CUSPARSE_ACTION_SYMBOLIC
-        # CUDA_R_32F: the values are only moved, so the positions' 32-bit
-        # words arrive intact (cuSPARSE 13 rejects CUDA_R_32I here with an
-        # internal error); index base 0, CUSPARSE_CSR2CSC_ALG1
-        args = (handle, m, n_cols, nnz, vals, indptr.data.ptr, indices.data.ptr, t_vals,
-                t_indptr.data.ptr, t_indices.data.ptr, 0, action, 0, 1)
-        size = cs.csr2cscEx2_bufferSize(*args)
-        buf = cp.empty(max(int(size), 1), dtype=np.int8)
-        cs.csr2cscEx2(*args, buf.data.ptr)
     except Exception:  # pragma: no cover - no cuSPARSE: the sort
         return None
+    # from here on an error is raised, not hidden by the fallback: after a
+    # device fault the context is lost and the sort would only fail later
+    t_indptr = cp.empty(n_cols + 1, dtype=np.int32)
+    t_indices = cp.empty(nnz, dtype=np.int32)
+    perm = cp.empty(nnz, dtype=np.int32)
+    # Always the numeric action with real value arrays on both sides, as
+    # CuPy's own tocsc calls it: without `return_perm` the column indices
+    # stand in for the CSR values and the moved copy is dropped.  (The
+    # symbolic action with a NULL CSC value array, used before, was
+    # followed by an illegal-address fault on an H100 -- a 423 x 326 then a
+    # 32 x 47 random pattern, in one process -- while each alone was fine.)
+    pos = cp.arange(nnz, dtype=np.int32) if return_perm else indices
+    # CUDA_R_32F: the values are only moved, so the 32-bit words arrive
+    # intact (cuSPARSE 13 rejects CUDA_R_32I here with an internal error);
+    # CUSPARSE_ACTION_NUMERIC, index base 0, CUSPARSE_CSR2CSC_ALG1
+    args = (handle, m, n_cols, nnz, pos.data.ptr, indptr.data.ptr, indices.data.ptr, perm.data.ptr,
+            t_indptr.data.ptr, t_indices.data.ptr, 0, 1, 0, 1)
+    size = cs.csr2cscEx2_bufferSize(*args)
+    buf = cp.empty(max(int(size), 1), dtype=np.int8)
+    cs.csr2cscEx2(*args, buf.data.ptr)
     return (t_indptr, t_indices, perm) if return_perm else (t_indptr, t_indices)
 
 

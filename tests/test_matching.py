@@ -718,3 +718,42 @@ def test_make_state_csc_is_sorted(backend):
     _kernels = _driver.kernels_for(st.backend)
     _kernels.fix_matching(st)
     check_matching(A, host(st.mu_col).astype(np.int64), expected_size=scipy_size(A))
+
+
+_LOOP_OF_SMALL_MATCHINGS = """
+import sys
+import numpy as np
+import scipy.sparse as sp
+import gpumatch
+from gpumatch.testing import check_matching
+
+rng = np.random.default_rng(0)
+count = int(sys.argv[1])
+for i in range(count):
+    # random bipartite graphs of 100..1000 entries, duplicates merged, in one process
+    k = int(rng.integers(100, 1001))
+    m = int(rng.integers(max(k // 8, 1), max(k // 2, 2)))
+    n = int(rng.integers(max(k // 8, 1), max(k // 2, 2)))
+    A = sp.coo_matrix((np.ones(k), (rng.integers(0, m, k), rng.integers(0, n, k))), shape=(m, n)).tocsr()
+    A.sum_duplicates()
+    check_matching(A, gpumatch.maximum_bipartite_matching(A, backend="cupy"))
+print("ok", count)
+"""
+
+
+@pytest.mark.gpu
+def test_a_long_loop_of_small_gpu_matchings_in_one_process(tmp_path):
+    # Thousands of single calls in one process, each certified: device
+    # state left by one call (the memory pool, cuSPARSE's handle) must not
+    # break the next.  A fault loses the CUDA context, so the loop runs in
+    # a child process: the rest of the suite keeps its device.
+    import os
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", _LOOP_OF_SMALL_MATCHINGS, "3000"], capture_output=True, text=True,
+                          env=env, cwd=tmp_path, timeout=600, check=False)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "ok 3000" in done.stdout
