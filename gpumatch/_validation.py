@@ -356,7 +356,7 @@ def _canonical_scipy(graph, shape, name, with_data, compiled=False, device=False
     """
     m, n = shape
     fmt = graph.format
-    if device and fmt == "csr" and _device_ready(graph.indptr) and _device_ready(graph.indices):
+    if device and fmt == "csr" and _device_ready(graph, m, n):
         cp = _backend.cp
         indptr, indices, canonical = _check_pattern_arrays(cp.asarray(graph.indptr), cp.asarray(graph.indices),
                                                            (m, n), name)
@@ -404,9 +404,15 @@ def _canonical_scipy(graph, shape, name, with_data, compiled=False, device=False
     return A.indptr, A.indices, A.data
 
 
-def _device_ready(a) -> bool:
-    """A one-dimensional host integer array the GPU summary can read as it is."""
-    return isinstance(a, np.ndarray) and a.ndim == 1 and a.dtype in (np.dtype(np.int32), np.dtype(np.int64))
+def _device_ready(graph, m, n) -> bool:
+    """A scipy CSR whose arrays the GPU summary can read as they are:
+    one-dimensional host int32 arrays, or int64 ones where the graph keeps
+    64-bit indices (narrowing on the device would hold both widths at once)."""
+    arrays = (graph.indptr, graph.indices)
+    if not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in arrays):
+        return False
+    wide = index_dtype_for(m + 1, n + 1, int(graph.indices.shape[0])) == np.int64
+    return all(a.dtype == np.int32 or (wide and a.dtype == np.int64) for a in arrays)
 
 
 def _canonical_cupyx(graph, shape, name, with_data):
