@@ -43,6 +43,20 @@ from _corpus import corpus_dir as corpus_path  # noqa: E402  (tests/ is on sys.p
 from _corpus import load_manifest as corpus_manifest  # noqa: E402,F401
 
 
+def run_in_child(code: str, *args: str, cwd, timeout: int = 600):
+    """Run `code` (with `args` in ``sys.argv[1:]``) in a fresh interpreter
+    that imports this checkout's gpumatch; the finished process.  For tests
+    whose failure could be a device fault: that loses the CUDA context of
+    the process, and the rest of the suite keeps its own."""
+    import subprocess
+    import sys
+
+    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    return subprocess.run([sys.executable, "-c", code, *args], capture_output=True, text=True, env=env, cwd=cwd,
+                          timeout=timeout, check=False)
+
+
 #: Test modules whose ``backend``-parametrised tests also run on "numba":
 #: they test the public API.  The others (test_csr.py, test_dynamic_*.py,
 #: test_robustness.py) test the NumPy/CUDA twins' kernels, G-PR's progress

@@ -26,15 +26,15 @@ from gpumatch.cli import main
 from gpumatch.io import read_dimacs_max, read_matrix_market, write_dimacs_max
 from gpumatch.testing import check_flow, check_matching
 
+from conftest import run_in_child
+
 REPO = pathlib.Path(__file__).resolve().parent.parent
 I64 = np.iinfo(np.int64).max
 
 
 def _python(code, cwd):
     """Run `code` in a fresh interpreter that imports this checkout's gpumatch."""
-    env = dict(os.environ, PYTHONPATH=str(REPO) + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True,
-                          env=env, cwd=cwd, timeout=120, check=False)
+    return run_in_child(textwrap.dedent(code), cwd=cwd, timeout=120)
 
 
 def _snapshot(A):

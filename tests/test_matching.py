@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 from scipy.sparse.csgraph import maximum_flow, structural_rank as scipy_srank
 
-from conftest import corpus_manifest
+from conftest import corpus_manifest, run_in_child
 from gpumatch import _backend, generators
 from gpumatch._validation import CSRGraph, as_csr_graph
 from gpumatch.io import read_matrix_market
@@ -745,15 +745,7 @@ print("ok", count)
 def test_a_long_loop_of_small_gpu_matchings_in_one_process(tmp_path):
     # Thousands of single calls in one process, each certified: device
     # state left by one call (the memory pool, cuSPARSE's handle) must not
-    # break the next.  A fault loses the CUDA context, so the loop runs in
-    # a child process: the rest of the suite keeps its device.
-    import os
-    import subprocess
-    import sys
-
-    repo = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    env = dict(os.environ, PYTHONPATH=repo + os.pathsep + os.environ.get("PYTHONPATH", ""))
-    done = subprocess.run([sys.executable, "-c", _LOOP_OF_SMALL_MATCHINGS, "3000"], capture_output=True, text=True,
-                          env=env, cwd=tmp_path, timeout=600, check=False)
+    # break the next.  A fault loses the CUDA context: a child process.
+    done = run_in_child(_LOOP_OF_SMALL_MATCHINGS, "3000", cwd=tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "ok 3000" in done.stdout
