@@ -477,11 +477,13 @@ def _load(kind, item):
     return got, s, t, obj
 
 
-def _solve_chunk(kind, indices, items, backend, perm_type, options, pack_edges):
+def _solve_chunk(kind, indices, items, backend, perm_type, options, pack_edges, known=None):
     """Solve the problems `items` (global indices `indices`); one result or exception per problem.
 
     Runs in the caller's process or as a Dask task.  Never raises for a
     problem: its exception, prefixed by its index, takes its slot.
+    `known`: the sizes the caller took of the in-memory items (a file's
+    is taken once it is read).
     """
     if isinstance(items, _Payload):
         items = items.items
@@ -500,7 +502,8 @@ def _solve_chunk(kind, indices, items, backend, perm_type, options, pack_edges):
             out[slot] = _indexed(exc, i, path)
             continue
         loaded.append((slot, obj, s, t, path))
-    sizes = [_graph_size(kind, obj) for _, obj, _, _, _ in loaded]
+    sizes = [known[slot] if known is not None and path is None else _graph_size(kind, obj)
+             for slot, obj, _, _, path in loaded]
     packs = _plan(sizes, pack_edges, _alone_at(pack_edges, backend))
     for k, pack in enumerate(packs):
         members = [loaded[j] for j in pack]
@@ -690,11 +693,37 @@ def _run(kind, items, backend, perm_type, options, errors, progress, pack_edges,
     sizes = [_estimate(kind, it) for it in items]
     if client is None:
         budget = _default_pack_edges(backend) if pack_edges is None else pack_edges
-        chunks = _plan(sizes, budget, _alone_at(budget, backend))
-        _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results)
+        chunks = _runs_of_alone(_plan(sizes, budget, _alone_at(budget, backend)))
+        _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results, sizes)
     else:
         _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results)
     return results
+
+
+#: Problems solved alone that one call of the chunk solver takes in this
+#: process (its set-up costs a few microseconds, a loop's call too).
+LOCAL_RUN = 64
+
+
+def _runs_of_alone(chunks):
+    """Consecutive one-problem chunks of `_plan` joined into runs of at most
+    :data:`LOCAL_RUN` (the chunk solver plans them alone again); packs stay
+    as they are."""
+    out, run = [], []
+    for c in chunks:
+        if len(c) == 1 and len(run) < LOCAL_RUN:
+            run.append(c[0])
+            continue
+        if run:
+            out.append(run)
+            run = []
+        if len(c) == 1:
+            run.append(c[0])
+        else:
+            out.append(c)
+    if run:
+        out.append(run)
+    return out
 
 
 def _first_error(results, idx, best):
@@ -705,7 +734,7 @@ def _first_error(results, idx, best):
     return best
 
 
-def _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results):
+def _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results, sizes):
     bar = None
     if _show_progress(progress, len(items)):
         try:
@@ -719,7 +748,8 @@ def _run_local(kind, items, chunks, backend, perm_type, options, errors, progres
         for idx in chunks:
             if errors == "raise" and worst is not None and idx[0] > worst:
                 break  # every problem before the failing one is done
-            got = _solve_chunk(kind, idx, [items[i] for i in idx], backend, perm_type, options, pack_edges)
+            got = _solve_chunk(kind, idx, [items[i] for i in idx], backend, perm_type, options, pack_edges,
+                               [sizes[i] for i in idx])
             for i, r in zip(idx, got):
                 results[i] = r
             if errors == "raise":

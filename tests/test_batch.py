@@ -175,6 +175,27 @@ def test_large_graph_is_solved_alone(monkeypatch):
         check_matching(g, perm, expected_size=scipy_size(g))
 
 
+def test_problems_solved_alone_share_a_chunk_call(monkeypatch):
+    # in this process, consecutive one-problem chunks are solved by one call
+    # of the chunk solver (at most LOCAL_RUN problems); packs stay whole
+    monkeypatch.setattr(batch, "LOCAL_RUN", 3)
+    assert batch._runs_of_alone([[0], [1], [2], [3], [4, 5], [6], [7, 8], [9], [10]]) == \
+        [[0, 1, 2], [3], [4, 5], [6], [7, 8], [9, 10]]
+    seen = []
+    real = batch._solve_chunk
+
+    def spy(kind, indices, *args, **kwargs):
+        seen.append(list(indices))
+        return real(kind, indices, *args, **kwargs)
+
+    monkeypatch.setattr(batch, "_solve_chunk", spy)
+    gs = [generators.random_bipartite(30, 30, 3, seed=i) for i in range(7)]
+    got = batch.maximum_bipartite_matching(gs, backend="numpy", pack_edges=0)
+    assert seen == [[0, 1, 2], [3, 4, 5], [6]]
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+
+
 def test_matching_options_pass_through(backend):
     gs = [generators.random_bipartite(15, 12, 2, seed=i) for i in range(10)]
     for opts in ({"method": "flow"}, {"init": "karp_sipser", "relabel_k": 1.5, "shrink_threshold": 4}):
