@@ -229,7 +229,10 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
     args = (handle, m, n_cols, nnz, pos.data.ptr, indptr.data.ptr, indices.data.ptr, perm.data.ptr,
             t_indptr.data.ptr, t_indices.data.ptr, 0, 1, 0, 1)
     size = cs.csr2cscEx2_bufferSize(*args)
-    buf = cp.empty(max(int(size), 1), dtype=np.int8)
+    # the work buffer starts zeroed, as a fresh allocation usually is and
+    # one recycled by CuPy's pool is not (the fault above came after an
+    # earlier call, never on a first one); one memset
+    buf = cp.zeros(max(int(size), 1), dtype=np.int8)
     cs.csr2cscEx2(*args, buf.data.ptr)
     return (t_indptr, t_indices, perm) if return_perm else (t_indptr, t_indices)
 
