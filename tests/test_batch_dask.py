@@ -164,3 +164,38 @@ def test_many_futures_are_grouped_and_stay_in_order(client):
     assert set(holder) <= workers and len(set(holder)) == 2     # scatter spread them
     chunks = batch._group_unknown([[i] for i in range(len(futs))], [None] * len(futs), 2, holder)
     assert all(len({holder[i] for i in c}) == 1 for c in chunks) and max(len(c) for c in chunks) > 1
+
+
+def test_results_come_straight_from_the_workers_of_a_local_cluster(client, monkeypatch):
+    # a cluster this client started, on loopback addresses: one hop, not two
+    assert batch._gather_direct(client, client.nthreads()) is True
+    asked = []
+    real = type(client).gather
+
+    def spy(self, futures, *args, **kwargs):
+        asked.append(kwargs.get("direct"))
+        return real(self, futures, *args, **kwargs)
+
+    monkeypatch.setattr(type(client), "gather", spy)
+    gs = [generators.random_bipartite(40, 40, 3, seed=i) for i in range(6)]
+    got = batch.maximum_bipartite_matching(gs, client=client, backend="numpy", pack_edges=0)
+    assert asked and all(d is True for d in asked)
+    for g, perm in zip(gs, got):
+        check_matching(g, perm, expected_size=scipy_size(g))
+
+
+def test_gather_direct_keeps_dasks_default_elsewhere():
+    class FakeClient:
+        direct_to_workers = None
+        cluster = object()
+
+    c = FakeClient()
+    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1, "tcp://[::1]:4002": 1}) is True
+    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1, "tcp://10.0.0.3:4002": 1}) is None
+    assert batch._gather_direct(c, {}) is None
+    c.cluster = None     # connected by address: a loopback address may be a forwarded port
+    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1}) is None
+    c.direct_to_workers = False      # the client's own choice wins either way
+    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1}) is False
+    c.direct_to_workers = True
+    assert batch._gather_direct(c, {"tcp://10.0.0.3:4002": 1}) is True
