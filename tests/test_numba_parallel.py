@@ -87,6 +87,14 @@ def _csc(A):
     return C.indptr.astype(np.int32), C.indices.astype(np.int32)
 
 
+def _patterns(A):
+    """`A` as a sorted CSR, its shape, and its int32 CSR and CSC arrays (what the kernels take)."""
+    A = sp.csr_matrix(A)
+    A.sort_indices()
+    m, n = A.shape
+    return A, m, n, A.indptr.astype(np.int32), A.indices.astype(np.int32), *_csc(A)
+
+
 def _check_pairs(A, mu_row, mu_col):
     """`mu_row` / `mu_col` are one matching seen from both sides, of stored entries; returns its size."""
     m, n = A.shape
@@ -170,11 +178,7 @@ def test_karp_sipser_parallel_keeps_a_warm_start():
     """Pairs given on entry stay; the degrees are then counted over free vertices."""
     from gpumatch.matching import _cpu, _cpu_parallel
 
-    A = sp.csr_matrix(G.random_bipartite(2000, 1800, 3, seed=21))
-    A.sort_indices()
-    m, n = A.shape
-    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
-    cptr, cind = _csc(A)
+    A, m, n, rptr, rind, cptr, cind = _patterns(G.random_bipartite(2000, 1800, 3, seed=21))
     mu_row = np.full(m, -1, np.int32)
     mu_col = np.full(n, -1, np.int32)
     _cpu.greedy(m, n, cptr, cind, mu_row, mu_col)
@@ -197,11 +201,7 @@ def test_karp_sipser_parallel_quality():
     """On a random graph the slices lose (almost) nothing against serial Karp–Sipser."""
     from gpumatch.matching import _cpu, _cpu_parallel
 
-    A = sp.csr_matrix(G.random_bipartite(20000, 20000, 5, seed=22))
-    A.sort_indices()
-    m, n = A.shape
-    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
-    cptr, cind = _csc(A)
+    A, m, n, rptr, rind, cptr, cind = _patterns(G.random_bipartite(20000, 20000, 5, seed=22))
     sizes = []
     for nt in (0, 2, 4):
         mu_row = np.full(m, -1, np.int32)
@@ -514,11 +514,7 @@ def test_ms_bfs_grafts(nt, level_min):
 
     from gpumatch.matching import _cpu, _cpu_parallel
 
-    A = sp.csr_matrix(G.random_bipartite(3000, 4000, 2, seed=23))
-    A.sort_indices()
-    m, n = A.shape
-    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
-    cptr, cind = _csc(A)
+    A, m, n, rptr, rind, cptr, cind = _patterns(G.random_bipartite(3000, 4000, 2, seed=23))
     ref = _reference_size(A, False)
     saved = numba.get_num_threads()
     numba.set_num_threads(min(nt, numba.config.NUMBA_NUM_THREADS))
