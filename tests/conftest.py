@@ -57,6 +57,23 @@ def run_in_child(code: str, *args: str, cwd, timeout: int = 600):
                           timeout=timeout, check=False)
 
 
+def certified_loop_in_child(body: str, count: int, cwd) -> None:
+    """Run `body` `count` times in one fresh interpreter (:func:`run_in_child`)
+    and assert that every round finished.  `body` solves and certifies one
+    problem; it sees ``np``, ``sp``, ``gpumatch``, ``check_flow``,
+    ``check_matching`` and ``rng`` (``default_rng(0)``, shared by the rounds)."""
+    import textwrap
+
+    code = ("import numpy as np\nimport scipy.sparse as sp\nimport gpumatch\n"
+            "from gpumatch.testing import check_flow, check_matching\n"
+            "rng = np.random.default_rng(0)\n"
+            f"for i in range({int(count)}):\n" + textwrap.indent(textwrap.dedent(body).strip() + "\n", "    ")
+            + f"print('ok', {int(count)})\n")
+    done = run_in_child(code, cwd=cwd)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert f"ok {int(count)}" in done.stdout
+
+
 #: Test modules whose ``backend``-parametrised tests also run on "numba":
 #: they test the public API.  The others (test_csr.py, test_dynamic_*.py,
 #: test_robustness.py) test the NumPy/CUDA twins' kernels, G-PR's progress

@@ -19,7 +19,7 @@ from gpumatch.io import read_matrix_market
 from gpumatch.flow import matching_by_flow, maximum_flow, minimum_cut
 from gpumatch.testing import check_flow
 
-from conftest import corpus_manifest, run_in_child
+from conftest import certified_loop_in_child, corpus_manifest
 
 LAYOUTS = ["reverse_csr", "bcsr"]
 
@@ -663,32 +663,17 @@ def test_pairs_stop_the_adaptive_period(backend, monkeypatch, case):
         assert len(calls) >= 4
 
 
-_LOOP_OF_SMALL_FLOWS = """
-import sys
-import numpy as np
-import scipy.sparse as sp
-import gpumatch
-from gpumatch.testing import check_flow
-
-rng = np.random.default_rng(0)
-count = int(sys.argv[1])
-for i in range(count):
-    # random capacitated networks of 100..1000 arcs, source 0, sink V-1, in one process
-    k = int(rng.integers(100, 1001))
-    V = int(rng.integers(max(k // 6, 3), max(k // 3, 4)))
-    u, v = rng.integers(0, V, k), rng.integers(0, V, k)
-    C = sp.coo_matrix((rng.integers(1, 100, k).astype(np.int64), (u, v)), shape=(V, V)).tocsr()
-    C.sum_duplicates()
-    r = gpumatch.maximum_flow(C, 0, V - 1, backend="cupy")
-    check_flow(C, 0, V - 1, r.flow, r.flow_value)
-print("ok", count)
-"""
-
-
 @pytest.mark.gpu
 def test_a_long_loop_of_small_gpu_flows_in_one_process(tmp_path):
     # As the loop of small matchings (test_matching.py): a thousand single
-    # calls, each certified, in a child process.
-    done = run_in_child(_LOOP_OF_SMALL_FLOWS, "1000", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "ok 1000" in done.stdout
+    # calls, each certified, in a child process.  Random capacitated
+    # networks of 100..1000 arcs, source 0, sink V-1.
+    certified_loop_in_child("""
+        k = int(rng.integers(100, 1001))
+        V = int(rng.integers(max(k // 6, 3), max(k // 3, 4)))
+        u, v = rng.integers(0, V, k), rng.integers(0, V, k)
+        C = sp.coo_matrix((rng.integers(1, 100, k).astype(np.int64), (u, v)), shape=(V, V)).tocsr()
+        C.sum_duplicates()
+        r = gpumatch.maximum_flow(C, 0, V - 1, backend="cupy")
+        check_flow(C, 0, V - 1, r.flow, r.flow_value)
+    """, 1000, tmp_path)

@@ -14,7 +14,7 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_mbm
 from scipy.sparse.csgraph import maximum_flow, structural_rank as scipy_srank
 
-from conftest import corpus_manifest, run_in_child
+from conftest import certified_loop_in_child, corpus_manifest
 from gpumatch import _backend, generators
 from gpumatch._validation import CSRGraph, as_csr_graph
 from gpumatch.io import read_matrix_market
@@ -720,32 +720,17 @@ def test_make_state_csc_is_sorted(backend):
     check_matching(A, host(st.mu_col).astype(np.int64), expected_size=scipy_size(A))
 
 
-_LOOP_OF_SMALL_MATCHINGS = """
-import sys
-import numpy as np
-import scipy.sparse as sp
-import gpumatch
-from gpumatch.testing import check_matching
-
-rng = np.random.default_rng(0)
-count = int(sys.argv[1])
-for i in range(count):
-    # random bipartite graphs of 100..1000 entries, duplicates merged, in one process
-    k = int(rng.integers(100, 1001))
-    m = int(rng.integers(max(k // 8, 1), max(k // 2, 2)))
-    n = int(rng.integers(max(k // 8, 1), max(k // 2, 2)))
-    A = sp.coo_matrix((np.ones(k), (rng.integers(0, m, k), rng.integers(0, n, k))), shape=(m, n)).tocsr()
-    A.sum_duplicates()
-    check_matching(A, gpumatch.maximum_bipartite_matching(A, backend="cupy"))
-print("ok", count)
-"""
-
-
 @pytest.mark.gpu
 def test_a_long_loop_of_small_gpu_matchings_in_one_process(tmp_path):
     # Thousands of single calls in one process, each certified: device
     # state left by one call (the memory pool, cuSPARSE's handle) must not
     # break the next.  A fault loses the CUDA context: a child process.
-    done = run_in_child(_LOOP_OF_SMALL_MATCHINGS, "3000", cwd=tmp_path)
-    assert done.returncode == 0, done.stderr[-3000:]
-    assert "ok 3000" in done.stdout
+    # Random bipartite graphs of 100..1000 entries, duplicates merged.
+    certified_loop_in_child("""
+        k = int(rng.integers(100, 1001))
+        m = int(rng.integers(max(k // 8, 1), max(k // 2, 2)))
+        n = int(rng.integers(max(k // 8, 1), max(k // 2, 2)))
+        A = sp.coo_matrix((np.ones(k), (rng.integers(0, m, k), rng.integers(0, n, k))), shape=(m, n)).tocsr()
+        A.sum_duplicates()
+        check_matching(A, gpumatch.maximum_bipartite_matching(A, backend="cupy"))
+    """, 3000, tmp_path)
