@@ -84,9 +84,9 @@ from . import _backend
 from . import flow as _flow
 from . import io as _io
 from . import matching as _matching
-from ._validation import CSRGraph, as_csr_graph, check_option
+from ._validation import as_csr_graph, check_option
 from .flow._maxflow import _capacity_graph, _check_terminals
-from ._batch_pack import _offsets, _pack_flow, _pack_matching
+from ._batch_pack import _fast_graphs, _pack_flow, _pack_matching
 
 __all__ = ["maximum_bipartite_matching", "maximum_flow", "PACK_EDGES", "PACK_ALONE"]
 
@@ -528,84 +528,6 @@ def _solve_alone(kind, member, indices, out, backend, perm_type, options, k, whe
             out[slot] = res
     except Exception as exc:
         out[slot] = _indexed(exc, indices[slot], path)
-
-
-def _fast_graphs(kind, members):
-    """Host CSRGraphs of the members that are canonical scipy CSR, checked together.
-
-    The checks of :func:`gpumatch._validation.as_csr_graph` (and, for flow,
-    of the capacities), vectorised over the pack instead of a few Python
-    calls per graph: pointers start at 0, end at the number of indices and
-    never decrease; column indices are in range and strictly increase
-    within each row (so there are no duplicates to merge); capacities are
-    non-negative integers that fit int64.  Members of another kind, and any
-    member that fails a check, are left to the per-problem validation,
-    which canonicalises them or raises the single call's error.
-    """
-    cand = []
-    for j, (_, obj, _, _, _) in enumerate(members):
-        if not (sp.issparse(obj) and obj.format == "csr"):
-            continue
-        ip, ix = obj.indptr, obj.indices
-        if not (isinstance(ip, np.ndarray) and isinstance(ix, np.ndarray) and ip.ndim == 1 and ix.ndim == 1
-                and ip.dtype.kind in "iu" and ix.dtype.kind in "iu"):
-            continue
-        m, n = (int(x) for x in obj.shape)
-        if ip.shape[0] != m + 1:
-            continue
-        if kind == "flow":
-            d = obj.data
-            if m != n or not isinstance(d, np.ndarray) or d.dtype.kind not in "iub" or d.shape != ix.shape:
-                continue
-        cand.append(j)
-    if not cand:
-        return {}
-    objs = [members[j][1] for j in cand]
-    P = len(cand)
-    # pointers
-    poff = _offsets([o.indptr.shape[0] for o in objs])
-    ptr = np.concatenate([o.indptr.astype(np.int64, copy=False) for o in objs])
-    nnz = np.asarray([o.indices.shape[0] for o in objs], dtype=np.int64)
-    ok = (ptr[poff[:-1]] == 0) & (ptr[poff[1:] - 1] == nnz)
-    if ptr.shape[0] > 1:
-        dec = np.diff(ptr) < 0
-        dec[poff[1:-1] - 1] = False  # steps from one graph's pointers to the next's
-        if dec.any():
-            ok &= np.bincount(np.searchsorted(poff[1:], np.flatnonzero(dec), side="right"), minlength=P) == 0
-    keep = np.flatnonzero(ok)
-    objs = [objs[k] for k in keep]
-    if not objs:
-        return {}
-    P = len(objs)
-    eoff = _offsets([o.indices.shape[0] for o in objs])
-    E = int(eoff[-1])
-    if E:
-        idx = np.concatenate([o.indices.astype(np.int64, copy=False) for o in objs])
-        pid = np.searchsorted(eoff[1:], np.arange(E, dtype=np.int64), side="right")
-        ncols = np.asarray([o.shape[1] for o in objs], dtype=np.int64)
-        bad = (idx < 0) | (idx >= ncols[pid])
-        poff = _offsets([o.indptr.shape[0] for o in objs])
-        ptr = np.concatenate([o.indptr.astype(np.int64, copy=False) for o in objs])
-        own = np.searchsorted(poff[1:], np.arange(ptr.shape[0], dtype=np.int64), side="right")
-        heads = np.ones(ptr.shape[0], dtype=bool)
-        heads[poff[1:] - 1] = False  # each graph's last pointer is no row start
-        starts = np.zeros(E + 1, dtype=bool)
-        starts[(ptr + eoff[own])[heads]] = True
-        bad[1:] |= (idx[1:] <= idx[:-1]) & ~starts[1:E]
-        if kind == "flow":
-            # as int64, a negative capacity and a uint64 one past int64 are both < 0
-            dat = np.concatenate([o.data.astype(np.int64, copy=False) for o in objs])
-            bad |= dat < 0
-        good = np.bincount(pid[bad], minlength=P) == 0 if bad.any() else np.ones(P, dtype=bool)
-    else:
-        good = np.ones(P, dtype=bool)
-    found = {}
-    for k, o in zip(keep[good], (o for o, gd in zip(objs, good) if gd)):
-        m, n = (int(x) for x in o.shape)
-        data = o.data.astype(np.int64) if kind == "flow" else None
-        found[cand[k]] = CSRGraph(o.indptr, o.indices, (m, n), "numpy", False, data, "scipy", "csr",
-                                  isinstance(o, getattr(sp, "sparray", ())))
-    return found
 
 
 def _solve_pack(kind, members, indices, out, backend, perm_type, options, k, where):
