@@ -197,9 +197,9 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
 
     With `return_perm` the values moved are the entries' CSR positions,
     which come out permuted: the permutation.  On an H100, R-MAT 24 (133M
-    entries): 4.4 ms with the symbolic action (no values moved), where
-    cupyx's ``tocsc`` (float32 values filled and permuted) takes 11.0 ms
-    and the sort below several times that."""
+    entries): 10.1 ms, 10.7 with the permutation, level with cupyx's
+    ``tocsc``; the sort below takes several times that.  The symbolic
+    action (no values moved) took 4.3 ms but is not used: see below."""
     nnz = int(indices.shape[0])
     m = int(indptr.shape[0]) - 1
     if not (nnz and m and n_cols) or indptr.dtype != np.int32 or indices.dtype != np.int32:
@@ -218,10 +218,14 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
     perm = cp.empty(nnz, dtype=np.int32)
     # Always the numeric action with real value arrays on both sides, as
     # CuPy's own tocsc calls it: without `return_perm` the column indices
-    # stand in for the CSR values and the moved copy is dropped.  (The
-    # symbolic action with a NULL CSC value array, used before, was
-    # followed by an illegal-address fault on an H100 -- a 423 x 326 then a
-    # 32 x 47 random pattern, in one process -- while each alone was fine.)
+    # stand in for the CSR values and the moved copy is dropped.  The
+    # symbolic action faults in cuSPARSE 13 on an H100 (internal error,
+    # then an illegal address) on a 32 x 47 random pattern right after a
+    # 423 x 326 one in one process, with a NULL or a real CSC value array,
+    # a zeroed or a padded work buffer alike; each pattern alone is fine.
+    # The numeric action passes that pair and 3000 random small patterns
+    # (tests/test_matching.py -k long_loop); narrower value types (8- or
+    # 16-bit) gain nothing measurable.
     pos = cp.arange(nnz, dtype=np.int32) if return_perm else indices
     # CUDA_R_32F: the values are only moved, so the 32-bit words arrive
     # intact (cuSPARSE 13 rejects CUDA_R_32I here with an internal error);
@@ -229,10 +233,7 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
     args = (handle, m, n_cols, nnz, pos.data.ptr, indptr.data.ptr, indices.data.ptr, perm.data.ptr,
             t_indptr.data.ptr, t_indices.data.ptr, 0, 1, 0, 1)
     size = cs.csr2cscEx2_bufferSize(*args)
-    # the work buffer starts zeroed, as a fresh allocation usually is and
-    # one recycled by CuPy's pool is not (the fault above came after an
-    # earlier call, never on a first one); one memset
-    buf = cp.zeros(max(int(size), 1), dtype=np.int8)
+    buf = cp.empty(max(int(size), 1), dtype=np.int8)
     cs.csr2cscEx2(*args, buf.data.ptr)
     return (t_indptr, t_indices, perm) if return_perm else (t_indptr, t_indices)
 

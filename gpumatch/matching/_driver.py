@@ -164,8 +164,9 @@ def make_state(g) -> GPRState:
     csr2csc on a 32-bit device pattern, SciPy's counting transpose on the
     host.  A counting transpose of our own (histogram, atomic scatter) lost
     to cuSPARSE on an H100: R-MAT 24 (133M entries) 14.1 ms with its rows
-    unsorted, 28.2 ms sorted, against 4.4 ms; random 16M d5 17.0 / 19.5
-    against 2.9 ms; level on Delaunay 1M (0.39 against 0.44 ms).
+    unsorted, 28.2 ms sorted, against 10.1 ms (4.4 with cuSPARSE's symbolic
+    action, which faults: see there); random 16M d5 17.0 / 19.5 against
+    8.6 ms (2.9); level on Delaunay 1M (0.39 against 0.44 ms, symbolic).
     """
     xp = g.xp
     m, n = g.m, g.n
