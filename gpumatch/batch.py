@@ -72,7 +72,6 @@ only known on the workers and such an error comes back for every problem.
 from __future__ import annotations
 
 import inspect
-import ipaddress
 import os
 import sys
 from typing import Any
@@ -112,19 +111,11 @@ PACK_EDGES = {"cupy": 1 << 21, "cpu": 1 << 17}
 #: graphs) 0.070 / 0.048.  NumPy: packs win up to 20k edges (0.289 / 0.351 s).
 PACK_ALONE = {"cupy": 1 << 16, "numba": 1 << 9}
 
-#: With a Dask client: chunks per worker thread, and problems per chunk at
-#: most, for problems of unknown size (Futures, :func:`_group_unknown`):
-#: enough chunks that the workers finish close together, few enough that
-#: Dask's cost per task stays small.
-UNKNOWN_CHUNKS_PER_WORKER = 8
-UNKNOWN_CHUNK_MAX = 16
-
 #: ``progress=None`` shows a bar for batches of at least this many problems
 #: (and only when standard error is a terminal).
 PROGRESS_MIN = 100
 
 _ERRORS = ("raise", "return")
-_DASK_HINT = "pip install 'gpumatch[dask]'"
 
 # Per-process bookkeeping: a Dask worker keeps this module imported between
 # tasks, so the counter (like CuPy's compiled-kernel caches) lives on.
@@ -619,7 +610,10 @@ def _run(kind, items, backend, perm_type, options, errors, progress, pack_edges,
         chunks = _runs_of_alone(_plan(sizes, budget, _alone_at(budget, backend)))
         _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results, sizes)
     else:
-        _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results)
+        from . import _batch_dask
+
+        _batch_dask.run(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges,
+                        results)
     return results
 
 
@@ -685,157 +679,6 @@ def _run_local(kind, items, chunks, backend, perm_type, options, errors, progres
     if errors == "raise" and worst is not None:
         exc = results[worst]
         raise exc from exc.__cause__
-
-
-def _import_distributed():
-    try:
-        import distributed
-    except ImportError as exc:
-        raise ImportError(f"client= needs dask.distributed: {_DASK_HINT}") from exc
-    return distributed
-
-
-def _run_dask(client, kind, items, sizes, backend, perm_type, options, errors, progress, pack_edges, results):
-    distributed = _import_distributed()
-    try:
-        nthreads = client.nthreads()
-        workers = max(1, sum(nthreads.values()))
-    except Exception:  # pragma: no cover - a client without nthreads
-        nthreads, workers = {}, 1
-    direct = _gather_direct(client, nthreads)
-    # Chunks: the packing rule, with a smaller budget when the batch would
-    # otherwise give fewer than two chunks per worker thread; each chunk is
-    # re-packed on its worker by the problems' true sizes.
-    # The backend is resolved on the workers: chunk with the GPU budget (the
-    # larger), the workers re-pack with their own when pack_edges is None.
-    limit = PACK_EDGES["cupy"] if pack_edges is None else pack_edges
-    known = sum(s for s in sizes if s is not None)
-    budget = max(1, min(limit, -(-known // (2 * workers)))) if limit else 0
-    chunks = _group_unknown(_plan(sizes, budget, limit // 4), sizes, workers, _holders(client, kind, items, sizes))
-    payloads = [[items[i] for i in idx] for idx in chunks]
-    # Matrices go to the workers by one scatter; paths travel in the task and
-    # are read there; Futures (data already on the cluster) are resolved by
-    # Dask where the task runs.
-    in_memory = [k for k, p in enumerate(payloads)
-                 if any(not _is_path(_item_obj(kind, it)) for it in p)
-                 and not any(_is_future(_item_obj(kind, it)) for it in p)]
-    if in_memory:
-        scattered = client.scatter([_Payload(payloads[k]) for k in in_memory], hash=False)
-        for k, fut in zip(in_memory, scattered):
-            payloads[k] = fut
-    futures = [client.submit(_solve_chunk, kind, idx, payload, backend, perm_type, options, pack_edges,
-                             pure=False)
-               for idx, payload in zip(chunks, payloads)]
-    try:
-        if _show_progress(progress, len(items)):
-            distributed.progress(futures)
-        position = {fut.key: k for k, fut in enumerate(futures)}
-        done = [False] * len(items)
-        first_open, worst = 0, None   # every problem before first_open is in
-        # Results as the chunks finish, one gather per group of finished ones
-        # (a Future.result() per chunk, in order, was a round trip each).
-        for finished in distributed.as_completed(futures).batches():
-            for fut, got in zip(finished, client.gather(finished, direct=direct)):
-                k = position[fut.key]
-                for i, r in zip(chunks[k], got):
-                    results[i] = r
-                    done[i] = True
-                if errors == "raise":
-                    worst = _first_error(results, chunks[k], worst)
-            while first_open < len(items) and done[first_open]:
-                first_open += 1
-            if errors == "raise" and worst is not None and first_open > worst:
-                break   # every problem before the failing one is in
-    finally:
-        client.cancel([f for f in futures if not f.done()])
-    if errors == "raise" and worst is not None:
-        raise results[worst]
-
-
-def _gather_direct(client, workers) -> bool | None:
-    """Whether to gather results straight from the workers (`workers`: their
-    addresses) rather than through the scheduler, Dask's default: the
-    client's own ``direct_to_workers`` when set, else yes for a cluster this
-    client started (``client.cluster``, such as a ``LocalCUDACluster``)
-    whose workers all listen on a loopback address: processes of this
-    machine, which the client reaches as the scheduler does (a client
-    connected by address keeps the default: a forwarded port can make a
-    loopback address someone else's).  One hop instead of two: on a 2-core
-    CPU, 121 MB of int32 results from two workers came back in 0.068-0.071 s
-    instead of 0.095-0.105 s."""
-    chosen = getattr(client, "direct_to_workers", None)
-    if chosen is not None:
-        return bool(chosen)
-    if not workers or getattr(client, "cluster", None) is None:
-        return None
-    try:
-        from distributed.comm import get_address_host
-
-        hosts = {get_address_host(w) for w in workers}
-    except Exception:  # an address of another kind: Dask's default
-        return None
-    for host in hosts:
-        try:
-            if not (host == "localhost" or ipaddress.ip_address(host).is_loopback):
-                return None
-        except ValueError:
-            return None
-    return True
-
-
-def _group_unknown(chunks, sizes, workers, holder=None):
-    """Put the problems of unknown size (Futures: data already on the
-    cluster) that `_plan` left one per chunk into chunks of several, about
-    :data:`UNKNOWN_CHUNKS_PER_WORKER` chunks per worker thread and at most
-    :data:`UNKNOWN_CHUNK_MAX` problems each; the chunks come in the order of
-    their first problems.  With `holder` (problem index -> the worker that
-    holds its data, None where unknown) a chunk only holds problems of one
-    holder, so its task runs there without moving graphs between workers;
-    otherwise (and within a holder) consecutive problems, a problem of known
-    size ending the runs.  A Dask task costs about 1-3 ms besides its solve
-    (scheduling, the result's trip back).  100 graphs of 0.1-0.4M edges on
-    the workers of a 2-core machine (Numba, median of 7, interleaved): one
-    worker 1.49 s a task each, 1.09 s grouped (0.90 s in one process); two
-    workers 0.86 s and 0.64 s."""
-    def lone(c):
-        return len(c) == 1 and sizes[c[0]] is None
-
-    count = sum(1 for c in chunks if lone(c))
-    if count <= workers:
-        return chunks
-    per = max(1, min(UNKNOWN_CHUNK_MAX, -(-count // (UNKNOWN_CHUNKS_PER_WORKER * workers))))
-    out, runs = [], {}
-    for c in chunks:
-        if lone(c):
-            run = runs.setdefault(holder[c[0]] if holder is not None else None, [])
-            run.append(c[0])
-            if len(run) == per:
-                out.append(list(run))
-                run.clear()
-            continue
-        out.extend(run for run in runs.values() if run)
-        runs = {}
-        out.append(c)
-    out.extend(run for run in runs.values() if run)
-    out.sort(key=lambda c: c[0])
-    return out
-
-
-def _holders(client, kind, items, sizes):
-    """Problem index -> address of a worker holding its data (Futures only), or None."""
-    futures = {i: _item_obj(kind, it) for i, it in enumerate(items)
-               if sizes[i] is None and _is_future(_item_obj(kind, it))}
-    if not futures:
-        return None
-    try:
-        who = client.who_has(list(futures.values()))
-    except Exception:  # pragma: no cover - a client without who_has: no grouping by holder
-        return None
-    out = [None] * len(items)
-    for i, f in futures.items():
-        where = who.get(f.key) or ()
-        out[i] = sorted(where)[0] if where else None
-    return out
 
 
 def _item_obj(kind, item):

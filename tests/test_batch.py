@@ -19,7 +19,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching as sp_matching
 from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
 
 import gpumatch
-from gpumatch import _backend, batch, generators
+from gpumatch import _backend, _batch_dask, batch, generators
 from gpumatch.io import write_dimacs_max, write_matrix_market
 from gpumatch.testing import check_flow, check_matching
 
@@ -513,13 +513,13 @@ def test_unknown_sizes_are_grouped_in_order():
     chunks per worker; known ones keep their chunks; the order is kept."""
     sizes = [None] * 10 + [5] + [None] * 3
     chunks = [[i] for i in range(14)]
-    got = batch._group_unknown(chunks, sizes, workers=1)
-    per = -(-13 // batch.UNKNOWN_CHUNKS_PER_WORKER)
+    got = _batch_dask._group_unknown(chunks, sizes, workers=1)
+    per = -(-13 // _batch_dask.UNKNOWN_CHUNKS_PER_WORKER)
     assert [i for c in got for i in c] == list(range(14))
     assert [10] in got and all(len(c) <= per for c in got)
     assert max(len(c) for c in got) == per > 1
-    assert batch._group_unknown(chunks[:2], sizes[:2], workers=2) == chunks[:2]   # no more than the workers
-    assert all(len(c) == 1 for c in batch._group_unknown(chunks, sizes, workers=64))
+    assert _batch_dask._group_unknown(chunks[:2], sizes[:2], workers=2) == chunks[:2]   # no more than the workers
+    assert all(len(c) == 1 for c in _batch_dask._group_unknown(chunks, sizes, workers=64))
 
 
 def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
@@ -529,7 +529,7 @@ def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
     sizes = [None] * 40 + [5] + [None] * 9
     holder = ["a" if i % 3 else "b" for i in range(50)]
     chunks = [[i] for i in range(50)]
-    got = batch._group_unknown(chunks, sizes, workers=2, holder=holder)
+    got = _batch_dask._group_unknown(chunks, sizes, workers=2, holder=holder)
     assert sorted(i for c in got for i in c) == list(range(50))
     assert [c[0] for c in got] == sorted(c[0] for c in got)
     assert [40] in got

@@ -17,7 +17,7 @@ import scipy.sparse as sp
 distributed = pytest.importorskip("distributed")
 
 import gpumatch  # noqa: E402
-from gpumatch import batch, generators  # noqa: E402
+from gpumatch import _batch_dask, batch, generators  # noqa: E402
 from gpumatch.io import write_dimacs_max, write_matrix_market  # noqa: E402
 from gpumatch.testing import check_flow, check_matching  # noqa: E402
 
@@ -159,16 +159,16 @@ def test_many_futures_are_grouped_and_stay_in_order(client):
     with pytest.raises(TypeError, match="17"):
         batch.maximum_bipartite_matching(bad, client=client, backend="numpy")
     # the chunks follow the data: each holds graphs of one worker only
-    holder = batch._holders(client, "matching", futs, [None] * len(futs))
+    holder = _batch_dask._holders(client, "matching", futs, [None] * len(futs))
     workers = set(client.scheduler_info()["workers"])
     assert set(holder) <= workers and len(set(holder)) == 2     # scatter spread them
-    chunks = batch._group_unknown([[i] for i in range(len(futs))], [None] * len(futs), 2, holder)
+    chunks = _batch_dask._group_unknown([[i] for i in range(len(futs))], [None] * len(futs), 2, holder)
     assert all(len({holder[i] for i in c}) == 1 for c in chunks) and max(len(c) for c in chunks) > 1
 
 
 def test_results_come_straight_from_the_workers_of_a_local_cluster(client, monkeypatch):
     # a cluster this client started, on loopback addresses: one hop, not two
-    assert batch._gather_direct(client, client.nthreads()) is True
+    assert _batch_dask._gather_direct(client, client.nthreads()) is True
     asked = []
     real = type(client).gather
 
@@ -190,12 +190,12 @@ def test_gather_direct_keeps_dasks_default_elsewhere():
         cluster = object()
 
     c = FakeClient()
-    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1, "tcp://[::1]:4002": 1}) is True
-    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1, "tcp://10.0.0.3:4002": 1}) is None
-    assert batch._gather_direct(c, {}) is None
+    assert _batch_dask._gather_direct(c, {"tcp://127.0.0.1:4001": 1, "tcp://[::1]:4002": 1}) is True
+    assert _batch_dask._gather_direct(c, {"tcp://127.0.0.1:4001": 1, "tcp://10.0.0.3:4002": 1}) is None
+    assert _batch_dask._gather_direct(c, {}) is None
     c.cluster = None     # connected by address: a loopback address may be a forwarded port
-    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1}) is None
+    assert _batch_dask._gather_direct(c, {"tcp://127.0.0.1:4001": 1}) is None
     c.direct_to_workers = False      # the client's own choice wins either way
-    assert batch._gather_direct(c, {"tcp://127.0.0.1:4001": 1}) is False
+    assert _batch_dask._gather_direct(c, {"tcp://127.0.0.1:4001": 1}) is False
     c.direct_to_workers = True
-    assert batch._gather_direct(c, {"tcp://10.0.0.3:4002": 1}) is True
+    assert _batch_dask._gather_direct(c, {"tcp://10.0.0.3:4002": 1}) is True
