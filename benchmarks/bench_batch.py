@@ -22,10 +22,10 @@ before its time counts):
     client (one device) on the same graphs.  That call runs in a child
     process without Dask (a scheduler and client in its process would
     compete for its interpreter), and the two alternate, one run each in
-    turn: the host's speed drifts by 20-40 % over a minute on the device
-    machines, and alternating makes both sides see the same drift.  The
-    ratio reported is the median of the per-pair ratios.  Target on two
-    H100s: >= 1.8x.
+    turn: the host's speed drifts (the same one-GPU call took 0.64-1.02 s
+    within minutes on a two-H100 host), and alternating lets both sides
+    see the same drift.  The ratio reported is the median of the per-pair
+    ratios.  Target on two H100s: >= 1.8x.
 
 Examples::
 
