@@ -52,8 +52,9 @@ in order.  Files are read on the workers.  With one worker per GPU
 (``dask_cuda.LocalCUDACluster`` on one machine, ``dask-cuda-worker`` on
 several), each worker solves on its own device; the CUDA kernels are
 compiled once per worker process (the module stays imported between tasks)
-and reused by every later task.  This module is the only one of gpumatch
-that imports dask, and only when a client is given.
+and reused by every later task.  Its driver, ``gpumatch._batch_dask``, is
+the only module of gpumatch that imports dask, and only when a client is
+given.
 
 Errors
 ------
