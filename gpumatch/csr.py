@@ -197,7 +197,7 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
 
     With `return_perm` the values moved are the entries' CSR positions,
     which come out permuted: the permutation.  On an H100, R-MAT 24 (133M
-    entries): 10.1 ms, 10.7 with the permutation, level with cupyx's
+    entries): 10.1 ms, about 11 with the permutation, level with cupyx's
     ``tocsc``; the sort below takes several times that.  The symbolic
     action (no values moved) took 4.3 ms but is not used: see below."""
     nnz = int(indices.shape[0])
