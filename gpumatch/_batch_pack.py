@@ -86,10 +86,13 @@ def _fast_graphs(kind, members):
         if dec.any():
             ok &= np.bincount(np.searchsorted(poff[1:], np.flatnonzero(dec), side="right"), minlength=P) == 0
     keep = np.flatnonzero(ok)
-    objs = [objs[k] for k in keep]
-    if not objs:
-        return {}
-    P = len(objs)
+    if keep.shape[0] < P:   # the pointers of the members left
+        objs = [objs[k] for k in keep]
+        if not objs:
+            return {}
+        P = len(objs)
+        poff = _offsets([o.indptr.shape[0] for o in objs])
+        ptr = np.concatenate([o.indptr.astype(np.int64, copy=False) for o in objs])
     eoff = _offsets([o.indices.shape[0] for o in objs])
     E = int(eoff[-1])
     if E:
@@ -97,8 +100,6 @@ def _fast_graphs(kind, members):
         pid = np.searchsorted(eoff[1:], np.arange(E, dtype=np.int64), side="right")
         ncols = np.asarray([o.shape[1] for o in objs], dtype=np.int64)
         bad = (idx < 0) | (idx >= ncols[pid])
-        poff = _offsets([o.indptr.shape[0] for o in objs])
-        ptr = np.concatenate([o.indptr.astype(np.int64, copy=False) for o in objs])
         own = np.searchsorted(poff[1:], np.arange(ptr.shape[0], dtype=np.int64), side="right")
         heads = np.ones(ptr.shape[0], dtype=bool)
         heads[poff[1:] - 1] = False  # each graph's last pointer is no row start
