@@ -37,6 +37,7 @@ __all__ = [
     "array_module",
     "degrees",
     "segment_owner",
+    "segment_offsets",
     "expand_segments",
     "transpose",
     "reverse_arc_index",
@@ -93,6 +94,25 @@ def segment_owner(offsets, total: int):
     xp = array_module(offsets)
     k = xp.arange(total, dtype=offsets.dtype)
     return xp.searchsorted(offsets[1:], k, side="right").astype(offsets.dtype, copy=False)
+
+
+def segment_offsets(owners, n_segments: int):
+    """CSR-style pointers of sorted segment ids: the inverse of :func:`segment_owner`.
+
+    ``offsets[s]`` is where segment ``s`` starts in the non-decreasing
+    `owners` (the first position whose owner is at least ``s``), so empty
+    segments get an empty range; int64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import segment_offsets
+    >>> segment_offsets(np.array([0, 0, 2, 2, 2]), 4).tolist()
+    [0, 2, 2, 5, 5]
+    """
+    xp = array_module(owners)
+    starts = xp.searchsorted(owners, xp.arange(n_segments + 1, dtype=np.int64), side="left")
+    return starts.astype(np.int64, copy=False)
 
 
 def expand_segments(indptr, vertices):
@@ -563,8 +583,7 @@ def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
         keys = keys[first]
     rows = keys // width
     cols = keys - rows * width
-    # the keys are sorted, so are their rows: a row starts where its first key would go
-    indptr = xp.searchsorted(rows, xp.arange(n_rows + 1, dtype=np.int64), side="left").astype(np.int64, copy=False)
+    indptr = segment_offsets(rows, n_rows)   # the keys are sorted, so are their rows
     return indptr, cols, data
 
 

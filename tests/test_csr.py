@@ -180,6 +180,16 @@ def test_expand_segments_and_owner():
     assert csr.segment_owner(indptr, 6).tolist() == [0, 0, 2, 2, 2, 3]
 
 
+@pytest.mark.parametrize("seed", range(3))
+def test_segment_offsets_inverts_segment_owner(seed, backend):
+    indptr, _, A = _graph(seed, density=0.05)           # empty rows included
+    owners = csr.segment_owner(*_to(backend, indptr.astype(np.int64)), A.nnz)
+    got = _np(csr.segment_offsets(owners, A.shape[0]))[0]
+    assert got.dtype == np.int64
+    np.testing.assert_array_equal(got, indptr)
+    assert _np(csr.segment_offsets(*_to(backend, np.zeros(0, dtype=np.int64)), 3))[0].tolist() == [0, 0, 0, 0]
+
+
 @pytest.mark.parametrize(
     "indptr, indices",
     [

@@ -264,8 +264,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         self._arc_of = xp.full(nnz, -1, dtype=np.int64)        # stored entry -> arc id
         self._arc_of[kept] = xp.arange(E, dtype=np.int64)
         idt = self._idt = index_dtype_for(V + 1, 2 * E + 1)
-        # rows[kept] is sorted (CSR order): a row's arcs start where its first would go
-        indptr = xp.searchsorted(rows[kept], xp.arange(V + 1, dtype=np.int64), side="left").astype(idt)
+        indptr = csr.segment_offsets(rows[kept], V).astype(idt)   # rows[kept] is sorted (CSR order)
         indices = g.indices[kept].astype(idt)
         # per-arc arrays carry one dummy slot at index E: an update of a
         # self-loop writes there, so a batch needs no compaction (no sync)

@@ -442,8 +442,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         E = int(kept.shape[0])
         idt = index_dtype_for(V + 1, 2 * E + 1)
         k_rows = rows[kept]
-        # k_rows is sorted (CSR order): a row's arcs start where its first would go
-        s_indptr = xp.searchsorted(k_rows, xp.arange(V + 1, dtype=np.int64), side="left").astype(idt)
+        s_indptr = csr.segment_offsets(k_rows, V).astype(idt)   # k_rows is sorted (CSR order)
         s_indices = indices[kept].astype(idt)
         s_cap = cap[kept]
     ps, pe = int(s_indptr[source]), int(s_indptr[source + 1])
