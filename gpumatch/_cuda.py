@@ -161,11 +161,10 @@ class _CooperativeKernel:
     """A kernel launched with ``cuLaunchCooperativeKernel`` (:func:`get_kernel`
     with ``cooperative=True``); ``kernel`` is CuPy's function object."""
 
-    __slots__ = ("raw", "kernel")
+    __slots__ = ("kernel",)
 
-    def __init__(self, raw):
-        self.raw = raw
-        self.kernel = getattr(raw, "kernel", raw)
+    def __init__(self, kernel):
+        self.kernel = kernel
 
     def __call__(self, grid, block, args, shared_mem=0):
         self.kernel(tuple(grid), tuple(block), args, shared_mem=shared_mem, enable_cooperative_groups=True)

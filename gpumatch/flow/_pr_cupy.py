@@ -60,8 +60,7 @@ def has_dropped(indptr, indices, cap, tile, cycles) -> bool:
         return False
     out = cp.zeros(1, dtype=cp.int32)
     kern = _cuda.get_kernel(_SRC, "gpumatch_pr_has_dropped", kernel_defines(indptr.dtype, tile, cycles))
-    blocks = min((max(V, nnz) + _BLOCK - 1) // _BLOCK, 4096)
-    kern((blocks,), (_BLOCK,), (indptr, indices, cap, np.int64(V), np.int64(nnz), out))
+    kern(_strided(max(V, nnz)), (_BLOCK,), (indptr, indices, cap, np.int64(V), np.int64(nnz), out))
     return bool(int(out.get()[0]))
 
 
