@@ -159,11 +159,35 @@ def test_many_futures_are_grouped_and_stay_in_order(client):
     with pytest.raises(TypeError, match="17"):
         batch.maximum_bipartite_matching(bad, client=client, backend="numpy")
     # the chunks follow the data: each holds graphs of one worker only
-    holder = _batch_dask._holders(client, "matching", futs, [None] * len(futs))
+    holder, weight = _batch_dask._where(client, "matching", futs, [None] * len(futs))
+    held = [g.data.nbytes + g.indices.nbytes + g.indptr.nbytes for g in gs]   # Dask's count: these and a bit
+    assert all(b <= w <= b + 4096 for w, b in zip(weight, held)) and np.corrcoef(weight, held)[0, 1] > 0.99
     workers = set(client.scheduler_info()["workers"])
-    assert set(holder) <= workers and len(set(holder)) == 2     # scatter spread them
-    chunks = _batch_dask._group_unknown([[i] for i in range(len(futs))], [None] * len(futs), 2, holder)
+    assert {w for h in holder for w in h} == workers     # scatter spread them (the calls above may have copied some)
+    chunks, moved = _batch_dask._group_unknown([[i] for i in range(len(futs))], [None] * len(futs), 2, holder)
     assert all(len({holder[i] for i in c}) == 1 for c in chunks) and max(len(c) for c in chunks) > 1
+
+
+def test_futures_held_by_one_worker_are_shared_with_the_other(client):
+    """Flow networks scattered unevenly (most to one worker): some of that
+    worker's problems are solved in the other's process, results in order
+    and equal to single calls."""
+    probs = [generators.washington_rlg(8, 10, 30, seed=i) for i in range(24)] + flow_inputs()
+    heavy, light = sorted(client.nthreads())
+    on_heavy = client.scatter([C for C, _, _ in probs[:18]] + [C for C, _, _ in probs[24:]], workers=[heavy])
+    on_light = client.scatter([C for C, _, _ in probs[18:24]], workers=[light])
+    futs = on_heavy[:18] + on_light + on_heavy[18:]
+    got = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(futs, probs)], client=client, backend="numpy")
+    for (C, s, t), res in zip(probs, got):
+        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
+    pid = client.run(os.getpid)
+    held_heavy = list(range(18)) + list(range(24, len(probs)))
+    assert {got[i].stats["batch"]["process"] for i in held_heavy} == {pid[heavy], pid[light]}
+    assert {got[i].stats["batch"]["process"] for i in range(18, 24)} == {pid[light]}
+    # the moved graphs now have a copy on both workers: a second call shares them without moving more
+    again = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(futs, probs)], client=client, backend="numpy")
+    for a, b in zip(got, again):
+        assert_same_as_single(b, a)
 
 
 def test_results_come_straight_from_the_workers_of_a_local_cluster(client, monkeypatch):
