@@ -513,14 +513,13 @@ def test_unknown_sizes_are_grouped_in_order():
     chunks per worker; known ones keep their chunks; the order is kept."""
     sizes = [None] * 10 + [5] + [None] * 3
     chunks = [[i] for i in range(14)]
-    got, moved = _batch_dask._group_unknown(chunks, sizes, workers=1)
-    assert moved == {}
+    got = _batch_dask._group_unknown(chunks, sizes, workers=1)
     per = -(-13 // _batch_dask.UNKNOWN_CHUNKS_PER_WORKER)
     assert [i for c in got for i in c] == list(range(14))
     assert [10] in got and all(len(c) <= per for c in got)
     assert max(len(c) for c in got) == per > 1
-    assert _batch_dask._group_unknown(chunks[:2], sizes[:2], workers=2) == (chunks[:2], {})   # no more than the workers
-    assert all(len(c) == 1 for c in _batch_dask._group_unknown(chunks, sizes, workers=64)[0])
+    assert _batch_dask._group_unknown(chunks[:2], sizes[:2], workers=2) == chunks[:2]   # no more than the workers
+    assert all(len(c) == 1 for c in _batch_dask._group_unknown(chunks, sizes, workers=64))
 
 
 def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
@@ -530,8 +529,7 @@ def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
     sizes = [None] * 40 + [5] + [None] * 9
     holder = ["a" if i % 3 else "b" for i in range(50)]
     chunks = [[i] for i in range(50)]
-    got, moved = _batch_dask._group_unknown(chunks, sizes, workers=2, holder=holder)
-    assert moved == {}
+    got = _batch_dask._group_unknown(chunks, sizes, workers=2, holder=holder)
     assert sorted(i for c in got for i in c) == list(range(50))
     assert [c[0] for c in got] == sorted(c[0] for c in got)
     assert [40] in got
@@ -542,80 +540,41 @@ def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
     assert max(len(c) for c in got) > 1
 
 
-def test_known_weights_give_decreasing_chunks_per_holder():
+def test_known_weights_give_halving_chunks_per_holder():
     """With the bytes of every Future known: each holder's problems dealt
-    into chunks of half the work left (down to LAST_CHUNK_SHARE), each
+    into chunks of half the problems left (down to LAST_CHUNK_SHARE), each
     drawn across the sizes, the holders' chunks interleaved round by round;
-    a known problem keeps its chunk; balanced holders move nothing."""
+    data on two workers is a holder of its own; a known problem keeps its
+    chunk."""
     rng = np.random.default_rng(3)
-    n = 60
-    weight = [int(x) for x in np.repeat(rng.integers(1_000, 40_000, n // 2), 2)]   # the same loads
-    holder = [("a",) if i % 2 else ("b",) for i in range(n)]
+    n = 90
+    weight = [int(x) for x in rng.integers(1_000, 40_000, n)]
+    holder = [("a",), ("b",), ("a", "b")] * (n // 3)
     sizes = [None] * n
-    sizes[5], weight[5], holder[5] = 9, None, None          # an in-memory problem (a's load drops by 4's)
-    weight[4] = 1
+    sizes[5], weight[5], holder[5] = 9, None, None          # an in-memory problem
     chunks = [[i] for i in range(n)]
-    got, moved = _batch_dask._group_unknown(chunks, sizes, 2, holder, weight, {"a": 1, "b": 1})
-    assert moved == {}
+    got = _batch_dask._group_unknown(chunks, sizes, 2, holder, weight, {"a": 1, "b": 1})
     assert sorted(i for c in got for i in c) == list(range(n))
     assert got[0] == [5]
-    for h in (("a",), ("b",)):
+    assert {holder[got[k][0]] for k in (1, 2, 3)} == {("a",), ("b",), ("a", "b")}   # round by round
+    for h in (("a",), ("b",), ("a", "b")):
         mine = [c for c in got if holder[c[0]] == h]
         assert all({holder[i] for i in c} == {h} for c in mine)
         counts = [len(c) for c in mine]
-        assert counts == sorted(counts, reverse=True) and abs(counts[0] - sum(counts) / 2) <= 1
-        assert len(mine) == len(_batch_dask._shares(1)) == 5
+        threads = len(h)
+        assert counts == sorted(counts, reverse=True) and 3 < len(mine) <= len(_batch_dask._shares(threads))
+        assert abs(counts[0] - sum(counts) / (2 * threads)) <= 1
         ranked = sorted(weight[i] for c in mine for i in c)
         lo, hi = ranked[len(ranked) // 4], ranked[3 * len(ranked) // 4]
         for c in mine[:3]:   # each drawn across the sizes
             assert min(weight[i] for i in c) <= lo and max(weight[i] for i in c) >= hi
-        assert 0.35 < sum(weight[i] for i in mine[0]) / sum(ranked) < 0.65
-    assert {holder[got[1][0]], holder[got[2][0]]} == {("a",), ("b",)}   # round by round
+        share = sum(weight[i] for i in mine[0]) / sum(ranked)
+        assert abs(share - 1 / (2 * threads)) < 0.15
+    assert _batch_dask._shares(1) == [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 16]
     # a weight unknown for one Future: chunks by count, as without weights
     weight[7] = None
     assert _batch_dask._group_unknown(chunks, sizes, 2, holder, weight, {"a": 1, "b": 1}) == \
         _batch_dask._group_unknown(chunks, sizes, 2, holder)
-
-
-def test_unbalanced_holders_hand_over_their_smallest_problems():
-    """Worker a holds several times b's work (bytes plus a fixed cost per
-    problem, the mean's): a's smallest problems go to b (restricted chunks)
-    while that lowers the larger load, at most MOVE_SHARE of b's own; c,
-    holding nothing, takes nothing."""
-    weight = [100] * 30 + [10 * (i + 1) for i in range(10)]
-    holder = [("a",)] * 30 + [("b",)] * 10
-    n = len(weight)
-    cost = [w + sum(weight) / n for w in weight]
-    nthreads = {"a": 1, "b": 1, "c": 1}
-    got, moved = _batch_dask._group_unknown([[i] for i in range(n)], [None] * n, 3, holder, weight, nthreads)
-    assert sorted(i for c in got for i in c) == list(range(n))
-    assert moved and set(moved.values()) == {"b"}
-    taken = [i for k in moved for i in got[k]]
-    assert {holder[i] for i in taken} == {("a",)}
-    own_a, own_b = sum(cost[:30]), sum(cost[30:])
-    x = sum(cost[i] for i in taken)
-    assert x <= own_b * _batch_dask.MOVE_SHARE and own_b + x < own_a - x    # a is still the larger
-    assert sorted(moved) == list(range(len(got) - len(moved), len(got)))   # moved chunks come last
-    # without a MOVE_SHARE limit the loads meet
-    old = _batch_dask.MOVE_SHARE
-    try:
-        _batch_dask.MOVE_SHARE = 100
-        got, moved = _batch_dask._group_unknown([[i] for i in range(n)], [None] * n, 3, holder, weight, nthreads)
-    finally:
-        _batch_dask.MOVE_SHARE = old
-    x = sum(cost[i] for k in moved for i in got[k])
-    assert abs((own_a - x) - (own_b + x)) <= max(cost)
-    # data on both a and b (a copy left by an earlier move): the shared
-    # problems are placed, restricted, until the loads meet; nothing is fetched
-    both = [("a", "b")] * 30 + [("b",)] * 10
-    got, moved = _batch_dask._group_unknown([[i] for i in range(n)], [None] * n, 3, both, weight, nthreads)
-    assert sorted(i for c in got for i in c) == list(range(n))
-    assert all(both[i] == ("a", "b") for k in moved for i in got[k])
-    runs_on = {}
-    for k, c in enumerate(got):
-        runs_on.setdefault(moved.get(k) or both[c[0]][0], []).extend(c)
-    loads = {h: sum(cost[i] for i in idx) for h, idx in runs_on.items()}
-    assert set(loads) == {"a", "b"} and abs(loads["a"] - loads["b"]) <= max(cost)
 
 
 def test_packs_only_graphs_below_the_measured_crossover(monkeypatch):
