@@ -8,6 +8,7 @@ chunks, submits them and gathers the results as chunks finish.
 
 from __future__ import annotations
 
+import heapq
 import ipaddress
 
 from . import batch as _batch
@@ -220,23 +221,27 @@ def _shares(threads):
 
 def _dealt(order, threads):
     """`order` (problem indices, largest first) dealt into chunks of
-    :func:`_shares`: each problem to the chunk furthest below its share of
-    the problems dealt so far, so that each chunk has its share of the
-    count and, drawn across the sizes, about its share of the bytes."""
+    :func:`_shares`: the next problem to the chunk whose next place is
+    due first (its count, plus a half, over its share), so that each chunk
+    has its share of the count and, its places spread across the sizes,
+    about its share of the bytes."""
     shares = _shares(threads)[:len(order)]
-    total = sum(shares)
     out = [[] for _ in shares]
-    for j, i in enumerate(order):
-        k = max(range(len(shares)), key=lambda k: (shares[k] / total * (j + 1) - len(out[k]), -k))
+    due = [(0.5 / share, k) for k, share in enumerate(shares)]
+    heapq.heapify(due)
+    for i in order:
+        _, k = heapq.heappop(due)
         out[k].append(i)
+        heapq.heappush(due, ((len(out[k]) + 0.5) / shares[k], k))
     return [c for c in out if c]
 
 
 def _where(client, kind, items, sizes):
     """``(holder, weight)``: per problem, the addresses of the workers
-    holding its data (a sorted tuple) and the bytes Dask counts for it (``client.nbytes``), for
-    Futures; None for the others, where unknown, or both None where no
-    problem is a Future (two calls to the scheduler)."""
+    holding its data (a sorted tuple) and the bytes Dask counts for it
+    (``client.nbytes``), for Futures; None for the others and where
+    unknown; both None where no problem is a Future (two calls to the
+    scheduler)."""
     futures = {i: _batch._item_obj(kind, it) for i, it in enumerate(items)
                if sizes[i] is None and _batch._is_future(_batch._item_obj(kind, it))}
     if not futures:
