@@ -97,10 +97,10 @@ def _fast_graphs(kind, members):
     E = int(eoff[-1])
     if E:
         idx = np.concatenate([o.indices.astype(np.int64, copy=False) for o in objs])
-        pid = np.searchsorted(eoff[1:], np.arange(E, dtype=np.int64), side="right")
+        pid = segment_owner(eoff, E)
         ncols = np.asarray([o.shape[1] for o in objs], dtype=np.int64)
         bad = (idx < 0) | (idx >= ncols[pid])
-        own = np.searchsorted(poff[1:], np.arange(ptr.shape[0], dtype=np.int64), side="right")
+        own = segment_owner(poff, ptr.shape[0])
         heads = np.ones(ptr.shape[0], dtype=bool)
         heads[poff[1:] - 1] = False  # each graph's last pointer is no row start
         starts = np.zeros(E + 1, dtype=bool)

@@ -40,8 +40,8 @@ where a smaller pack leaves the device idle between launches, and 131,072 on
 the CPU, where every iteration of the NumPy twin passes over the whole pack
 and the pack iterates as long as its slowest member); a problem larger than
 ``pack_edges // 4``, or than :data:`PACK_ALONE` of the backend (65,536 on
-the GPU, 512 for Numba), is solved alone, with the single-problem call (it fills the device by itself).  The
-joining arrays (offsets, the extra arcs, the splitting of the results) are
+the GPU, 512 for Numba), is solved alone, with the single-problem call (it
+fills the device by itself).  The joining arrays (offsets, the extra arcs, the splitting of the results) are
 computed with the backend's array module, on the GPU when the backend is
 CuPy.  If a joint solve fails for any reason, its problems are solved one by
 one, so that an error is always reported for the problem that caused it.

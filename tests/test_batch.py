@@ -527,7 +527,7 @@ def test_unknown_sizes_are_grouped_by_the_worker_holding_them():
     worker's problems only, consecutive among that worker's, chunks in
     order of their first problem, every problem once."""
     sizes = [None] * 40 + [5] + [None] * 9
-    holder = ["a" if i % 3 else "b" for i in range(50)]
+    holder = [("a",) if i % 3 else ("b",) for i in range(50)]
     chunks = [[i] for i in range(50)]
     got = _batch_dask._group_unknown(chunks, sizes, workers=2, holder=holder)
     assert sorted(i for c in got for i in c) == list(range(50))
