@@ -155,9 +155,9 @@ def maximum_bipartite_matching(graphs, perm_type="row", *, backend="auto", clien
         the message.  ``"return"``: put that exception in the problem's
         slot and solve the others.
     progress : bool or None, optional
-        Show a progress bar (tqdm in this process; Dask's progress bar with
-        a client).  None: only for batches of at least :data:`PROGRESS_MIN`
-        problems, and only on a terminal.
+        Show a progress bar (tqdm, advanced as problems or, with a client,
+        the workers' chunks come back).  None: only for batches of at least
+        :data:`PROGRESS_MIN` problems, and only on a terminal.
     pack_edges : int or None, optional
         Size budget of a pack (stored entries plus rows and columns); a
         graph larger than a quarter of it is solved alone.  None: the
@@ -652,15 +652,19 @@ def _first_error(results, idx, best):
     return best
 
 
+def _progress_bar(progress, n, kind):
+    """A tqdm bar of `n` problems when `progress` asks for one (:func:`_show_progress`), else None."""
+    if not _show_progress(progress, n):
+        return None
+    try:
+        from tqdm import tqdm
+    except ImportError:  # pragma: no cover - tqdm is a dependency
+        return None
+    return tqdm(total=n, unit="problem", desc=f"batch {kind}", file=sys.stderr)
+
+
 def _run_local(kind, items, chunks, backend, perm_type, options, errors, progress, pack_edges, results, sizes):
-    bar = None
-    if _show_progress(progress, len(items)):
-        try:
-            from tqdm import tqdm
-        except ImportError:  # pragma: no cover - tqdm is a dependency
-            tqdm = None
-        if tqdm is not None:
-            bar = tqdm(total=len(items), unit="problem", desc=f"batch {kind}", file=sys.stderr)
+    bar = _progress_bar(progress, len(items), kind)
     try:
         worst = None
         for idx in chunks:

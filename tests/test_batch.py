@@ -571,6 +571,9 @@ def test_known_weights_give_halving_chunks_per_holder():
         share = sum(weight[i] for i in mine[0]) / sum(ranked)
         assert abs(share - 1 / (2 * threads)) < 0.15
     assert _batch_dask._shares(1) == [1 / 2, 1 / 4, 1 / 8, 1 / 16, 1 / 16]
+    # all on one of two workers: its chunks are cut for both threads (the other takes the later ones)
+    alone = _batch_dask._group_unknown(chunks, [None] * n, 2, [("a",)] * n, [1] * n, {"a": 1, "b": 1})
+    assert [len(c) for c in alone[:2]] == [n // 4, round(n * 3 / 16)] and len(alone) > 5
     # a weight unknown for one Future: chunks by count, as without weights
     weight[7] = None
     assert _batch_dask._group_unknown(chunks, sizes, 2, holder, weight, {"a": 1, "b": 1}) == \
@@ -588,3 +591,44 @@ def test_packs_only_graphs_below_the_measured_crossover(monkeypatch):
     monkeypatch.setattr(batch._backend, "resolve_backend", lambda b: "cupy")
     sizes = [1000, batch.PACK_ALONE["cupy"] + 1, 2000, 3000]
     assert batch._plan(sizes, 1 << 21, batch._alone_at(1 << 21, "auto")) == [[0, 2, 3], [1]]
+
+
+def _feed_run(feed, first, order):
+    """Drive `feed` (a ``_batch_dask._Feed`` that gave `first`): `order(inflight)`
+    picks which running chunk finishes next; returns ``{chunk: workers it was
+    sent to}`` and checks that no place ever has more than its depth in flight."""
+    sent, inflight = {}, []
+    for k, where in first:
+        assert k not in sent
+        sent[k] = where
+        inflight.append(k)
+    while inflight:
+        assert all(0 <= feed.busy[p] <= feed.depth[p] for p in feed.busy)
+        k = order(inflight)
+        inflight.remove(k)
+        for k2, where in feed.finished(k):
+            assert k2 not in sent
+            sent[k2] = where
+            inflight.append(k2)
+    return sent
+
+
+def test_feed_gives_each_place_its_chunks_and_lets_a_fast_one_take_the_rest():
+    A, B = ("tcp://a",), ("tcp://b",)
+    places = [A, B] * 5 + [None]          # round by round, then a chunk Dask places
+    weights = [50, 50, 25, 25, 12, 12, 6, 6, 6, 6, 9]
+    feed = _batch_dask._Feed(places, weights, {"tcp://a": 1, "tcp://b": 1})
+    first = feed.start()
+    assert first == [(0, None), (1, None), (2, None), (3, None), (10, None)]   # two each, Dask's own
+    # A finishes whatever it has at once, B never: A takes its own, then B's from the end
+    sent = _feed_run(feed, first, lambda inflight: next((k for k in inflight if feed.ran_at.get(k) == A), inflight[0]))
+    assert sorted(sent) == list(range(11))
+    assert [sent[k] for k in (4, 6, 8)] == [None] * 3           # A's own
+    assert [sent[k] for k in (9, 7, 5)] == [A] * 3              # B's waiting ones, from the end, taken by A
+    # one place: every chunk at once, in order
+    one = _batch_dask._Feed([A] * 4, [1] * 4, {"tcp://a": 1})
+    assert one.start() == [(k, None) for k in range(4)] and one.finished(2) == []
+    # a worker holding nothing takes from the end of the others' lists at once
+    idle = _batch_dask._Feed([A] * 5, [8, 4, 2, 1, 1], {"tcp://a": 1, "tcp://c": 1})
+    assert idle.start() == [(0, None), (1, None), (3, ("tcp://c",)), (4, ("tcp://c",))]
+    assert idle.finished(3) == [(2, ("tcp://c",))] and idle.finished(0) == []

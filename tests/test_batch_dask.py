@@ -168,32 +168,46 @@ def test_many_futures_are_grouped_and_stay_in_order(client):
     assert all(len({holder[i] for i in c}) == 1 for c in chunks) and max(len(c) for c in chunks) > 1
 
 
-def test_futures_are_solved_where_their_data_is():
-    """Flow networks scattered unevenly (most to one worker): results in
-    order and equal to single calls, each solved in the process of the
-    worker holding its network (nothing moves between workers).  Dask's
-    work stealing, which may move a task on its own, is off here."""
+def test_futures_on_one_worker_are_shared_with_an_idle_one():
+    """Flow networks all scattered to one worker: results in order and
+    equal to single calls; the worker holding them solves most, the other
+    takes chunks from the end of its list (Dask moves their data).  Dask's
+    own work stealing, which may move a task by itself, is off here."""
     import dask
 
     with dask.config.set({"distributed.scheduler.work-stealing": False}):
         cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True,
                                            dashboard_address=":0", silence_logs=40)   # beside the module's
     with cluster, distributed.Client(cluster) as client:
-        _solved_where_their_data_is(client)
+        probs = [generators.washington_rlg(8, 10, 30, seed=i) for i in range(24)] + flow_inputs()
+        heavy, idle = sorted(client.nthreads())
+        futs = client.scatter([C for C, _, _ in probs], workers=[heavy])
+        got = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(futs, probs)], client=client,
+                                 backend="numpy")
+        for (C, s, t), res in zip(probs, got):
+            assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
+        pid = client.run(os.getpid)
+        where = [r.stats["batch"]["process"] for r in got]
+        assert set(where) == {pid[heavy], pid[idle]}
+        assert where.count(pid[heavy]) > len(probs) // 2
 
 
-def _solved_where_their_data_is(client):
-    probs = [generators.washington_rlg(8, 10, 30, seed=i) for i in range(24)] + flow_inputs()
-    heavy, light = sorted(client.nthreads())
-    on_heavy = client.scatter([C for C, _, _ in probs[:18]] + [C for C, _, _ in probs[24:]], workers=[heavy])
-    on_light = client.scatter([C for C, _, _ in probs[18:24]], workers=[light])
-    futs = on_heavy[:18] + on_light + on_heavy[18:]
-    got = batch.maximum_flow([(f, s, t) for f, (_, s, t) in zip(futs, probs)], client=client, backend="numpy")
-    for (C, s, t), res in zip(probs, got):
-        assert_same_as_single(res, gpumatch.maximum_flow(C, s, t, backend="numpy"))
-    pid = client.run(os.getpid)
-    assert {got[i].stats["batch"]["process"] for i in range(18, 24)} == {pid[light]}
-    assert {got[i].stats["batch"]["process"] for i in list(range(18)) + list(range(24, len(probs)))} == {pid[heavy]}
+def test_futures_raise_the_first_bad_problem(client):
+    """Futures on both workers, chunks handed out as workers free up: the
+    error raised is the first bad problem's, whichever chunk fails first;
+    with errors="return" every other problem is solved."""
+    probs = [generators.washington_rlg(6, 8, 20, seed=i) for i in range(40)]
+    futs = client.scatter([C for C, _, _ in probs])
+    items = [(f, s, t) for f, (_, s, t) in zip(futs, probs)]
+    for bad in (33, 4):
+        items[bad] = (futs[bad], 0, 0)
+    with pytest.raises(ValueError, match=r"^problem 4: source and sink vertices must differ"):
+        batch.maximum_flow(items, client=client, backend="numpy")
+    got = batch.maximum_flow(items, client=client, backend="numpy", errors="return")
+    assert [i for i, r in enumerate(got) if isinstance(r, ValueError)] == [4, 33]
+    for i, ((C, s, t), res) in enumerate(zip(probs, got)):
+        if i not in (4, 33):
+            check_flow(C, s, t, res.flow, res.flow_value)
 
 
 def test_results_come_straight_from_the_workers_of_a_local_cluster(client, monkeypatch):
