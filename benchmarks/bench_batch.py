@@ -17,7 +17,8 @@ before its time counts):
     (200) random graphs of ``--min-edges``..``--max-edges`` (100k..2M)
     edges, as Matrix Market files read where they are solved
     (``--inputs files``), or already on the workers (``futures``: scattered
-    before the timed call), or sent with the call (``memory``); throughput
+    before the timed call; ``--on-first`` piles a share of them on one
+    worker), or sent with the call (``memory``); throughput
     of the batch call on the cluster against the same call without a
     client (one device) on the same graphs.  That call runs in a child
     process without Dask (a scheduler and client in its process would
@@ -326,17 +327,19 @@ def part_large(args):
             extra["worker_pids"] = list(client.run(_warm_worker, args.backend).values())
             for mode in modes:
                 if mode == "futures":   # the graphs already on the workers (not timed)
-                    remote = client.scatter(graphs)
-                    distributed_wait(remote)
+                    remote = place_futures(client, graphs, args.on_first)
                 else:
                     remote = paths if mode == "files" else graphs
                 all_one, all_n, sizes_one, sizes_n = [], [], None, None
-                for _ in range(args.repeats):   # one run each, in turn
+                for rep in range(args.repeats):   # one run each, in turn
+                    if mode == "futures" and args.on_first is not None and rep:
+                        remote = None   # placed afresh: a run leaves copies where it moved data
+                        remote = place_futures(client, graphs, args.on_first)
                     conn.send(mode)
                     t_one, got = conn.recv()
                     all_one.append(t_one)
                     sizes_one = got if got is not None else sizes_one
-                    _, t_n, res_n = timed(lambda: batch.maximum_bipartite_matching(remote, client=client, **opts), 1)
+                    _, t_n, res_n = timed(lambda r=remote: batch.maximum_bipartite_matching(r, client=client, **opts), 1)
                     all_n.append(t_n[0])
                 if args.check:
                     sizes_n = check_matchings(graphs, res_n, "cluster")
@@ -364,6 +367,22 @@ def part_large(args):
     return rows, extra
 
 
+def place_futures(client, graphs, on_first):
+    """The graphs scattered to the workers (Dask spreads them by count), or
+    with `on_first` that share of them on the first worker and the rest
+    spread over the others."""
+    if on_first is None:
+        remote = client.scatter(graphs)
+    else:
+        workers = sorted(client.nthreads())
+        k = int(round(on_first * len(graphs)))
+        remote = client.scatter(graphs[:k], workers=workers[:1], hash=False) if k else []
+        if k < len(graphs):
+            remote += client.scatter(graphs[k:], workers=workers[1:] or workers, hash=False)
+    distributed_wait(remote)
+    return remote
+
+
 def distributed_wait(futures):
     from distributed import wait
 
@@ -387,6 +406,9 @@ def main(argv=None):
                     help="part b, comma-separated: futures (the graphs scattered to the workers before the "
                          "timed call: compute throughput), files (Matrix Market files read where solved), "
                          "memory (matrices sent with the call)")
+    ap.add_argument("--on-first", type=float, metavar="SHARE",
+                    help="part b, futures: scatter this share of the graphs to the first worker, the rest "
+                         "to the others, afresh before each run (default: Dask spreads them by count)")
     ap.add_argument("--pack-edges", type=int, default=None, help="gpumatch.batch pack budget (default: the backend's)")
     ap.add_argument("--repeats", type=int, default=3, help="timed runs of the batch call (median)")
     ap.add_argument("--loop-repeats", type=int, default=1, help="part a: timed runs of the loop (0: none)")
@@ -396,6 +418,8 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--out", help="write a JSON record of the run here")
     args = ap.parse_args(argv)
+    if args.on_first is not None and not 0 <= args.on_first <= 1:
+        ap.error("--on-first: a share from 0 to 1")
     rows, extra = part_small(args) if args.part == "small" else part_large(args)
     record = {"argv": sys.argv[1:], "rows": rows, "env": environment(), **extra}
     if args.out:
