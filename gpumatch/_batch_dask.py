@@ -53,6 +53,7 @@ def run(client, kind, items, sizes, backend, perm_type, options, errors, progres
     budget = max(1, min(limit, -(-known // (2 * workers)))) if limit else 0
     chunks = _batch._plan(sizes, budget, limit // 4)
     holder, weight = _where(client, kind, items, sizes)
+    holder = _settled(holder, weight)
     chunks = _group_unknown(chunks, sizes, workers, holder, weight, nthreads)
     payloads = [[items[i] for i in idx] for idx in chunks]
     # Matrices go to the workers by one scatter; paths travel in the task and
@@ -364,6 +365,29 @@ def _dealt(order, threads):
         out[k].append(i)
         heapq.heappush(due, ((len(out[k]) + 0.5) / shares[k], k))
     return [c for c in out if c]
+
+
+def _settled(holder, weight):
+    """`holder` with the data held by several workers given to one of them:
+    the one holding the fewest bytes so far (largest first; `weight` as
+    :func:`_where` gives it).  A chunk handed out to another worker leaves
+    a copy there, which Dask may drop a few seconds later; without this,
+    such copies became a holder of their own whose handful of problems
+    took a set of chunks each call, and came and went from call to call.
+    A copy still makes that worker's taking the chunk later cost nothing."""
+    if holder is None or all(h is None or len(h) == 1 for h in holder):
+        return holder
+    size = [(weight[i] if weight is not None and weight[i] else 1) for i in range(len(holder))]
+    load = {}
+    for i, h in enumerate(holder):
+        if h is not None and len(h) == 1:
+            load[h[0]] = load.get(h[0], 0) + size[i]
+    out = list(holder)
+    for i in sorted((i for i, h in enumerate(holder) if h is not None and len(h) > 1), key=lambda i: (-size[i], i)):
+        w = min(holder[i], key=lambda a: (load.get(a, 0), a))
+        load[w] = load.get(w, 0) + size[i]
+        out[i] = (w,)
+    return out
 
 
 def _where(client, kind, items, sizes):

@@ -580,6 +580,15 @@ def test_known_weights_give_halving_chunks_per_holder():
         _batch_dask._group_unknown(chunks, sizes, 2, holder)
 
 
+def test_data_on_several_workers_goes_with_the_least_loaded():
+    holder = [("a",), ("a",), ("a", "b"), ("a", "b"), None, ("b",), ("a", "b", "c")]
+    weight = [10, 10, 7, 5, None, 3, 4]
+    # b holds 3: the 7 goes to b (10), the 5 to b (15 < 20), the 4 to c (0)
+    assert _batch_dask._settled(holder, weight) == [("a",), ("a",), ("b",), ("b",), None, ("b",), ("c",)]
+    assert _batch_dask._settled(holder, None) == [("a",), ("a",), ("b",), ("a",), None, ("b",), ("c",)]
+    assert _batch_dask._settled(holder[:2], weight) == holder[:2] and _batch_dask._settled(None, None) is None
+
+
 def test_packs_only_graphs_below_the_measured_crossover(monkeypatch):
     """A problem above the backend's PACK_ALONE is solved alone even when a
     quarter of the budget is larger; NumPy keeps the quarter."""
