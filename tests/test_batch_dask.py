@@ -170,8 +170,8 @@ def test_many_futures_are_grouped_and_stay_in_order(client):
 
 def test_futures_on_one_worker_are_shared_with_an_idle_one():
     """Flow networks all scattered to one worker: results in order and
-    equal to single calls; the worker holding them solves most, the other
-    takes chunks from the end of its list (Dask moves their data).  Dask's
+    equal to single calls; the worker holding them keeps its first chunks,
+    the other takes chunks from the end of its list (Dask moves their data).  Dask's
     own work stealing, which may move a task by itself, is off here."""
     import dask
 
@@ -189,7 +189,8 @@ def test_futures_on_one_worker_are_shared_with_an_idle_one():
         pid = client.run(os.getpid)
         where = [r.stats["batch"]["process"] for r in got]
         assert set(where) == {pid[heavy], pid[idle]}
-        assert where.count(pid[heavy]) > len(probs) // 2
+        # its first chunk (a quarter of the problems: cut for both workers) stays with the data
+        assert where.count(pid[heavy]) >= len(probs) // 4
 
 
 def test_futures_raise_the_first_bad_problem(client):
