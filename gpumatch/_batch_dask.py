@@ -67,13 +67,16 @@ def run(client, kind, items, sizes, backend, perm_type, options, errors, progres
         for k, fut in zip(in_memory, scattered):
             payloads[k] = fut
     feed = _Feed([_place(holder, c) for c in chunks], [_chunk_weight(weight, c) for c in chunks], nthreads)
-    submitted = {}   # chunk position -> its future
+    ac = distributed.as_completed()
+    futures, position = [], {}   # every task submitted; a task's key -> its chunk's position
+
+    def submit(picks):
+        _submit(client, picks, futures, position, ac, kind, chunks, payloads, backend, perm_type, options,
+                pack_edges)
+
     bar = _batch._progress_bar(progress, len(items), kind)
     try:
-        ac = distributed.as_completed()
-        _submit(client, feed.start(), submitted, ac, kind, chunks, payloads, backend, perm_type, options,
-                pack_edges)
-        position = {fut.key: k for k, fut in submitted.items()}
+        submit(feed.start())
         done = [False] * len(items)
         first_open, worst = 0, None   # every problem before first_open is in
         # Results as the chunks finish, one gather per group of finished ones
@@ -81,11 +84,7 @@ def run(client, kind, items, sizes, backend, perm_type, options, errors, progres
         # each finished chunk lets its workers take the next one.
         for finished in ac.batches():
             # the next chunks go before these results come back
-            more = [pick for fut in finished for pick in feed.finished(position[fut.key])]
-            if more:
-                position.update((fut.key, k) for k, fut in
-                                _submit(client, more, submitted, ac, kind, chunks, payloads, backend, perm_type,
-                                        options, pack_edges))
+            submit([pick for fut in finished for pick in feed.finished(position[fut.key])])
             for fut, got in zip(finished, client.gather(finished, direct=direct)):
                 k = position[fut.key]
                 for i, r in zip(chunks[k], got):
@@ -100,33 +99,33 @@ def run(client, kind, items, sizes, backend, perm_type, options, errors, progres
             if errors == "raise" and worst is not None and first_open > worst:
                 break   # every problem before the failing one is in
     finally:
-        client.cancel([f for f in submitted.values() if not f.done()])
+        client.cancel([f for f in futures if not f.done()])
         if bar is not None:
             bar.close()
     if errors == "raise" and worst is not None:
         raise results[worst]
 
 
-def _submit(client, picks, submitted, ac, kind, chunks, payloads, backend, perm_type, options, pack_edges):
+def _submit(client, picks, futures, position, ac, kind, chunks, payloads, backend, perm_type, options,
+            pack_edges):
     """Submit the chunks `picks` (``(position, workers)``, workers None: where
-    Dask puts it, by its data) as tasks: one ``client.map`` per set of
-    workers (one message to the scheduler each: a submit per chunk let
-    the client's 10 ms batching start one worker that much after the
-    other).  Returns the new ``(position, future)`` pairs."""
+    Dask puts it, by its data) as tasks, each appended to `futures`, its key
+    mapped to its chunk's position in `position` and added to the
+    ``as_completed`` `ac`: one ``client.map`` per set of workers (one
+    message to the scheduler each: a submit per chunk let the client's
+    10 ms batching start one worker that much after the other)."""
     groups = {}
     for k, where in picks:
         groups.setdefault(where, []).append(k)
-    new = []
     for where, ks in groups.items():
         n = len(ks)
-        futures = client.map(_batch._solve_chunk, [kind] * n, [chunks[k] for k in ks], [payloads[k] for k in ks],
-                             [backend] * n, [perm_type] * n, [options] * n, [pack_edges] * n, pure=False,
-                             workers=list(where) if where else None, allow_other_workers=bool(where))
-        for k, fut in zip(ks, futures):
-            submitted[k] = fut
+        got = client.map(_batch._solve_chunk, [kind] * n, [chunks[k] for k in ks], [payloads[k] for k in ks],
+                         [backend] * n, [perm_type] * n, [options] * n, [pack_edges] * n, pure=False,
+                         workers=list(where) if where else None, allow_other_workers=bool(where))
+        for k, fut in zip(ks, got):
+            futures.append(fut)
+            position[fut.key] = k
             ac.add(fut)
-            new.append((k, fut))
-    return new
 
 
 def _place(holder, chunk):
@@ -137,8 +136,18 @@ def _place(holder, chunk):
     return where if where and all(holder[i] == where for i in chunk) else None
 
 
+def _bytes(weight, i):
+    """Problem `i`'s bytes as :func:`_where` gives them, 1 where unknown."""
+    return weight[i] if weight is not None and weight[i] else 1
+
+
 def _chunk_weight(weight, chunk):
-    return sum((weight[i] if weight is not None and weight[i] else 1) for i in chunk)
+    return sum(_bytes(weight, i) for i in chunk)
+
+
+def _threads(nthreads, where):
+    """Worker threads of the workers `where` (at least one)."""
+    return max(1, sum(int(nthreads.get(w, 1)) for w in where))
 
 
 #: Chunks a place (the workers holding their data) has in flight, beyond
@@ -176,7 +185,7 @@ class _Feed:
                 if not any(w in p for p in self.queues):
                     self.queues[(w,)] = []
         self.fed = len(self.queues) > 1
-        self.depth = {p: sum(int((nthreads or {}).get(w, 1)) for w in p) + AHEAD for p in self.queues}
+        self.depth = {p: _threads(nthreads or {}, p) + AHEAD for p in self.queues}
         self.busy = dict.fromkeys(self.queues, 0)
         self.ran_at = {}
 
@@ -258,8 +267,9 @@ def _group_unknown(chunks, sizes, workers, holder=None, weight=None, nthreads=No
 
     A chunk only holds problems whose data the same workers hold
     (`holder`: problem index -> a sorted tuple of addresses, None where
-    unknown), so its task runs there without moving graphs between
-    workers.  With `weight` (problem index -> bytes of its data,
+    unknown), so that its task can run there without moving graphs
+    between workers (:class:`_Feed` moves a chunk only to a worker that
+    has run out of its own).  With `weight` (problem index -> bytes of its data,
     :func:`_where`) for every such problem, see :func:`_group_weighted`.
     Otherwise about :data:`UNKNOWN_CHUNKS_PER_WORKER` chunks per worker
     thread of at most :data:`UNKNOWN_CHUNK_MAX` consecutive problems, a
@@ -321,9 +331,7 @@ def _group_weighted(chunks, lone, holder, weight, workers, nthreads):
         held.setdefault(holder[i] if holder is not None else None, []).append(i)
 
     def threads(where):
-        if where is None:
-            return max(1, workers)
-        return max(1, sum(int(nthreads.get(w, 1)) for w in where))
+        return max(1, workers) if where is None else _threads(nthreads, where)
 
     # A holder with more than its threads' share of the bytes deals as if it
     # had the threads of that share: the others take its later chunks
@@ -377,7 +385,7 @@ def _settled(holder, weight):
     A copy still makes that worker's taking the chunk later cost nothing."""
     if holder is None or all(h is None or len(h) == 1 for h in holder):
         return holder
-    size = [(weight[i] if weight is not None and weight[i] else 1) for i in range(len(holder))]
+    size = [_bytes(weight, i) for i in range(len(holder))]
     load = {}
     for i, h in enumerate(holder):
         if h is not None and len(h) == 1:
