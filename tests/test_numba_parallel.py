@@ -158,10 +158,11 @@ def test_karp_sipser_parallel_is_a_matching(name, nt):
 @pytest.mark.parametrize("name", ["grid", "delaunay", "random"])
 def test_ms_bfs_hands_over_to_pothen_fan(name, parallel):
     """Every level narrow (``parallel_level_min`` above any level): the first phase that
-    augments hands the search over to Pothen–Fan+, which finishes it."""
+    augments hands the search over to Pothen–Fan+, which finishes it (no work budget:
+    from an empty matching Pothen–Fan+ would pass it and hand over to push-relabel)."""
     from gpumatch.matching import _cpu
 
-    _cpu.TUNING.update(parallel_level_min=10**9)
+    _cpu.TUNING.update(parallel_level_min=10**9, pf_budget=None)
     make, mesh = GRAPHS[name]
     A = sp.csr_matrix(make())
     ref = _reference_size(A, mesh)

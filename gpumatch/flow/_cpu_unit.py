@@ -17,7 +17,7 @@ one unit and each vertex of ``R`` sends at most one, so an integral flow is
 a matching of the graph ``L x R`` and the flow value is the maximum
 matching size (the integrality theorem).  The CPU engine recognises the
 structure from the arcs (never from a name), runs its matching engine
-(Karp–Sipser + Pothen–Fan+, :mod:`gpumatch.matching._cpu`) on ``L x R``,
+(Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch.matching._cpu`) on ``L x R``,
 and writes the matching back as a flow:
 
 * ``s -> u`` and ``v -> t`` carry 1 when ``u`` / ``v`` is matched, ``u -> v``
@@ -28,8 +28,8 @@ and writes the matching back as a flow:
   reaches ``t``; ``u`` reaches a reached ``v`` through the residual arc
   ``u -> v``; a reached matched ``u`` is reached from its partner through
   the reverse of their matched arc.  A free ``u`` that reaches ``t`` would
-  be an augmenting path: Pothen–Fan+'s last phase rules that out, and the
-  BFS checks it again.
+  be an augmenting path: the search rules that out (Pothen–Fan+'s last
+  phase, or push-relabel's labels), and the BFS checks it again.
 
 On the unit networks of the benchmarks this is 4-6x faster end to end
 than the push-relabel engine.  ``TUNING["unit_matching"] = False`` (in
@@ -194,10 +194,10 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     _biadjacency(V, indptr, indices, cap, sink, part, local, m, n, nnz, rptr, rind, cptr, cind)
     mu_row = np.full(m, -1, dtype=np.int32)
     mu_col = np.full(n, -1, dtype=np.int32)
-    raw = np.zeros(3, dtype=np.int64)
+    raw = np.zeros(6, dtype=np.int64)
     if m and n and nnz:
         mcpu.karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
-        mcpu.pothen_fan(m, n, cptr, cind, mu_row, mu_col, raw)
+        mcpu.augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
     # the free columns reach t directly: the König BFS of the matching engine
     # from the free columns (its sides swapped) finds what else does
     zr = np.empty(m, dtype=np.bool_)

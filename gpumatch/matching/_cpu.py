@@ -17,18 +17,28 @@ win on a CPU, after Duff, Kaya and Uçar [1]_:
   *fairness* (the searches scan the rows of a column forwards in odd phases
   and backwards in even ones).  The run stops after a phase that finds no
   augmenting path, which proves the matching maximum (Berge).
+* ``push_relabel``: push-relabel with global relabels [4]_, which takes
+  over from Pothen–Fan+ once its phases have looked at more than
+  ``TUNING["pf_budget"]`` times ``nnz + m + n`` edges (``augment``).  Where
+  augmenting paths are long (shuffled block-triangular Jacobians: a phase
+  of Pothen–Fan+ there searches most of the graph for one or two paths)
+  its exact labels lead each free column along a shortest path: the
+  Jacobian of 120k rows and 481k entries 6.9 -> 0.2 s, of 481k rows 214 ->
+  0.7 s (serial, 2-core CPU).  Random graphs and meshes finish within the
+  budget, as before.
 
 On graphs of at least 1M edges with at least 2 Numba threads
 (:data:`TUNING`, :func:`parallel_threads`) both stages run multi-threaded
 instead (:mod:`gpumatch.matching._cpu_parallel`): Karp–Sipser on slices of
 the graph, then a multi-source BFS (MS-BFS) with tree grafting that hands
-over to PF+ on meshes, on Python threads running compiled code without the GIL
+over to PF+ on meshes (and to push-relabel past its budget), on Python
+threads running compiled code without the GIL
 (:mod:`gpumatch._cpu_threads`; ``numba.get_num_threads()`` of them).
 Random 1M x 1M d5 on 2 threads: 0.39-0.41 s end to end instead of 1.3-1.4 s.
 
 A König cover for ``certificate=True`` comes from one alternating BFS from
 the free rows (``konig_cover``).  The dynamic solver keeps its surviving
-pairs and runs PF+ from its free columns (serially, whatever the size; a
+pairs and runs PF+ (then push-relabel) from its free columns (serially, whatever the size; a
 solve from scratch takes the multi-threaded path where it applies).
 
 All functions are ``numba.njit(cache=True)``; they specialise on the index
@@ -44,6 +54,9 @@ References
 .. [3] A. Pothen and C.-J. Fan, "Computing the block triangular form of a
    sparse matrix", ACM Trans. Math. Softw. 16(4), 1990.
    :doi:`10.1145/98267.98287`
+.. [4] K. Kaya, J. Langguth, F. Manne and B. Uçar, "Push-relabel based
+   algorithms for the maximum transversal problem", Computers & Operations
+   Research 40(5), 2013. :doi:`10.1016/j.cor.2012.12.009`
 """
 
 from __future__ import annotations
@@ -55,7 +68,8 @@ import numpy as np
 
 from .. import _cpu_threads
 
-__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "konig_cover", "run",
+__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
+           "push_relabel", "augment", "konig_cover", "run",
            "konig_cover_masks", "solver_solve"]
 
 #: When the engine runs multi-threaded (:func:`parallel_threads`): on
@@ -130,9 +144,16 @@ __all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "
 #: slices against 806 for the serial one).  8 keeps most of the gain and
 #: halves the grid's loss at 16 (measured before :func:`level_min` scaled
 #: the levels and MS-BFS grafted).
+#: ``pf_budget``: the search's work before push-relabel takes over
+#: (:func:`augment`): Pothen–Fan+ may look at ``pf_budget * (nnz + m + n)``
+#: edges, MS-BFS expand ``pf_budget * (m + n)`` columns, counted over their
+#: phases and checked after each phase that augmented (None: never hand
+#: over).  Random graphs, meshes and grids finish within 2 (random 100k d5:
+#: 2.3 edges per entry in its one phase that augments); the Jacobians reach
+#: it after 3-7 phases instead of 694 (120k rows) or 2448 (481k rows).
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
                 "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
-                "parallel_graft": 5}
+                "parallel_graft": 5, "pf_budget": 2.0}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -165,7 +186,7 @@ def level_min(nt: int) -> int:
 
 
 #: Slots of the engines' statistics array.
-_S_PHASES, _S_PATHS, _S_GRAFTS = range(3)
+_S_PHASES, _S_PATHS, _S_GRAFTS, _S_RELABELS, _S_PUSHES, _S_WORK = range(6)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -305,12 +326,18 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
 
 
 @numba.njit(cache=True, nogil=True)
-def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats):
+def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats, budget=-1):
     """Pothen–Fan+ from every free column until a phase augments nothing.
 
     `cptr` / `cind`: the rows of each column (CSC); `mu_row` / `mu_col` a
     consistent matching, extended in place.  ``stats[0]`` += phases,
-    ``stats[1]`` += augmenting paths.
+    ``stats[1]`` += augmenting paths, ``stats[5]`` += edges looked at
+    (when `stats` has that slot).
+
+    `budget` (< 0: none): after a phase that augmented, stop once the
+    phases have looked at more than `budget` edges, and return True (the
+    matching is then not proved maximum; :func:`push_relabel` finishes
+    it).  Returns False when a phase found no augmenting path.
     """
     visited = np.zeros(m, np.int64)          # phase stamp of each row
     look = np.empty(n, np.int64)             # lookahead position of each column
@@ -326,6 +353,8 @@ def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats):
             free[nfree] = c
             nfree += 1
     phase = 0
+    work = 0          # edges looked at, all phases
+    counted = 0
     while nfree > 0:
         phase += 1
         forward = (phase & 1) == 1
@@ -348,6 +377,7 @@ def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats):
                     if mu_row[r] < 0:
                         found = r
                         break
+                work += p - look[c] + 1
                 look[c] = p
                 if found >= 0:
                     break
@@ -369,6 +399,7 @@ def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats):
                         if visited[r] != phase:
                             nx = r
                             break
+                work += q - pos[top] if forward else pos[top] - q
                 pos[top] = q
                 if nx < 0:
                     top -= 1
@@ -398,8 +429,146 @@ def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats):
         nfree = kept
         stats[0] += 1
         stats[1] += paths
+        if stats.shape[0] > _S_WORK:
+            stats[_S_WORK] += work - counted
+        counted = work
         if paths == 0:
-            break
+            return False
+        if 0 <= budget < work:
+            return nfree > 0
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def global_relabel(m, rptr, rind, mu_row, mu_col, label, queue):
+    """Exact row labels: ``label[r]`` = the fewest matched edges on an
+    alternating path from row `r` to a free row (a breadth-first search
+    backwards from every free row: row -> a column of it -> that column's
+    mate), ``m + 1`` where no free row is reachable.  `queue`: scratch of
+    at least `m` slots.  Returns the rows reached."""
+    inf = m + 1
+    qt = 0
+    for r in range(m):
+        if mu_row[r] < 0:
+            label[r] = 0
+            queue[qt] = r
+            qt += 1
+        else:
+            label[r] = inf
+    qh = 0
+    while qh < qt:
+        r = queue[qh]
+        qh += 1
+        d = label[r] + 1
+        for p in range(rptr[r], rptr[r + 1]):
+            r2 = mu_col[rind[p]]
+            if r2 >= 0 and label[r2] == inf:
+                label[r2] = d
+                queue[qt] = r2
+                qt += 1
+    return qt
+
+
+@numba.njit(cache=True, nogil=True)
+def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
+    """Push-relabel from every free column, with global relabels, to a
+    maximum matching (after Kaya, Langguth, Manne and Uçar [4]_).
+
+    Each row carries a label, a lower bound on the matched edges between
+    it and a free row (:func:`global_relabel` makes them exact).  A free
+    column *pushes*: it takes its row of least label (a free row ends the
+    path), the row's old mate becomes free and pushes next, and the row is
+    *relabelled* to one more than the column's second-least label.  A
+    column whose rows are all at ``m + 1`` has no augmenting path (labels
+    stay valid lower bounds) and stays free.  Columns are taken in order,
+    each followed along its path until it ends.
+
+    Work is counted in edges looked at; once it passes ``nnz + m + n``
+    since the last global relabel, the labels are made exact again, so the
+    relabels cost at most as much as the pushes.  On matrices whose
+    augmenting paths are long (shuffled block-triangular Jacobians) this
+    finds them without the full-graph searches of a phase per path that
+    Pothen–Fan+ pays there.
+
+    `rptr` / `rind`: the columns of each row (CSR); `cptr` / `cind`: the
+    rows of each column (CSC); `mu_row` / `mu_col`: a consistent matching,
+    extended in place.  ``stats[3]`` += global relabels, ``stats[4]`` +=
+    pushes, ``stats[5]`` += edges looked at.
+    """
+    inf = m + 1
+    free = np.empty(n, np.int64)
+    nfree = 0
+    for c in range(n):
+        if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
+            free[nfree] = c
+            nfree += 1
+    if nfree == 0:
+        return
+    label = np.empty(m, np.int64)
+    queue = np.empty(m + 1, np.int64)
+    budget = rptr[m] + m + n
+    work = global_relabel(m, rptr, rind, mu_row, mu_col, label, queue)
+    total = work
+    stats[_S_RELABELS] += 1
+    pushes = 0
+    for i in range(nfree):
+        c = free[i]
+        while c >= 0:
+            if work >= budget:
+                work = global_relabel(m, rptr, rind, mu_row, mu_col, label, queue)
+                total += work
+                stats[_S_RELABELS] += 1
+            b = cptr[c]
+            e = cptr[c + 1]
+            work += e - b + 1
+            total += e - b + 1
+            best = -1
+            l1 = inf
+            l2 = inf
+            for p in range(b, e):
+                lr = label[cind[p]]
+                if lr < l1:
+                    l2 = l1
+                    l1 = lr
+                    best = cind[p]
+                elif lr < l2:
+                    l2 = lr
+            if l1 >= inf:
+                break                    # no augmenting path from c
+            c2 = mu_row[best]            # push: c takes its lowest row
+            mu_row[best] = c
+            mu_col[c] = best
+            label[best] = min(l2 + 1, inf)
+            pushes += 1
+            if c2 >= 0:
+                mu_col[c2] = -1
+            c = c2
+    stats[_S_PUSHES] += pushes
+    stats[_S_WORK] += total
+
+
+def augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw, pf=True):
+    """Extend a consistent matching to a maximum one (serially):
+    Pothen–Fan+ while its phases stay cheap, then :func:`push_relabel`.
+
+    Pothen–Fan+ is the fastest search where augmenting paths are short
+    (random graphs, meshes: a few phases).  Where they are long, each of
+    its phases may search most of the graph for a handful of paths; once
+    its phases have looked at more than ``TUNING["pf_budget"]`` times
+    ``nnz + m + n`` edges, :func:`push_relabel` takes the free columns
+    left; without `pf`, push-relabel runs alone.  `raw`: the statistics
+    slots (``_S_*``).  Returns the name of what ran.
+    """
+    if not pf:
+        push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+        return "push-relabel"
+    nnz = int(rptr[m])
+    factor = TUNING["pf_budget"]
+    budget = -1 if factor is None else int(factor * (nnz + m + n))
+    if pothen_fan(m, n, cptr, cind, mu_row, mu_col, raw, budget):
+        push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+        return "Pothen-Fan+ then push-relabel"
+    return "Pothen-Fan+"
 
 
 @numba.njit(cache=True, nogil=True)
@@ -469,26 +638,30 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             karp_sipser(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col)
     initial = int(np.count_nonzero(st.mu_col >= 0))
     t1 = time.perf_counter()
-    raw = np.zeros(3, dtype=np.int64)
+    raw = np.zeros(6, dtype=np.int64)
     search = "Pothen-Fan+"
     if work:
         if nt:   # the multi-threaded MS-BFS
             from . import _cpu_parallel
 
             search = f"MS-BFS ({nt} threads)"
-            if _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
-                                    level_min(nt), bool(TUNING["parallel_handover"]),
-                                    rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"])):
-                pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
-                search += " then Pothen-Fan+"
+            factor = TUNING["pf_budget"]
+            code = _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
+                                        level_min(nt), bool(TUNING["parallel_handover"]),
+                                        rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"]),
+                                        budget=None if factor is None else int(factor * (st.m + st.n)))
+            if code:   # handed over (narrow levels: Pothen-Fan+ first) or past its budget (push-relabel)
+                search += " then " + augment(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
+                                             st.mu_col, raw, pf=code != _cpu_parallel._R_BUDGET)
         else:
-            pothen_fan(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
+            search = augment(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
     t2 = time.perf_counter()
     return {"backend": "numba", "initial_size": initial, "push_iterations": 0, "global_relabels": 0,
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
             "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
-            "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS])}
+            "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
+            "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK])}
 
 
 def konig_cover_masks(st):

@@ -171,11 +171,11 @@ def _expand_slice(k, nt, frontier, nf, cptr, cind, mu_row, visited, parent, root
 
 
 # ``_bfs_run``'s state between its calls (an int64 array) ...
-_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE, _EPOCH, _GRAFTS = range(9)
+_PHASE, _LEVEL, _NR, _NF, _WIDE, _NARROW, _MODE, _EPOCH, _GRAFTS, _WORK, _BUDGET = range(11)
 # ... where it goes on from (``_MODE``) ...
 _M_PHASE, _M_LEVEL, _M_GATHER = range(3)
 # ... and why it returned
-_R_MAXIMUM, _R_HANDOVER, _R_WIDE = range(3)
+_R_MAXIMUM, _R_HANDOVER, _R_WIDE, _R_BUDGET = range(4)
 
 
 @numba.njit(cache=True, nogil=True)
@@ -277,8 +277,13 @@ def _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, h
             if paths == 0:
                 code = _R_MAXIMUM
                 break
+            state[_WORK] += wide + narrow
             if handover and narrow > wide:
                 code = _R_HANDOVER
+                mode = _M_PHASE
+                break
+            if 0 <= state[_BUDGET] < state[_WORK]:
+                code = _R_BUDGET
                 mode = _M_PHASE
                 break
             # tree grafting: keep the trees that found no path (active),
@@ -346,7 +351,8 @@ def _bfs_run(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats, nt, par_min, h
     return code
 
 
-def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False, *, rptr=None, rind=None, graft=5):
+def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False, *, rptr=None, rind=None, graft=5,
+           budget=None):
     """MS-BFS phases from every free column, with tree grafting, until a
     phase reaches no free row.  A level of at least `par_min` columns is
     split between `nt` slices, run on ``min(nt, numba.get_num_threads())``
@@ -370,9 +376,14 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False,
 
     With `handover`, the search stops after a phase that augmented and
     expanded more columns in narrow levels (fewer than `par_min` columns)
-    than in wide ones, and returns True: the matching is then not proved
-    maximum, and the caller finishes it with Pothen–Fan+.  Returns False
-    when a phase found no augmenting path (the matching is maximum).
+    than in wide ones, and returns ``_R_HANDOVER`` (1): the matching is
+    then not proved maximum, and the caller finishes it with Pothen–Fan+.
+    With a `budget` (columns expanded, over all phases), the search stops
+    after a phase that augmented once the phases have expanded more, and
+    returns ``_R_BUDGET`` (3): long augmenting paths, where a phase costs
+    a search of much of the graph for a few paths, and the caller
+    finishes with push-relabel.  Returns ``_R_MAXIMUM`` (0, falsy) when a
+    phase found no augmenting path (the matching is maximum).
     """
     nt = max(1, int(nt))
     threads = min(nt, int(numba.get_num_threads()))
@@ -390,7 +401,8 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False,
     nxt = np.empty(n * nt, np.int32)      # slice k's new columns at nxt[k * n:]
     counts = np.zeros(nt, np.int64)
     roots = np.empty(n, np.int32)
-    state = np.zeros(9, np.int64)
+    state = np.zeros(11, np.int64)
+    state[_BUDGET] = -1 if budget is None else int(budget)
     par_min = int(par_min)
     handover = bool(handover)
     graft = int(graft)
@@ -399,7 +411,7 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False,
                         visited, parent, root, cvis, leaf, renew, frontier, nxt, counts, roots)
         if code != _R_WIDE:
             stats[2] += state[_GRAFTS]
-            return code == _R_HANDOVER
+            return code
         _cpu_threads.run_slices(nt, _expand_slice, frontier, int(state[_NF]), cptr, cind, mu_row, visited, parent,
                                 root, cvis, leaf, np.int32(state[_EPOCH]), nxt, counts, threads=threads)
 
