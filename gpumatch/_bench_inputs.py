@@ -137,7 +137,61 @@ def _suite_hard():
     return out
 
 
-SUITES = {"small": _suite_small, "medium": _suite_medium, "standard": _suite_standard, "hard": _suite_hard}
+# Structured families of issue 61: long augmenting paths (shuffled block
+# triangular Jacobians, chains, bands) at three sizes each, matching and flow.
+# Each row: name, family, kind (_m matching, _f flow, _unit the unit network
+# of a matching input), generator, keyword arguments for a size n, and the
+# (small, medium, large) sizes.  Small runs on a 2-core CPU in seconds (peers
+# included); large (~2M rows) is for a GPU machine.
+STRUCTURED_SIZES = ("small", "medium", "large")
+_STRUCTURED = (
+    ("jacobian", "jacobian", _m, "block_triangular", lambda n: {"n": n}, (120_000, 480_000, 1_920_000)),
+    ("ladder", "ladder", _m, "bidiagonal", lambda n: {"n": n, "permute": True}, (300_000, 1_000_000, 3_000_000)),
+    # tall by 1%: m - n rows stay unmatched, at the ends of paths along the stairs
+    ("staircase", "staircase", _m, "staircase", lambda n: {"m": n + n // 100, "n": n, "permute": True},
+     (100_000, 500_000, 2_000_000)),
+    ("arrowhead", "arrowhead", _m, "arrowhead", lambda n: {"n": n, "width": 2, "permute": True},
+     (100_000, 500_000, 2_000_000)),
+    ("banded_k2", "banded", _m, "banded", lambda n: {"n": n, "bandwidth": 2, "permute": True},
+     (100_000, 500_000, 2_000_000)),
+    ("blockdiag_b6", "block_diagonal", _m, "block_diagonal", lambda n: {"n": n, "block": 6, "permute": True},
+     (100_000, 500_000, 2_000_000)),
+    ("path", "path", _f, "path_network", lambda n: {"n": n, "max_cap": 1000}, (100_000, 500_000, 2_000_000)),
+    ("unit_ladder", "ladder", _unit, "bidiagonal", lambda n: {"n": n, "permute": True}, (100_000, 300_000, 1_000_000)),
+    ("unit_jacobian", "jacobian", _unit, "block_triangular", lambda n: {"n": n}, (120_000, 480_000, 1_920_000)),
+)
+
+
+def _count(n: int) -> str:
+    """Short size label: 950 -> '950', 120000 -> '120k', 1920000 -> '1.92M'."""
+    for unit, scale in (("M", 1_000_000), ("k", 1_000)):
+        if n >= scale:
+            return f"{n / scale:.3g}{unit}"
+    return str(n)
+
+
+def structured_inputs(sizes=STRUCTURED_SIZES, scale: float = 1.0) -> list:
+    """The structured suite's inputs at the given `sizes`, with every size
+    multiplied by `scale` (tests use a tiny scale); names are ``family_size``."""
+    bad = [s for s in sizes if s not in STRUCTURED_SIZES]
+    if bad:
+        raise ValueError(f"sizes must be among {STRUCTURED_SIZES}, got {bad}")
+    out = []
+    for size in sizes:
+        k = STRUCTURED_SIZES.index(size)
+        for name, family, kind, fn, kwargs, ns in _STRUCTURED:
+            n = max(2, int(round(ns[k] * scale)))
+            kw = kwargs(n)
+            label = f"{_count(kw['m'])}x{_count(n)}" if "m" in kw else _count(n)
+            inp = kind(f"{name}_{label}", family, fn, **kw)
+            inp.params["size"] = size
+            out.append(inp)
+    return out
+
+
+SUITES = {"small": _suite_small, "medium": _suite_medium, "standard": _suite_standard, "hard": _suite_hard,
+          "structured": structured_inputs}
+SUITES.update({f"structured-{size}": (lambda size=size: structured_inputs((size,))) for size in STRUCTURED_SIZES})
 
 _MATRIX_SUFFIXES = (".mtx", ".mtx.gz")
 _FLOW_SUFFIXES = (".max", ".max.gz")

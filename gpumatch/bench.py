@@ -418,7 +418,9 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     src = p.add_argument_group("inputs (default: --suite small)")
     src.add_argument("--suite", choices=sorted(SUITES), action="append",
                      help="generated families: 'small' (quick CPU run), 'medium', 'standard' "
-                          "(the issue inputs, ~1M vertices: for a GPU machine); repeatable")
+                          "(the issue inputs, ~1M vertices: for a GPU machine), 'hard', 'structured' "
+                          "(long augmenting paths: Jacobians, ladders, bands, paths; three sizes, or one "
+                          "with 'structured-small', '-medium', '-large'); repeatable")
     src.add_argument("--dir", action="append", metavar="PATH",
                      help="folder of .mtx/.mtx.gz (matching) and .max/.max.gz (flow) files; repeatable")
     src.add_argument("--corpus", nargs="?", const="", metavar="PATH",

@@ -314,3 +314,48 @@ def test_budget_times_fast_solves_after_a_slow_warmup(monkeypatch):
     assert out["ok"] and out["times_s"] == [1e-4] * 5 and out["median_s"] == 1e-4
     out = bench.measure("stub", inp, None, lambda res: res, repeats=5, budget=0.1)   # the warm-up alone passed it
     assert out["ok"] and out["times_s"] == [] and out["median_s"] == 0.3 and "--budget" in out["note"]
+
+
+# ---------------------------------------------------------------------------
+# the structured suite (issue 61)
+# ---------------------------------------------------------------------------
+
+
+def test_structured_suite_declares_families_at_three_sizes():
+    from gpumatch._bench_inputs import STRUCTURED_SIZES, structured_inputs
+
+    inputs = bench.SUITES["structured"]()
+    names = [i.name for i in inputs]
+    assert len(names) == len(set(names))
+    by_size = {s: [i for i in inputs if i.params["size"] == s] for s in STRUCTURED_SIZES}
+    assert [i.name for i in bench.SUITES["structured-small"]()] == [i.name for i in by_size["small"]]
+    assert [i.name for i in bench.SUITES["structured-large"]()] == [i.name for i in by_size["large"]]
+    families = {(i.family, i.problem, i.params["generator"]) for i in by_size["small"]}
+    assert {g for _, p, g in families if p == "matching"} == {
+        "block_triangular", "bidiagonal", "staircase", "arrowhead", "banded", "block_diagonal"}
+    assert {g for _, p, g in families if p == "flow"} == {"path_network", "bidiagonal", "block_triangular"}
+    for s in STRUCTURED_SIZES:  # the same families at every size, growing
+        assert [(i.family, i.problem) for i in by_size[s]] == [(i.family, i.problem) for i in by_size["small"]]
+    for small, large in zip(by_size["small"], by_size["large"]):
+        assert 50_000 <= small.params["n"] <= 300_000 and large.params["n"] >= 1_000_000
+    assert "jacobian_120k" in names and "ladder_300k" in names and "jacobian_1.92M" in names  # issue 61's inputs
+    with pytest.raises(ValueError, match="sizes"):
+        structured_inputs(("huge",))
+
+
+def test_structured_suite_runs_at_a_tiny_size(tmp_path, monkeypatch):
+    from gpumatch._bench_inputs import structured_inputs
+
+    monkeypatch.setitem(bench.SUITES, "structured", lambda: structured_inputs(scale=0.001))
+    solvers = "gpumatch-numpy,scipy" + (",igraph" if bench._module_available("igraph") else "")
+    rc = _run(tmp_path, "--suite", "structured", "--solvers", solvers)
+    assert rc == 0
+    recs = _records(tmp_path)
+    assert {r["input"] for r in recs} == {i.name for i in structured_inputs(scale=0.001)}
+    for r in recs:
+        assert r["ok"] is True and r["status"] == "ok", r
+        assert r["result"] == r["reference"]
+    by = {(r["input"], r["solver"]): r for r in recs}
+    assert by["jacobian_120", "scipy"]["result"] == 120      # perfect matching
+    assert by["staircase_101x100", "scipy"]["result"] == 100  # rank = columns
+    assert by["unit_ladder_100", "scipy"]["result"] == 100
