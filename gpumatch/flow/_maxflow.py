@@ -303,6 +303,10 @@ class _PairWatch:
         return 2.0 * paired / mass if mass > 0 else 0.0
 
 
+class _HostFinish(Exception):
+    """Raised inside a device solve to hand the network to the host engine (``TUNING["host_finish"]``)."""
+
+
 def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backend, adaptive=None, pairs=None):
     """One push-relabel phase: discharge the worklist towards `target` until no vertex is active.
 
@@ -335,9 +339,12 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
     work, t_gr = relabel()
     since = 0
     t_win = time.perf_counter()
+    deadline = stats.get("_deadline")
+    peak = 0                                  # most active vertices in this relabel window
     while True:
         if work.shape[0] == 0 and since == 0:
             break
+        peak = max(peak, int(work.shape[0]))
         # relabel at the end of the period, or early once the discharges
         # since the last relabel took `relabel_time_ratio` times as long as
         # it did (a global relabel is then cheap next to them; it puts the
@@ -346,7 +353,19 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
         early = adaptive and ratio and since > 0 and time.perf_counter() - t_win > ratio * t_gr
         if work.shape[0] == 0 or since >= freq or early:
             t_dis = time.perf_counter() - t_win
+            t_it = t_dis / since if since else 0.0
             work, t_gr = relabel()
+            if deadline is not None and since and peak <= deadline[1] and work.shape[0]:
+                # the heights are exact now: the excess furthest from the
+                # target needs at least that many more discharge iterations
+                h = int(st["height"][work].max())
+                projected = min(h, hlimit) * t_it
+                if projected > deadline[0]:
+                    raise _HostFinish(
+                        f"at most {peak} active vertices in the last window and excess {h} arcs from the "
+                        f"target: projected {projected:.3f} s at {t_it * 1e6:.1f} us per iteration, against "
+                        f"{deadline[0]:.3f} s for the host engine")
+            peak = 0
             if acc is not None:
                 acc["discharge"] = acc.get("discharge", 0.0) + t_dis
             if adaptive and since >= freq:
@@ -408,8 +427,30 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     aligned with `indices` (0 on self-loops and zero-capacity arcs).
     `adaptive`: as in :func:`_push_relabel` (None: ``TUNING["adaptive"]``);
     `freq`: the first global relabel period (None: ``TUNING["freq"]`` or
-    its formula).
+    its formula).  A device solve that passes ``TUNING["host_finish"]``'s
+    estimate with a tiny active set is finished by the host engine.
     """
+    plan = TUNING.get("host_finish")
+    if backend == "numba" or not plan or backend not in plan.get("backends", ()):
+        return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None)
+    t0 = time.perf_counter()
+    V, nnz = int(indptr.shape[0] - 1), int(indices.shape[0])
+    deadline = (float(plan["fixed_s"]) + float(plan["entry_s"]) * (V + nnz), int(plan["tiny"]))
+    try:
+        return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline)
+    except _HostFinish as why:
+        t1 = time.perf_counter()
+        h = [_backend.to_numpy(a) for a in (indptr, indices, cap)]
+        value, arc_flow, side, stats = _solve_on(*h, source, sink, "numba", layout, None, None, None)
+        xp = _backend.get_xp(backend)
+        out = (xp.asarray(value), xp.asarray(arc_flow), xp.asarray(side))
+        stats = dict(stats, backend=backend, finished_by="host", switch_reason=str(why), time_device=t1 - t0,
+                     time_host=time.perf_counter() - t1, host_method=stats.get("method"))
+        return (*out, stats)
+
+
+def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline):
+    """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny)`` of the host finish, or None."""
     if backend == "numba":  # the compiled CPU engine (highest-label push-relabel)
         from . import _cpu
 
@@ -470,6 +511,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     freq = freq or TUNING.get("freq") or max(100, int(V * V / (1000.0 * max(E, 1))))
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "_stamp": 0,
              "backend": backend, "layout": layout, "method": "push_relabel", "pairs_fixed": False, "_t": {}}
+    if deadline is not None:
+        stats["_deadline"] = deadline
     times = stats["_t"]
     profile = bool(TUNING.get("profile"))
     if profile:
@@ -530,6 +573,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     stats["relabel_period"] = int(freq)
     stats["time"] = times
     del stats["_stamp"], stats["_t"]
+    stats.pop("_deadline", None)
     return value, arc_flow, source_side, stats
 
 

@@ -116,6 +116,33 @@ STALL_WINDOW = 4
 #: (benchmarks/RESULTS.md).  The explicit ``max_relabels`` of
 #: :func:`run_gpr` overrides it.
 AUGMENT_AFTER = 2
+#: Hand-over of the tail to the host (``backend="cupy"``; None: never).
+#: Where augmenting paths are long (shuffled block-triangular Jacobians,
+#: permuted chains) each augmenting-path phase on the device is a BFS of
+#: hundreds of levels that flips a few paths, and the phases number in the
+#: thousands; the compiled CPU engine (:mod:`gpumatch.matching._cpu`:
+#: Karp–Sipser on top of the pairs, then Pothen–Fan+ / push-relabel)
+#: finishes such a tail in a few passes over the graph.  The phases run in
+#: chunks (``chunk`` phases first, then twice as many each time); after a
+#: chunk that did not converge, the driver projects the device's remaining
+#: time from what it measured (the columns still to match, at most the
+#: active columns G-PR handed over less the paths flipped since, at the
+#: last chunk's paths per phase and seconds per phase) and hands the
+#: matching to the host when that is more than the host's estimate,
+#: ``fixed_s + entry_s * (nnz + m + n)`` (the copies both ways included).
+#: Random graphs, meshes and R-MAT graphs converge within 12 phases
+#: (benchmarks/results), before the first look.  Where G-PR's relabels
+#: measured alternating distances of ``long_level`` or more (a phase is then
+#: a BFS of thousands of levels: permuted chains), the first chunk is one
+#: phase.  ``entry_s``: the engine's time per entry on the H200's host
+#: (16 cores) ran 25 ns (random 1M d5) to 175 ns (a permuted chain of 300k)
+#: and 420 ns (a block-triangular Jacobian of 1.9M rows, where the device
+#: is twice as fast and keeps the tail).
+HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9}
+#: The backends whose driver may hand the tail to the host (the NumPy
+#: twin stays a twin of the device's schedule; tests add it to run the
+#: hand-over without a GPU).
+HOST_FINISH_BACKENDS = ("cupy",)
 
 
 @dataclass
@@ -409,13 +436,100 @@ def _finish_by_augmenting(st, kern, n_active, stats):
     t0 = _now(st.backend)
     kern.fix_matching(st)                     # the phases need a consistent matching
     limit = 2 * int(n_active) + 4
-    astats = _augment.augment(st, max_phases=limit)
+    plan = HOST_FINISH if st.backend in HOST_FINISH_BACKENDS else None
+    if plan is None:
+        astats = _augment.augment(st, max_phases=limit)
+    else:
+        astats = _augment_in_chunks(st, limit, int(n_active), plan, stats)
     astats.pop("aug_matched", None)
     stats.update(astats)
+    if stats.get("finished_by") == "host":
+        stats["time_augment"] = _now(st.backend) - t0
+        return
     stats["time_augment"] = _now(st.backend) - t0
     if not astats.get("aug_converged"):
         raise RuntimeError(_watchdog_message(
             st, stats, f"augmenting-path phases did not converge within {limit} phases"))
+
+
+_SUMMED = ("aug_phases", "aug_paths", "aug_levels", "aug_met", "aug_back_levels", "aug_orphan_deaths",
+           "aug_closings", "aug_loop_launches")
+
+
+def _augment_in_chunks(st, limit, n_active, plan, stats):
+    """Augmenting-path phases in chunks, handing the rest to the host when
+    the device's projected time passes the host's estimate
+    (:data:`HOST_FINISH`).  Returns the phases' statistics, summed."""
+    from . import _augment
+
+    chunk = max(1, int(plan["chunk"]))
+    if int(stats.get("max_level", 0)) >= int(plan.get("long_level") or 1 << 62):
+        chunk = 1
+    entries = int(st.rind.shape[0]) + st.m + st.n
+    host_s = float(plan["fixed_s"]) + float(plan["entry_s"]) * entries
+    total: dict = {}
+    while True:
+        budget = min(chunk, limit - total.get("aug_phases", 0))
+        _backend.synchronize(st.backend)
+        t = time.perf_counter()
+        astats = _augment.augment(st, max_phases=budget)
+        _backend.synchronize(st.backend)
+        t = time.perf_counter() - t
+        for k in _SUMMED:
+            total[k] = total.get(k, 0) + int(astats.get(k, 0) or 0)
+        for k, v in astats.items():
+            if k not in _SUMMED:
+                total.setdefault(k, v)
+                if k in ("aug_converged", "aug_certificate", "aug_cooperative", "aug_incremental"):
+                    total[k] = v
+        if astats.get("aug_converged") or total["aug_phases"] >= limit:
+            return total
+        phases = max(1, int(astats.get("aug_phases", 0)))
+        paths = int(astats.get("aug_paths", 0))
+        left = max(1, n_active - total["aug_paths"])
+        projected = left / max(paths / phases, 1.0 / phases) * (t / phases)
+        if projected > host_s:
+            reason = (f"device tail: {total['aug_phases']} augmenting phases flipped {total['aug_paths']} "
+                      f"paths ({paths} in the last {phases}, {t / phases * 1e3:.2f} ms each); up to {left} "
+                      f"columns left, projected {projected:.3f} s on the device against {host_s:.3f} s on "
+                      f"the host")
+            stats.update(total)
+            _finish_on_host(st, stats, reason)
+            return dict(total, aug_converged=True, aug_certificate=None)
+        chunk *= 2
+
+
+def _finish_on_host(st, stats, reason):
+    """Finish the matching of a device state with the compiled CPU engine:
+    the graph and the pairs are copied to the host, Karp–Sipser runs on top
+    of the pairs, then Pothen–Fan+ / push-relabel (or the multi-threaded
+    search on large graphs), and the maximum matching is copied back."""
+    from types import SimpleNamespace
+
+    from . import _augment, _cpu
+
+    t0 = time.perf_counter()
+    host = SimpleNamespace(m=st.m, n=st.n, rptr=_backend.to_numpy(st.rptr), rind=_backend.to_numpy(st.rind),
+                           cptr=_backend.to_numpy(st.cptr), cind=_backend.to_numpy(st.cind),
+                           mu_row=_backend.to_numpy(st.mu_row), mu_col=_backend.to_numpy(st.mu_col))
+    # only mutual pairs (FixMatching on both sides)
+    c = np.flatnonzero(host.mu_col >= 0)
+    bad = c[host.mu_row[host.mu_col[c]] != c]
+    host.mu_col[bad] = -1
+    r = np.flatnonzero(host.mu_row >= 0)
+    bad = r[host.mu_col[host.mu_row[r]] != r]
+    host.mu_row[bad] = -1
+    t1 = time.perf_counter()
+    hstats = _cpu.run(host, init="karp_sipser")
+    t2 = time.perf_counter()
+    st.mu_row[...] = st.xp.asarray(host.mu_row)
+    st.mu_col[...] = st.xp.asarray(host.mu_col)
+    _augment.invalidate(st)
+    stats["finished_by"] = "host"
+    stats["switch_reason"] = (stats.get("switch_reason") or "") + ("; " if stats.get("switch_reason") else "") + reason
+    stats["host_algorithm"] = hstats["algorithm"]
+    stats["time_host_copy"] = (t1 - t0) + (time.perf_counter() - t2)
+    stats["time_host"] = t2 - t1
 
 
 def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, check_long, check_short,

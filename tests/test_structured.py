@@ -1,0 +1,218 @@
+"""Structured matrices with long augmenting paths (issue: no long-path cliff).
+
+Shuffled block-triangular Jacobians, permuted chains (ladders), banded,
+staircase, arrowhead and block-diagonal patterns, and path-like flow
+networks.  Every answer is checked by its properties (a valid matching of
+the reference size with its König cover; a valid flow with a cut of the
+same value), and the work of the CPU engine is bounded by deterministic
+counts on small instances (the serial engine is deterministic).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_flow
+
+import gpumatch
+from gpumatch import generators as G
+from gpumatch.backends import to_numpy
+from gpumatch.testing import check_flow, check_matching
+
+FAMILIES = {
+    "jacobian": lambda: G.block_triangular(20_000, seed=2),
+    "ladder": lambda: G.bidiagonal(20_000, permute=True, seed=2),
+    "banded": lambda: G.banded(20_000, 3, density=0.5, permute=True, seed=2),
+    "staircase": lambda: G.staircase(20_200, 20_000, permute=True, seed=2),
+    "arrowhead": lambda: G.arrowhead(20_000, width=2, permute=True, seed=2),
+    "blockdiag": lambda: G.block_diagonal(20_000, 6, density=0.5, permute=True, seed=2),
+}
+
+
+def _unit_network(A):
+    """s -> rows -> columns -> t with unit capacities (int32 for scipy)."""
+    m, n = A.shape
+    A = A.tocoo()
+    V = m + n + 2
+    s, t = m + n, m + n + 1
+    r = np.concatenate([np.full(m, s), A.row, m + np.arange(n)])
+    c = np.concatenate([np.arange(m), m + A.col, np.full(n, t)])
+    return sp.csr_matrix((np.ones(r.shape[0], np.int32), (r, c)), shape=(V, V)), s, t
+
+
+def _reference(A) -> int:
+    """Maximum matching size from scipy's max flow on the unit network
+    (Hopcroft–Karp can take minutes on these patterns)."""
+    C, s, t = _unit_network(A)
+    return int(maximum_flow(C, s, t).flow_value)
+
+
+@pytest.fixture(scope="module")
+def references():
+    return {name: (make(), None) for name, make in FAMILIES.items()}
+
+
+def _graph(references, name):
+    A, ref = references[name]
+    if ref is None:
+        ref = _reference(A)
+        references[name] = (A, ref)
+    return A, ref
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+@pytest.mark.parametrize("backend", ["numba", "numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_structured_matching_is_maximum(references, name, backend):
+    A, ref = _graph(references, name)
+    res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
+    check_matching(A, to_numpy(res.col_to_row), "row", expected_size=ref)
+    assert res.size == ref
+
+
+@pytest.mark.parametrize("name", sorted(FAMILIES))
+def test_numba_work_is_bounded(references, name):
+    """The serial engine's searches stay within a few passes over the graph:
+    at most 8 phases of Pothen–Fan+ and 12 x (nnz + m + n) edges looked at,
+    where Pothen–Fan+ alone ran a phase per one or two paths."""
+    A, _ = references[name]
+    m, n = A.shape
+    res = gpumatch.bipartite_matching(A, backend="numba")
+    st = res.stats
+    assert st["aug_phases"] <= 8, st
+    assert st["aug_work"] <= 12 * (A.nnz + m + n), st
+    assert st["pr_relabels"] <= 10, st
+
+
+def test_push_relabel_takes_over_the_jacobian(references):
+    """On the Jacobian the budget hands over to push-relabel; without it
+    Pothen–Fan+ runs many more phases (the cliff this mechanism removes)."""
+    from gpumatch.matching import _cpu
+
+    A, ref = _graph(references, "jacobian")
+    res = gpumatch.bipartite_matching(A, backend="numba")
+    assert res.stats["algorithm"].endswith("then push-relabel")
+    assert res.stats["pr_pushes"] > 0
+    saved = dict(_cpu.TUNING)
+    try:
+        _cpu.TUNING["pf_budget"] = None
+        old = gpumatch.bipartite_matching(A, backend="numba")
+    finally:
+        _cpu.TUNING.clear()
+        _cpu.TUNING.update(saved)
+    assert old.size == res.size == ref
+    assert old.stats["aug_phases"] > 4 * res.stats["aug_phases"]
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_push_relabel_alone_from_empty(seed):
+    """push_relabel from an empty matching reaches the maximum size on random
+    rectangular graphs (its labels are valid lower bounds throughout)."""
+    from gpumatch.matching import _cpu
+
+    rng = np.random.default_rng(seed)
+    m, n = int(rng.integers(1, 300)), int(rng.integers(1, 300))
+    A = G.random_bipartite(m, n, float(rng.uniform(0.5, 4)), seed=seed).tocsr()
+    A.sort_indices()
+    C = A.tocsc()
+    C.sort_indices()
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    raw = np.zeros(6, np.int64)
+    _cpu.push_relabel(m, n, A.indptr.astype(np.int32), A.indices.astype(np.int32), C.indptr.astype(np.int32),
+                      C.indices.astype(np.int32), mu_row, mu_col, raw)
+    col_to_row = np.where(mu_col >= 0, mu_col, -1)
+    check_matching(A, col_to_row, "row", expected_size=_reference(A))
+
+
+def test_pothen_fan_budget_stops_after_a_phase():
+    """A zero budget stops Pothen–Fan+ after its first phase that augmented
+    (True: not proved maximum); the matching stays consistent."""
+    from gpumatch.matching import _cpu
+
+    A = G.block_triangular(3000, seed=5).tocsr()
+    m, n = A.shape
+    C = A.tocsc()
+    C.sort_indices()
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    raw = np.zeros(6, np.int64)
+    assert _cpu.pothen_fan(m, n, C.indptr.astype(np.int32), C.indices.astype(np.int32), mu_row, mu_col, raw, 0)
+    assert raw[0] == 1 and raw[1] > 0
+    c = np.flatnonzero(mu_col >= 0)
+    assert (mu_row[mu_col[c]] == c).all()
+
+
+@pytest.fixture
+def host_finish_on(request):
+    """The driver's host hand-over, forced: on the given backend, after every
+    chunk of one phase (the host's estimate 0 s)."""
+    from gpumatch.matching import _driver
+
+    backend = request.param
+    saved = (_driver.HOST_FINISH_BACKENDS, dict(_driver.HOST_FINISH))
+    _driver.HOST_FINISH_BACKENDS = (backend,)
+    _driver.HOST_FINISH.update(chunk=1, fixed_s=0.0, entry_s=0.0)
+    yield backend
+    _driver.HOST_FINISH_BACKENDS = saved[0]
+    _driver.HOST_FINISH.clear()
+    _driver.HOST_FINISH.update(saved[1])
+
+
+@pytest.mark.parametrize("host_finish_on", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)], indirect=True)
+@pytest.mark.parametrize("name", ["jacobian", "ladder"])
+def test_driver_hands_the_tail_to_the_host(references, host_finish_on, name):
+    A, ref = _graph(references, name)
+    res = gpumatch.bipartite_matching(A, backend=host_finish_on, certificate=True)
+    check_matching(A, to_numpy(res.col_to_row), "row", expected_size=ref)
+    if res.stats["finished_by"] == "host":
+        assert "device tail" in res.stats["switch_reason"]
+        assert res.stats["host_algorithm"]
+    else:   # the phases converged within the first chunk: nothing to hand over
+        assert res.stats["aug_converged"]
+
+
+def test_numpy_driver_keeps_its_own_schedule(references):
+    """By default only the CuPy driver hands over: the NumPy twin stays a twin."""
+    A, ref = _graph(references, "jacobian")
+    res = gpumatch.bipartite_matching(A, backend="numpy")
+    assert res.stats["finished_by"] != "host"
+    assert res.size == ref
+
+
+@pytest.fixture
+def flow_host_finish_on(request):
+    from gpumatch.flow import _tuning
+
+    saved = _tuning.TUNING["host_finish"]
+    _tuning.TUNING["host_finish"] = dict(saved, fixed_s=0.0, entry_s=0.0, backends=(request.param,))
+    yield request.param
+    _tuning.TUNING["host_finish"] = saved
+
+
+@pytest.mark.parametrize("flow_host_finish_on", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)], indirect=True)
+def test_flow_path_goes_to_the_host(flow_host_finish_on):
+    C, s, t = G.path_network(4000, seed=3)
+    res = gpumatch.maximum_flow(C, s, t, backend=flow_host_finish_on)
+    flow = res.flow if flow_host_finish_on == "numpy" else sp.csr_matrix(res.flow.get())
+    check_flow(C, s, t, flow, int(to_numpy(res.flow_value)))
+    assert int(to_numpy(res.flow_value)) == int(C.data.min())
+    assert res.stats["finished_by"] == "host"
+    assert "projected" in res.stats["switch_reason"]
+
+
+@pytest.mark.parametrize("backend", ["numba", "numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+@pytest.mark.parametrize("name", ["path", "unit_ladder", "unit_jacobian"])
+def test_structured_flow(name, backend):
+    if name == "path":
+        C, s, t = G.path_network(3000, seed=4)
+    elif name == "unit_ladder":
+        C, s, t = _unit_network(G.bidiagonal(3000, permute=True, seed=4))
+    else:
+        C, s, t = _unit_network(G.block_triangular(3000, seed=4))
+    C = C.astype(np.int64)
+    res = gpumatch.maximum_flow(C, s, t, backend=backend)
+    value = int(to_numpy(res.flow_value))
+    flow = res.flow if backend != "cupy" else sp.csr_matrix(res.flow.get())
+    check_flow(C, s, t, flow, value)
+    assert value == int(maximum_flow(C.astype(np.int32), s, t).flow_value)
