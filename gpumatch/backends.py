@@ -180,7 +180,7 @@ def synchronize(backend: str) -> None:
     _backend.synchronize(backend)
 
 
-def warm_up(backend: str = "auto", *, progress=None) -> float:
+def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=None) -> float:
     """Load (or, the first time, compile) a backend's engines ahead of a timed call.
 
     The Numba engines are compiled on their first use after an install and
@@ -196,6 +196,10 @@ def warm_up(backend: str = "auto", *, progress=None) -> float:
     ----------
     backend : {"auto", "numpy", "cupy", "numba"}, optional
         The backend to warm up (resolved by :func:`resolve_backend`).
+    solvers : sequence of {"matching", "flow"}, optional
+        The engines to load: ``"matching"`` serves the matchings, the
+        structural rank and the Dulmage–Mendelsohn decomposition,
+        ``"flow"`` the max flows and minimum cuts.  Default: both.
     progress : callable, optional
         Called as ``progress(step, seconds)`` after each step (``step``
         names it, for example ``"matching"``; ``seconds`` is its time), for
@@ -208,7 +212,9 @@ def warm_up(backend: str = "auto", *, progress=None) -> float:
 
     Raises
     ------
-    ValueError, RuntimeError
+    ValueError
+        For an unknown backend or solver.
+    RuntimeError
         As :func:`resolve_backend`.
 
     Notes
@@ -224,7 +230,7 @@ def warm_up(backend: str = "auto", *, progress=None) -> float:
     >>> import scipy.sparse as sp
     >>> import gpumatch
     >>> from gpumatch.backends import warm_up
-    >>> seconds = warm_up("auto")        # compiles or loads once per process
+    >>> seconds = warm_up("auto", ["matching"])   # compiles or loads once per process
     >>> gpumatch.structural_rank(sp.eye(4, format="csr"))   # times the solve alone
     4
     """
@@ -232,6 +238,10 @@ def warm_up(backend: str = "auto", *, progress=None) -> float:
     import scipy.sparse as sp
 
     name = resolve_backend(backend)
+    solvers = [solvers] if isinstance(solvers, str) else list(solvers)
+    unknown = [s for s in solvers if s not in ("matching", "flow")]
+    if unknown:
+        raise ValueError(f"solvers must name 'matching' or 'flow', got {unknown[0]!r}")
     start = time.perf_counter()
     if name == "numpy":
         return 0.0
@@ -254,11 +264,12 @@ def warm_up(backend: str = "auto", *, progress=None) -> float:
         maximum_bipartite_matching(A, backend=name)
         bipartite_matching(A, backend=name, certificate=True)
 
-    step("matching", matching)
-    if name == "numba":
-        from .matching import _cpu
+    if "matching" in solvers:
+        step("matching", matching)
+        if name == "numba":
+            from .matching import _cpu
 
-        step("multi-threaded matching", _cpu.warm_up_threaded)
+            step("multi-threaded matching", _cpu.warm_up_threaded)
 
     # a flow network with a bottleneck and a side arc (push-relabel), and
     # the unit network of a bipartite graph (its matching engine)
@@ -273,6 +284,7 @@ def warm_up(backend: str = "auto", *, progress=None) -> float:
         maximum_flow(C, 0, 5, backend=name)
         maximum_flow(U, 0, 7, backend=name)
 
-    step("max flow", flow)
+    if "flow" in solvers:
+        step("max flow", flow)
     _backend.synchronize(name)
     return time.perf_counter() - start

@@ -48,14 +48,16 @@ class _Parser(argparse.ArgumentParser):
 
 def _add_backend(p):
     p.add_argument("--backend", choices=_BACKENDS, default="auto",
-                   help="'auto' uses the GPU when CuPy finds one, else NumPy (default: auto)")
+                   help="'auto' uses the GPU when CuPy finds one, else the compiled CPU engine (Numba); "
+                        "'numba' and 'cupy' ask for one of them, 'numpy' for the vectorised reference twin of "
+                        "the GPU kernels (default: auto)")
 
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
 
     parser = _Parser(prog="gpumatch", description="Maximum bipartite matching and maximum flow on GPUs "
-                     "(CuPy) and CPUs (NumPy).", epilog="Run 'gpumatch COMMAND --help' for a command's options.")
+                     "(CuPy) and CPUs (a compiled Numba engine).", epilog="Run 'gpumatch COMMAND --help' for a command's options.")
     parser.add_argument("--version", action="version", version=f"gpumatch {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND", parser_class=_Parser)
 
@@ -238,6 +240,7 @@ def _cmd_match(args) -> int:
     _check_output(args.output, "-o")
     A = _read_matrix(args.file)
     backend = _resolve(args.backend)
+    load_s = _warm_up(backend, ["matching"], verbose=False)
     t0 = _now()
     match = maximum_bipartite_matching(A, args.perm_type, backend=backend)
     _sync(backend)
@@ -246,7 +249,7 @@ def _cmd_match(args) -> int:
     size = int((match >= 0).sum())
     m, n = A.shape
     print(f"{args.file}: {m} x {n}, {A.nnz} stored entries")
-    print(f"matching size: {size} of min(m, n) = {min(m, n)}  ({dt:.3f} s, backend {backend})")
+    print(f"matching size: {size} of min(m, n) = {min(m, n)}  ({_timing(dt, backend, load_s)})")
     if args.check:
         from .testing import check_matching
 
@@ -269,13 +272,14 @@ def _cmd_rank(args) -> int:
         A = A.copy()
         A.eliminate_zeros()
     backend = _resolve(args.backend)
+    load_s = _warm_up(backend, ["matching"], verbose=False)
     t0 = _now()
     r = int(structural_rank(A, backend=backend))
     _sync(backend)
     dt = _now() - t0
     m, n = A.shape
     print(f"{args.file}: {m} x {n}, {A.nnz} stored entries")
-    print(f"structural rank: {r}  ({dt:.3f} s, backend {backend})")
+    print(f"structural rank: {r}  ({_timing(dt, backend, load_s)})")
     if r < min(m, n):
         print(f"structurally singular: {m - r} rows and {n - r} columns are unmatched")
     else:
@@ -312,6 +316,7 @@ def _cmd_dm(args) -> int:
         A = A.copy()
         A.eliminate_zeros()
     backend = _resolve(args.backend)
+    load_s = _warm_up(backend, ["matching"], verbose=False)
     t0 = _now()
     dm = dulmage_mendelsohn(A, backend=backend)
     _sync(backend)
@@ -320,7 +325,7 @@ def _cmd_dm(args) -> int:
     print(dm.summary())
     st = dm.stats
     print(f"time: {dt:.3f} s (matching {st['time_matching']:.3f}, coarse {st['time_coarse']:.3f}, "
-          f"fine {st['time_fine']:.3f}; backend {backend})")
+          f"fine {st['time_fine']:.3f}; {_backend_note(backend, load_s)})")
     if args.blocks:
         r, s = to_numpy(dm.r).astype(np.int64), to_numpy(dm.s).astype(np.int64)
         rr, cc = to_numpy(dm.rr), to_numpy(dm.cc)
@@ -342,12 +347,13 @@ def _cmd_flow(args) -> int:
     _check_output(args.cut, "--cut")
     C, s, t = _read_flow(args.file, args.source, args.sink)
     backend = _resolve(args.backend)
+    load_s = _warm_up(backend, ["flow"], verbose=False)
     t0 = _now()
     res = maximum_flow(C, s, t, backend=backend)
     _sync(backend)
     dt = _now() - t0
     print(f"{args.file}: {C.shape[0]} vertices, {C.nnz} arcs, source {s + 1}, sink {t + 1}")
-    print(f"maximum flow value: {int(res.flow_value)}  ({dt:.3f} s, backend {backend})")
+    print(f"maximum flow value: {int(res.flow_value)}  ({_timing(dt, backend, load_s)})")
     if args.check:
         from .testing import check_flow
 
@@ -385,22 +391,36 @@ def _cmd_flow(args) -> int:
     return 0
 
 
-def _warm_up(backend, log=print) -> float:
+def _warm_up(backend, solvers=("matching", "flow"), verbose=True) -> float:
     """Load (or compile, on a cold cache) `backend`'s engines before anything is
-    timed, saying so while it happens; the seconds it took."""
+    timed, saying so while it happens; the seconds it took.  Quiet unless
+    `verbose` or the cache is cold (then on stderr, when not `verbose`)."""
     from .backends import warm_up
 
     if backend == "numpy":
         return 0.0
     what = "GPU kernels" if backend == "cupy" else "CPU engine"
     cold = backend == "numba" and _numba_cache_cold()
+    out = sys.stdout if verbose else sys.stderr
     if cold:
-        log(f"first run: compiling the {what}, cached for next time (15-20 s on 2 cores) ...", flush=True)
-    seconds = warm_up(backend, progress=(lambda step, dt: log(f"  {step}: {dt:.1f} s", flush=True))
-                      if cold else None)
-    log(f"{what} ready in {seconds:.2f} s ({'compiled' if cold else 'loaded'} once per "
-        f"{'install' if cold else 'process'}; not part of the times below)")
+        print(f"first run: compiling the {what}, cached for next time (15-20 s on 2 cores) ...", file=out,
+              flush=True)
+    seconds = warm_up(backend, solvers, progress=(lambda step, dt: print(f"  {step}: {dt:.1f} s", file=out,
+                                                                         flush=True)) if cold else None)
+    if verbose:
+        print(f"{what} ready in {seconds:.2f} s ({'compiled' if cold else 'loaded'} once per "
+              f"{'install' if cold else 'process'}; not part of the times below)")
     return seconds
+
+
+def _timing(dt: float, backend: str, load_s: float) -> str:
+    """``"0.012 s, backend numba"``, with the one-time load apart when there was one."""
+    return f"{dt:.3f} s, {_backend_note(backend, load_s)}"
+
+
+def _backend_note(backend: str, load_s: float) -> str:
+    """``"backend numba; loading the engine took 0.45 s more, once"``."""
+    return f"backend {backend}" + (f"; loading the engine took {load_s:.2f} s more, once" if load_s >= 0.005 else "")
 
 
 def _numba_cache_cold() -> bool:
