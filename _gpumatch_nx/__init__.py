@@ -64,7 +64,7 @@ def get_info():
         "backend_name": "gpumatch",
         "project": "gpumatch",
         "package": "gpumatch",
-        "short_summary": "Push-relabel maximum flow and bipartite matching on GPUs (CuPy) or CPUs (NumPy).",
+        "short_summary": "Push-relabel maximum flow and bipartite matching on GPUs (CuPy) or CPUs (Numba).",
         "default_config": {"backend": "auto"},
         "functions": {name: {"additional_docs": doc} for name, doc in FUNCTIONS.items()},
     }

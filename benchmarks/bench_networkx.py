@@ -21,7 +21,7 @@ Each case builds a NetworkX graph (not timed) and times, in one process:
   faster solver does not shrink).
 
 gpumatch runs on ``--solver-backend`` ("auto": the GPU when CuPy finds one,
-else NumPy), set through ``nx.config.backends.gpumatch.backend``; a warm-up
+else the compiled CPU engine, Numba), set through ``nx.config.backends.gpumatch.backend``; a warm-up
 call on a small graph comes first so that no timing includes the compile of
 the CUDA kernels.  Every answer is checked against SciPy on the same CSR
 (matching size: ``scipy.sparse.csgraph.maximum_bipartite_matching``; flow

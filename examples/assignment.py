@@ -37,7 +37,7 @@ except ImportError:  # running from a checkout without installing
 import numpy as np
 import scipy.sparse as sp
 
-from gpumatch._backend import resolve_backend, to_numpy
+from gpumatch.backends import resolve_backend, to_numpy
 from gpumatch.matching import maximum_bipartite_matching
 from gpumatch.testing import check_matching
 

@@ -1,4 +1,4 @@
-"""gpumatch: maximum bipartite matching and maximum flow on GPUs (CuPy) and CPUs (NumPy).
+"""gpumatch: maximum bipartite matching and maximum flow on GPUs (CuPy) and CPUs (Numba).
 
 Drop-in replacements for ``scipy.sparse.csgraph.maximum_bipartite_matching``,
 ``structural_rank`` and ``maximum_flow``, with richer results (statistics,
@@ -21,33 +21,56 @@ MaxFlowSolver, MatchingSolver
 dulmage_mendelsohn, block_triangular_form
     Dulmage–Mendelsohn decomposition (MATLAB ``dmperm``) and block triangular form.
 
-Submodules: :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.structure`, :mod:`gpumatch.io`,
+Submodules: :mod:`gpumatch.backends` (choosing the engine, results to the host, warm-up),
+:mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.structure`, :mod:`gpumatch.io`,
 :mod:`gpumatch.generators`, :mod:`gpumatch.testing`.
 """
 
+from typing import TYPE_CHECKING
+
 from ._version import __version__
 
-from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
-from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
-                       structural_rank)
-from .structure import (BlockTriangularResult, DulmageMendelsohnResult, block_triangular_form,
-                        dulmage_mendelsohn)
+#: The public names of the package and the subpackage each lives in.  They
+#: are imported on first use (PEP 562), so ``import gpumatch`` loads no
+#: NumPy, SciPy or Numba: a command line's ``--help``, a ``__version__``
+#: check or a worker that never solves pays nothing, and the first solve
+#: loads what it uses (Numba only for ``backend="numba"``).
+_EXPORTS = {
+    "maximum_flow": "flow", "minimum_cut": "flow", "MaxFlowSolver": "flow", "MaximumFlowResult": "flow",
+    "MinimumCutResult": "flow",
+    "maximum_bipartite_matching": "matching", "structural_rank": "matching", "bipartite_matching": "matching",
+    "MatchingResult": "matching", "MatchingSolver": "matching",
+    "dulmage_mendelsohn": "structure", "block_triangular_form": "structure",
+    "DulmageMendelsohnResult": "structure", "BlockTriangularResult": "structure",
+}
 
 #: Submodules reachable as attributes of the package (``gpumatch.testing``),
 #: imported on first use.
-_SUBMODULES = ("testing", "io", "generators", "csr", "flow", "matching", "structure", "batch", "cli", "bench")
+_SUBMODULES = ("testing", "io", "generators", "csr", "flow", "matching", "structure", "batch", "cli", "bench",
+               "backends")
+
+if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ below
+    from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
+    from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
+                           structural_rank)
+    from .structure import (BlockTriangularResult, DulmageMendelsohnResult, block_triangular_form,
+                            dulmage_mendelsohn)
 
 
 def __getattr__(name):
-    if name in _SUBMODULES:
-        import importlib
+    import importlib
 
+    if name in _EXPORTS:
+        value = getattr(importlib.import_module(f"{__name__}.{_EXPORTS[name]}"), name)
+        globals()[name] = value      # later lookups skip this function
+        return value
+    if name in _SUBMODULES:
         return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
 def __dir__():
-    return sorted(set(globals()) | set(_SUBMODULES))
+    return sorted(set(globals()) | set(_EXPORTS) | set(_SUBMODULES))
 
 
 __all__ = [

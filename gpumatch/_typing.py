@@ -19,8 +19,9 @@ if TYPE_CHECKING:  # pragma: no cover - for type checkers only
 
 __all__ = ["Array", "Backend", "GraphLike", "IndexLike", "PermType", "SparseMatrix"]
 
-#: Where a solver runs: ``"auto"`` (the GPU when CuPy finds one, else NumPy), ``"numpy"`` or ``"cupy"``.
-Backend: TypeAlias = Literal["auto", "numpy", "cupy"]
+#: Where a solver runs: ``"auto"`` (the GPU when CuPy finds one, else the compiled CPU engine),
+#: ``"numba"`` (that engine), ``"cupy"`` or ``"numpy"`` (the vectorised reference twin of the GPU kernels).
+Backend: TypeAlias = Literal["auto", "numpy", "cupy", "numba"]
 
 #: scipy's matching format: ``"row"`` (for each column its row) or ``"column"`` (for each row its column).
 PermType: TypeAlias = Literal["row", "column"]

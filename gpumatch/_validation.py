@@ -280,10 +280,8 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
         shape = _check_shape(graph.shape, name)
         kind = "cupyx"
         indptr, indices, data = _canonical_cupyx(graph, shape, name, with_data)
-    elif hasattr(graph, "shape") or isinstance(graph, (list, np.ndarray)) or _backend.is_cupy_array(graph):
-        raise TypeError(f"{name} must be sparse; accepted: {_ACCEPTED}")
-    else:
-        raise TypeError(f"{name} must be sparse; got {type(graph).__name__}; accepted: {_ACCEPTED}")
+    else:   # one wording for every solver: "<argument> must be sparse, got <type>; accepted: ..."
+        raise TypeError(f"{name} must be sparse, got {type(graph).__name__}; accepted: {_ACCEPTED}")
 
     m, n = shape
     idt = index_dtype_for(m + 1, n + 1, int(indices.shape[0]))

@@ -224,7 +224,8 @@ def write_matrix_market(path: PathOrFile, A: SparseMatrix, *, comment: str = "",
     if hasattr(A, "get") and not sp.issparse(A):  # cupyx sparse
         A = A.get()
     if not sp.issparse(A):
-        raise TypeError(f"A must be a sparse matrix, got {type(A).__name__}")
+        raise TypeError(f"A must be sparse, got {type(A).__name__}; accepted: a scipy.sparse or "
+                        "cupyx.scipy.sparse matrix or array")
     M = sp.coo_matrix(A)
     if field is None and (M.dtype.kind in "iub"):
         # integral data as the standard "integer" field, whatever scipy's

@@ -202,3 +202,67 @@ def test_reduce_in_two_steps_on_cupy(op):
                 got = _backend.reduce(cp.asarray(host), op)
             want = getattr(host, op)()
             assert got.get().item() == pytest.approx(want.item()), (n, dtype, op)
+
+
+# ---------------------------------------------------------------------------
+# the public gpumatch.backends, and what a first import and a first call load
+# ---------------------------------------------------------------------------
+
+
+def test_public_backends_module_matches_the_internal_one():
+    from gpumatch import backends
+
+    assert backends.resolve_backend("auto") == _backend.resolve_backend("auto")
+    assert backends.to_numpy([1, 2]).tolist() == [1, 2]
+    backends.synchronize(backends.resolve_backend("auto"))
+    assert backends.warm_up("numpy") == 0.0
+    with pytest.raises(ValueError, match="backend must be one of"):
+        backends.resolve_backend("gpu")
+
+
+def test_import_loads_no_numpy_scipy_or_numba(tmp_path):
+    """``import gpumatch`` is cheap: the solvers (NumPy, SciPy, Numba) load on first use."""
+    from conftest import run_in_child
+
+    code = ("import sys, gpumatch\n"
+            "print(sorted(m for m in ('numpy', 'scipy', 'numba') if m in sys.modules))\n"
+            "print(gpumatch.structural_rank.__module__, gpumatch.MaxFlowSolver.__name__)\n"
+            "print('numba' in sys.modules)\n")
+    done = run_in_child(code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    first, second, third = done.stdout.splitlines()
+    assert first == "[]"
+    assert second == "gpumatch.matching.api MaxFlowSolver"
+    assert third == "False"      # the solvers' modules do not import Numba either
+
+
+def test_warm_up_leaves_nothing_to_compile_for_a_large_solve(tmp_path):
+    """After :func:`gpumatch.backends.warm_up` a solve on the multi-threaded
+    path (1M edges, 2 threads) and a max flow load no compiled function."""
+    if not _backend.numba_available():
+        pytest.skip("Numba does not import")
+    from conftest import run_in_child
+
+    code = """
+import os, sys
+os.environ.setdefault("NUMBA_NUM_THREADS", "2")   # the multi-threaded path, on any machine
+import numba
+import gpumatch
+from gpumatch import backends, generators
+backends.warm_up("numba")
+def loaded():
+    return {f"{m}.{k}": len(v.signatures) for m, mod in list(sys.modules.items()) if m.startswith("gpumatch")
+            for k, v in vars(mod).items() if isinstance(v, numba.core.registry.CPUDispatcher)}
+before = loaded()
+A = generators.random_bipartite(200_000, 200_000, 5, seed=0)
+res = gpumatch.bipartite_matching(A, backend="numba")
+C, s, t = generators.genrmf(4, 4, 1, 100, seed=0)
+gpumatch.maximum_flow(C, s, t, backend="numba")
+after = loaded()
+print(A.nnz >= 1_000_000, "threads" in res.stats["algorithm"])
+print(sorted(k for k, v in after.items() if v != before.get(k, 0)))
+"""
+    done = run_in_child(code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    big, new = done.stdout.splitlines()[-2:]
+    assert big == "True True" and new == "[]"

@@ -257,6 +257,42 @@ def test_demo_small(capsys):
     assert "all checks passed" in out
 
 
+def test_demo_numba_times_the_solve_apart_from_loading(capsys):
+    """On the compiled engine the demo loads (or compiles) it first, says so,
+    and reports the solves' times and speedups without that time."""
+    pytest.importorskip("numba")
+    assert main(["demo", "--size", "3000", "--flow-frame", "4", "--backend", "numba"]) == 0
+    out = capsys.readouterr().out
+    head, rest = out.split("CPU engine ready in ", 1)
+    assert "== matching" not in head and "not part of the times below" in rest.splitlines()[0]
+    assert "gpumatch (numba): size" in rest and "-> speedup " in rest
+    assert "loading the engines took" in rest and "all checks passed" in out
+
+
+def test_demo_says_a_cold_cache_compiles(tmp_path):
+    """With an empty Numba cache the demo knows that the engine is about to
+    compile (the line it prints before the wait)."""
+    pytest.importorskip("numba")
+    import os
+    import subprocess
+    import sys
+
+    code = "from gpumatch import cli; print(cli._numba_cache_cold())"
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path / "empty"),
+               PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.split() == ["True"]
+
+
+def test_speedup_reads_as_a_slowdown_below_one():
+    from gpumatch.cli import _speedup
+
+    assert _speedup(4.0, 1.0) == "4.0x"
+    assert _speedup(1.0, 2.5) == "1/2.5x (slower)"
+
+
 def test_bench_subcommand(tmp_path, capsys):
     rc = main(["bench", "--suite", "small", "--filter", "random_2k_d5", "--solvers", "gpumatch-numpy,scipy",
                "--repeats", "1", "--out", str(tmp_path), "--quiet", "--no-plot"])

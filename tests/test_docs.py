@@ -51,6 +51,28 @@ def _has_cupy() -> bool:
     return True
 
 
+#: Optional dependencies a page's examples may import, and the extra that installs each.
+EXTRAS = {"networkx": "networkx", "dask": "dask", "distributed": "dask", "matplotlib": "plot"}
+
+
+def _missing_extras(page: str) -> list[str]:
+    """The extras whose modules the page's examples import at their top level and
+    which are not installed here (the page is skipped without them, as its own
+    tests are)."""
+    missing = set()
+    for _, _, code in (b for b in BLOCKS if b[0] == page):
+        for node in ast.parse(code).body:
+            if isinstance(node, ast.Import):
+                roots = [a.name.split(".")[0] for a in node.names]
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                roots = [node.module.split(".")[0]]
+            else:
+                continue
+            missing.update(f"{r} (the {EXTRAS[r]} extra)" for r in roots
+                           if r in EXTRAS and importlib.util.find_spec(r) is None)
+    return sorted(missing)
+
+
 def _comment(line: str) -> str | None:
     m = re.search(r"#\s*(.*)$", line)
     return m.group(1) if m else None
@@ -62,6 +84,9 @@ def test_docs_page_examples_run(page, tmp_path, monkeypatch, capsys):
     # type them (blocks that need CuPy only where it is installed).  Where a
     # print() line carries a comment, the comment shows what it prints (or
     # is a note starting with "..." or a word, which is not checked).
+    missing = _missing_extras(page)
+    if missing:
+        pytest.skip("its examples need " + ", ".join(missing))
     monkeypatch.chdir(tmp_path)          # examples that write files write them here
     namespace: dict = {"__name__": "docs_example"}
     checked = 0

@@ -35,6 +35,26 @@ def test_example_has_docstring_and_main(name):
     assert callable(mod.main)
 
 
+@pytest.mark.parametrize("name", ["structural_rank", "dm_blocks", "assignment", "min_cut_segmentation",
+                                  "interactive_segmentation"])
+def test_example_uses_only_public_api(name):
+    """An example is what a user may copy: no private module or name of gpumatch."""
+    import ast
+
+    tree = ast.parse((EXAMPLES / f"{name}.py").read_text(encoding="utf-8"))
+    private = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and (node.module or "").split(".")[0] == "gpumatch":
+            private += [node.module] if any(p.startswith("_") for p in node.module.split(".")) else []
+            private += [a.name for a in node.names if a.name.startswith("_")]
+        elif isinstance(node, ast.Import):
+            private += [a.name for a in node.names
+                        if a.name.split(".")[0] == "gpumatch" and any(p.startswith("_") for p in a.name.split("."))]
+        elif isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "gpumatch":
+            private += [node.attr] if node.attr.startswith("_") and node.attr != "__version__" else []
+    assert not private, private
+
+
 def test_structural_rank_generated(backend, capsys):
     out = _load("structural_rank").main(["--size", "3000", "--degree", "2", "--backend", backend])
     assert out["rank"] == out["scipy_rank"]

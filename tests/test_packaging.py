@@ -48,8 +48,9 @@ def test_changelog_has_a_section_for_the_version():
     text = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8")
     headings = re.findall(r"^## \[([^\]]+)\](?: - (\d{4}-\d{2}-\d{2}))?$", text, flags=re.M)
     assert headings, "no '## [version] - date' headings"
-    assert headings[0] == ("Unreleased", "")
-    versions = headings[1:]
+    # an "Unreleased" section is optional, and first when there is one
+    versions = headings[1:] if headings[0] == ("Unreleased", "") else headings
+    assert ("Unreleased", "") not in versions
     assert versions[0][0] == gpumatch.__version__, "the newest released section must be the package version"
     assert all(d for _, d in versions), "every released section has a date"
     # newest first, each version once
@@ -58,6 +59,12 @@ def test_changelog_has_a_section_for_the_version():
     # Keep a Changelog's kinds of change only
     kinds = set(re.findall(r"^### (.+)$", text, flags=re.M))
     assert kinds <= {"Added", "Changed", "Deprecated", "Removed", "Fixed", "Security"}, kinds
+
+
+def test_changelog_stays_short_and_for_users():
+    """At most 400 lines: what changed for a user, not the history (the git log has that)."""
+    lines = (ROOT / "CHANGELOG.md").read_text(encoding="utf-8").splitlines()
+    assert len(lines) <= 400, f"CHANGELOG.md has {len(lines)} lines: condense the older releases"
 
 
 def test_cli_version_is_the_package_version(capsys):

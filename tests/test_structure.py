@@ -754,12 +754,11 @@ def test_example_picture(tmp_path):
 
 
 def test_docs_page_examples():
-    """The worked examples of docs/structure.rst run and print what the page says."""
+    """The worked examples of docs/user_guide/structure.rst run and print what the page says."""
     import doctest
     import pathlib
 
-    page = pathlib.Path(__file__).resolve().parent.parent / "docs" / "structure.rst"
-    if not page.is_file():
-        pytest.skip("docs/structure.rst not found")
+    page = pathlib.Path(__file__).resolve().parent.parent / "docs" / "user_guide" / "structure.rst"
+    assert page.is_file(), "the structure guide moved: point this test at it"
     failures, tried = doctest.testfile(str(page), module_relative=False, optionflags=doctest.ELLIPSIS)
     assert tried > 10 and failures == 0

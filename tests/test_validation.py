@@ -66,8 +66,35 @@ def test_empty_inputs_are_valid(shape):
 
 @pytest.mark.parametrize("dense", [np.eye(3), [[1, 0], [0, 1]], np.array([[1]])])
 def test_dense_input_is_a_type_error(dense):
-    with pytest.raises(TypeError, match="graph must be sparse"):
+    with pytest.raises(TypeError, match=r"^graph must be sparse, got (ndarray|list); accepted: "):
         as_csr_graph(dense)
+
+
+def _dense_calls():
+    import gpumatch
+    from gpumatch import io
+
+    D = np.eye(3)
+    return {
+        "maximum_bipartite_matching": ("graph", lambda: gpumatch.maximum_bipartite_matching(D)),
+        "structural_rank": ("graph", lambda: gpumatch.structural_rank(D)),
+        "bipartite_matching": ("graph", lambda: gpumatch.bipartite_matching(D)),
+        "MatchingSolver": ("graph", lambda: gpumatch.MatchingSolver(D)),
+        "maximum_flow": ("csgraph", lambda: gpumatch.maximum_flow(D, 0, 1)),
+        "minimum_cut": ("csgraph", lambda: gpumatch.minimum_cut(D, 0, 1)),
+        "MaxFlowSolver": ("csgraph", lambda: gpumatch.MaxFlowSolver(D, 0, 1)),
+        "dulmage_mendelsohn": ("A", lambda: gpumatch.dulmage_mendelsohn(D)),
+        "block_triangular_form": ("A", lambda: gpumatch.block_triangular_form(D)),
+        "write_matrix_market": ("A", lambda: io.write_matrix_market(io.__name__ + ".unused.mtx", D)),
+    }
+
+
+@pytest.mark.parametrize("solver", sorted(_dense_calls()))
+def test_dense_input_reads_the_same_in_every_solver(solver):
+    """One wording everywhere: "<argument> must be sparse, got <type>; accepted: ..."."""
+    arg, call = _dense_calls()[solver]
+    with pytest.raises(TypeError, match=rf"^{arg} must be sparse, got ndarray; accepted: "):
+        call()
 
 
 @pytest.mark.parametrize("fmt", ["lil", "dok", "bsr", "dia"])

@@ -1,4 +1,4 @@
-"""Maximum bipartite matching: G-PR push-relabel on GPUs (CuPy) and CPUs (NumPy).
+"""Maximum bipartite matching: G-PR push-relabel on GPUs (CuPy), a compiled engine on CPUs (Numba).
 
 Public functions: :func:`maximum_bipartite_matching` (drop-in for scipy's),
 :func:`structural_rank`, and :func:`bipartite_matching` (both directions,

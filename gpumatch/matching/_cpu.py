@@ -69,8 +69,7 @@ import numpy as np
 from .. import _cpu_threads
 
 __all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
-           "push_relabel", "augment", "konig_cover", "run",
-           "konig_cover_masks", "solver_solve"]
+           "push_relabel", "augment", "konig_cover", "run", "konig_cover_masks", "solver_solve", "warm_up_threaded"]
 
 #: When the engine runs multi-threaded (:func:`parallel_threads`): on
 #: graphs with at least ``parallel_min_nnz`` edges (None: never) when Numba
@@ -662,6 +661,56 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
             "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK])}
+
+
+def warm_up_threaded(index_dtype=np.int32) -> bool:
+    """Load (or compile, on a cold cache) the multi-threaded path's compiled
+    functions on a small random graph, as a solve of a large one would.
+
+    A small solve never takes that path (:data:`TUNING`), so a warm-up by a
+    small solve would leave its first use inside a large solve.  This runs
+    the multi-threaded Karp–Sipser, then MS-BFS with every level handed to
+    the threads and the hand-over to Pothen–Fan+, and the parallel
+    transpose where :mod:`gpumatch._cpu_csr` would use it, with
+    `index_dtype` indices.  Returns False (nothing run) where the path
+    never runs: fewer Numba threads than ``TUNING["parallel_min_threads"]``,
+    ``parallel_min_nnz`` None, or a thread of gpumatch's own pool.
+    """
+    nt = parallel_threads(TUNING["parallel_min_nnz"] or 0) if TUNING["parallel_min_nnz"] is not None else 0
+    if nt < 2:
+        return False
+    from .. import _cpu_csr
+    from . import _cpu_parallel
+
+    rng = np.random.default_rng(0)
+    m = n = 2000
+    deg = 3
+    rind = np.sort(rng.integers(0, n, size=(m, deg)), axis=1)
+    keep = np.ones((m, deg), dtype=bool)
+    keep[:, 1:] = rind[:, 1:] != rind[:, :-1]
+    rptr = np.zeros(m + 1, dtype=index_dtype)
+    np.cumsum(keep.sum(axis=1), out=rptr[1:])
+    rind = rind[keep].astype(index_dtype)
+    if int(numba.get_num_threads()) >= max(2, int(_cpu_csr.TUNING["transpose_min_threads"])):
+        _cpu_csr.transpose_parallel(m, n, rptr, rind, nt)
+    cptr, cind = _cpu_csr.transpose_serial(m, n, rptr, rind)
+    mu_row = np.full(m, -1, dtype=index_dtype)
+    mu_col = np.full(n, -1, dtype=index_dtype)
+    _cpu_parallel.karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt)
+    raw = np.zeros(6, dtype=np.int64)
+    if _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, 1, True, rptr=rptr, rind=rind,
+                            graft=int(TUNING["parallel_graft"])):
+        augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+    # push-relabel, as a search past its budget runs it
+    mu_row.fill(-1)
+    mu_col.fill(-1)
+    push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+    # the path from an empty matching too (MS-BFS alone, as without parallel_init)
+    mu_row.fill(-1)
+    mu_col.fill(-1)
+    _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, 1, False, rptr=rptr, rind=rind,
+                         graft=int(TUNING["parallel_graft"]))
+    return True
 
 
 def konig_cover_masks(st):
