@@ -165,9 +165,7 @@ def maximum_flow(flowG, _s, _t, capacity="capacity", flow_func=None, **kwargs):
     keysF, _ = _csr_keys(F, n)
     # the net flow of every arc of G, in G's adjacency order (0 for arcs that carry nothing)
     net = _lookup(keysF, F.data.astype(np.int64), G.rows * n + G.indices)
-    vals = cap.to_user(np.maximum(net, 0))
-    if not cap.integral:
-        vals = [v if v else 0 for v in vals]  # NetworkX's untouched entries are int 0
+    vals = cap.flows_to_user(np.maximum(net, 0))  # NetworkX's untouched entries are int 0
     it = iter(vals)
     flow_dict = {u: dict(zip(nbrs, it)) for u, nbrs in G.graph._adj.items()}
     return cap.scalar_to_user(value), flow_dict
