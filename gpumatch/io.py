@@ -22,6 +22,7 @@ import io
 import math
 import os
 import pathlib
+import zlib
 
 from typing import IO, Union
 
@@ -120,6 +121,131 @@ def _checked_stream(fh, name):
     return fh
 
 
+#: Bytes an ``integer`` Matrix Market body may hold besides digits and '-'.
+_SPACE = b" \t\r\n"
+_INT_BYTES = b"0123456789-" + _SPACE
+_SCAN_CHUNK = 1 << 24
+
+
+def _banner_field(first_line) -> str:
+    """The field word of a Matrix Market banner (``integer``, ``real``, ...), lower case."""
+    if isinstance(first_line, bytes):
+        first_line = first_line.decode("latin-1")
+    words = first_line.split()
+    return words[3].lower() if len(words) > 3 else ""
+
+
+def _check_integer_body(fh, name):
+    """ValueError naming `name` and the line when the body of an ``integer``
+    file holds a token that is not a plain decimal integer (``1e3``, ``2.7``,
+    ``0x10``, ``3abc``, ``5-``): scipy's reader takes the digits before such
+    a token's first other character and drops the rest.  `fh` (seekable,
+    binary or text) is left where it was.
+
+    The scan is C-speed passes over chunks of the file as they are read
+    (``bytes.translate`` drops the allowed bytes; NumPy checks the minus
+    signs of the chunks that have one), so a big file costs little beside
+    the parse; lines are only counted to name a bad one.
+    """
+    pos = fh.tell()
+    text = isinstance(fh.read(0), str)
+
+    def read(size=-1):
+        data = fh.read(size)
+        return data.encode("utf-8") if text else data
+
+    def readline():
+        data = fh.readline()
+        return data.encode("utf-8") if text else data
+
+    banner = readline()
+    if _banner_field(banner) != "integer":
+        fh.seek(pos)
+        return
+    offset = len(banner)
+    line = readline()
+    while line[:1] == b"%":  # header comments, before the size line
+        offset += len(line)
+        line = readline()
+    # from the size line on, every token is -?[0-9]+
+    prev = b"\n"  # the byte before the chunk
+    minus_last = False  # the previous chunk ended with '-': this one must start with a digit
+    chunk = line
+    while True:
+        if minus_last and not chunk[:1].isdigit():
+            bad = offset - 1
+            break
+        bad = _first_bad_integer_byte(chunk, prev)
+        if bad is not None:
+            bad += offset
+            break
+        if chunk:
+            offset += len(chunk)
+            prev = chunk[-1:]
+            minus_last = prev == b"-"
+        else:
+            break
+        chunk = read(_SCAN_CHUNK)
+    if bad is not None:
+        fh.seek(pos)
+        _raise_bad_integer(read, bad, name)
+    fh.seek(pos)
+
+
+def _first_bad_integer_byte(chunk: bytes, prev: bytes):
+    """Offset of the first byte of `chunk` that is not a digit, '-' or
+    whitespace, or a '-' that does not start a token (`prev` is the byte
+    before the chunk) or is followed by a non-digit; None if there is none.
+    A '-' that ends the chunk is left to the caller."""
+    rest = chunk.translate(None, _INT_BYTES)
+    first = chunk.find(rest[:1]) if rest else None
+    if b"-" in chunk:
+        a = np.frombuffer(chunk, dtype=np.uint8)
+        minus = np.flatnonzero(a == ord("-"))
+        before = a[np.maximum(minus - 1, 0)]
+        if minus[0] == 0:
+            before[0] = prev[0]
+        after = a[np.minimum(minus + 1, a.shape[0] - 1)]
+        if minus[-1] == a.shape[0] - 1:
+            after[-1] = ord("0")  # (the next chunk's first byte decides)
+        ok = np.isin(before, np.frombuffer(_SPACE, dtype=np.uint8)) & (after >= ord("0")) & (after <= ord("9"))
+        if not ok.all():
+            k = int(minus[np.argmin(ok)])
+            first = k if first is None else min(first, k)
+    return first
+
+
+def _raise_bad_integer(read, bad, name):
+    """The ValueError for the bad byte at offset `bad` of the stream that
+    `read` reads from its start, naming its line and quoting its
+    whitespace-separated token."""
+    lines, consumed, tail = 1, 0, b""
+    while True:
+        data = read(_SCAN_CHUNK)
+        if not data or consumed + len(data) > bad:
+            break
+        lines += data.count(b"\n")
+        cut = data.rfind(b"\n")
+        tail = data[cut + 1:] if cut >= 0 else tail + data
+        consumed += len(data)
+    buf = tail + data
+    k = bad - consumed + len(tail)
+    while b"\n" not in buf[k:]:
+        more = read(_SCAN_CHUNK)
+        if not more:
+            break
+        buf += more
+    start = buf.rfind(b"\n", 0, k) + 1
+    end = buf.find(b"\n", k)
+    end = len(buf) if end < 0 else end
+    before = buf[start:k].split()
+    tok_start = k if not before or buf[k - 1:k].isspace() else buf.rfind(before[-1], start, k)
+    after = buf[k:end].split()
+    token = (buf[tok_start:k] + (after[0] if after else b"")).decode("utf-8", errors="replace")
+    at = lines + buf.count(b"\n", 0, start)
+    raise ValueError(f"{name}: line {at}: an integer file must hold decimal integers, got {token!r}")
+
+
 def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     """Read a Matrix Market file into a CSR matrix.
 
@@ -133,8 +259,11 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     ------
     ValueError
         A file that is not Matrix Market (no ``%%MatrixMarket`` banner on
-        its first line) or a malformed one; the message starts with the
-        file's name.
+        its first line) or a malformed one, including an ``integer`` file
+        with a value that is not a decimal integer (``1e3``, ``2.7``,
+        ``0x10``, ``3abc``: scipy's reader would keep the leading digits) or
+        that does not fit int64, and a ``.gz`` file that is truncated or not
+        gzip data; the message starts with the file's name.
 
     Returns
     -------
@@ -160,15 +289,25 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     ((2, 3), 3, [[1, 0, 0], [0, 5, 0]])
     """
     name = _source_name(path)
+
+    def read(fh):
+        fh = _checked_stream(fh, name)
+        _check_integer_body(fh, name)
+        return _mmread(fh)
+
     try:
         if _is_path(path):
             with _open_binary(path, "rb") as fh:
-                M = _mmread(_checked_stream(fh, name))
+                M = read(fh)
         else:
-            M = _mmread(_checked_stream(path, name))
-    except ValueError as exc:
+            M = read(path)
+    except (ValueError, OverflowError) as exc:  # OverflowError: an integer value past int64
         msg = str(exc)
+        if isinstance(exc, OverflowError):
+            msg += " (an integer file's values must fit int64)"
         raise ValueError(msg if msg.startswith(name) else f"{name}: {msg}") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{name}: not a complete gzip file ({type(exc).__name__}: {exc})") from None
     if sp.issparse(M) and np.dtype(M.dtype).kind in "iu":
         # integer duplicates summed exactly: a sum past int64 is an error, not a wrap
         try:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 
 import numpy as np
 import pytest
@@ -128,6 +129,65 @@ def test_matrix_market_file_objects():
     write_matrix_market(buf, A)
     buf.seek(0)
     assert same_matrix(A, read_matrix_market(buf))
+
+
+INTEGER_BANNER = b"%%MatrixMarket matrix coordinate integer general\n% a comment\n"
+
+
+@pytest.mark.parametrize("token", ["1e3", "2.7", "0x10", "3abc", "+5", "5-", "--5", "3-4", "1,5"])
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_matrix_market_integer_file_rejects_non_integers(token, chunk, monkeypatch):
+    """A value that is not a decimal integer in an ``integer`` file is an
+    error naming the file, the line and the token (issue 62; scipy's reader
+    keeps the leading digits: 1e3 -> 1, 2.7 -> 2, 0x10 -> 0, 3abc -> 3).
+    `chunk`: a tiny scan chunk, so that tokens straddle chunk boundaries."""
+    import gpumatch.io as gio
+
+    if chunk is not None:
+        monkeypatch.setattr(gio, "_SCAN_CHUNK", chunk)
+    text = INTEGER_BANNER + b"2 2 2\n1 1 -4\n2 2 " + token.encode() + b"\n"
+    for src in (io.BytesIO(text), io.StringIO(text.decode())):
+        with pytest.raises(ValueError, match=rf"^<\w+IO>: line 5: an integer file must hold decimal integers, "
+                                             rf"got '{re.escape(token)}'$"):
+            read_matrix_market(src)
+
+
+def test_matrix_market_integer_file_check_spares_good_files(tmp_path, monkeypatch):
+    """Negative values, blank lines, CRLF line ends, no final newline, a
+    dense integer file and a real file with exponents all read as before."""
+    import gpumatch.io as gio
+
+    monkeypatch.setattr(gio, "_SCAN_CHUNK", 2)
+    text = INTEGER_BANNER + b"2 2 3\r\n1 1 -4\r\n\n2 2 -9223372036854775808\r\n1 2 0"
+    assert read_matrix_market(io.BytesIO(text)).toarray().tolist() == [[-4, 0], [0, -2**63]]
+    dense = b"%%MatrixMarket matrix array integer general\n2 1\n-1\n7\n"
+    assert read_matrix_market(io.BytesIO(dense)).toarray().tolist() == [[-1], [7]]
+    real = b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e3\n"
+    assert read_matrix_market(io.BytesIO(real)).toarray().tolist() == [[1000.0]]
+    path = tmp_path / "bad.mtx.gz"
+    path.write_bytes(gzip.compress(INTEGER_BANNER + b"1 1 1\n1 1 2.5\n"))
+    with pytest.raises(ValueError, match=r"bad\.mtx\.gz: line 4: .* got '2\.5'$"):
+        read_matrix_market(path)
+
+
+@pytest.mark.parametrize("value", ["9223372036854775808", "-9223372036854775809", "99999999999999999999"])
+def test_matrix_market_integer_past_int64_names_the_file(tmp_path, value):
+    path = tmp_path / "big.mtx"
+    path.write_bytes(INTEGER_BANNER + b"1 1 1\n1 1 " + value.encode() + b"\n")
+    with pytest.raises(ValueError, match=r"big\.mtx: .*fit int64"):
+        read_matrix_market(path)
+
+
+@pytest.mark.parametrize("case", ["truncated", "not gzip", "empty"])
+def test_matrix_market_bad_gzip_names_the_file(tmp_path, case):
+    """A ``.gz`` name on a truncated, plain or empty file: a ValueError
+    naming the file (issue 62: EOFError, BadGzipFile)."""
+    text = INTEGER_BANNER + b"1 1 1\n1 1 5\n"
+    data = {"truncated": gzip.compress(text)[:30], "not gzip": text, "empty": b""}[case]
+    path = tmp_path / "m.mtx.gz"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=r"m\.mtx\.gz: "):
+        read_matrix_market(path)
 
 
 def test_write_matrix_market_rejects_dense(tmp_path):
