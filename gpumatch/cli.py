@@ -161,10 +161,10 @@ def _read_flow(path, source, sink):
             C = C.astype(np.int64)
         s = t = None
     else:
-        from .io import read_dimacs_max
+        from .io import _read_dimacs_max
 
-        try:
-            C, s, t = read_dimacs_max(path)
+        try:  # --source/--sink stand in for the file's n lines (which may then be missing)
+            C, s, t = _read_dimacs_max(path, source is not None, sink is not None)
         except Exception as exc:
             raise CLIError(f"{path}: cannot read as DIMACS max-flow: {_short(exc)}") from None
     nv = C.shape[0]

@@ -20,6 +20,7 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import operator
 import os
 import pathlib
 import zlib
@@ -428,7 +429,8 @@ def _int64_column(values, linenos, what, lo, hi):
     return arr
 
 
-def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
+def read_dimacs_max(path: PathOrFile, *, source: int | None = None,
+                    sink: int | None = None) -> tuple[sp.csr_matrix, int, int]:
     """Read a DIMACS max-flow problem.
 
     Parameters
@@ -436,6 +438,9 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
     path : str, path-like or file object
         A ``.max`` or ``.max.gz`` file, or an open file object (text or
         binary; gzip data is detected by its magic bytes).
+    source, sink : int, optional
+        0-based terminals that override the file's ``n <id> s`` and
+        ``n <id> t`` lines; a file may then lack the line it overrides.
 
     Returns
     -------
@@ -452,10 +457,13 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
         For a malformed file; the message names the line and the problem:
         a missing, repeated or malformed ``p max`` line, a wrong number of
         fields, a non-integer, a vertex id outside ``1..n``, a negative
-        capacity, a missing or repeated source or sink, a source equal to
-        the sink, an unknown line type, a number of arc lines different
+        capacity, a missing (and not given) or repeated source or sink, a
+        given source or sink outside ``0..n-1``, a source equal to the
+        sink, an unknown line type, a number of arc lines different
         from the ``m`` of the ``p`` line, or parallel arcs whose capacities
         sum past int64 (``2**63 - 1``).
+    TypeError
+        A given source or sink that is not an integer.
 
     Examples
     --------
@@ -472,7 +480,31 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
     >>> C, s, t = read_dimacs_max(io.StringIO(text))
     >>> C.toarray().tolist(), s, t
     ([[0, 5, 0], [0, 0, 2], [0, 0, 0]], 0, 2)
+    >>> read_dimacs_max(io.StringIO(text), sink=1)[1:]
+    (0, 1)
     """
+    given = {}
+    for what, x in (("source", source), ("sink", sink)):
+        if x is not None:
+            try:
+                given[what] = operator.index(x)
+            except TypeError:
+                raise TypeError(f"{what} must be an integer, got {x!r}") from None
+    C, s, t = _read_dimacs_max(path, "source" in given, "sink" in given)
+    n = C.shape[0]
+    for what, x in given.items():
+        if not 0 <= x < n:
+            raise ValueError(f"{what} {x} is out of range 0..{n - 1} for a graph of {n} vertices")
+    s, t = given.get("source", s), given.get("sink", t)
+    if s == t:
+        raise ValueError(f"source and sink must differ, both are {s}")
+    return C, s, t
+
+
+def _read_dimacs_max(path, source_given: bool, sink_given: bool):
+    """:func:`read_dimacs_max` without the override: ``(C, s, t)`` with the
+    file's 0-based terminals, None for one the caller gives (then its line
+    may be missing, and the file's source may equal its sink)."""
     lines = _text_lines(path)
     n = m = None
     p_line = None
@@ -533,11 +565,11 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
 
     if p_line is None:
         raise ValueError("missing 'p max n m' problem line")
-    if ends["s"] is None:
-        raise ValueError("missing source: no 'n <id> s' line")
-    if ends["t"] is None:
-        raise ValueError("missing sink: no 'n <id> t' line")
-    if ends["s"][0] == ends["t"][0]:
+    if ends["s"] is None and not source_given:
+        raise ValueError("missing source: no 'n <id> s' line (and none given)")
+    if ends["t"] is None and not sink_given:
+        raise ValueError("missing sink: no 'n <id> t' line (and none given)")
+    if not (source_given or sink_given) and ends["s"][0] == ends["t"][0]:
         raise ValueError(
             f"line {ends['t'][1]}: source and sink are the same vertex {ends['s'][0]}"
         )
@@ -562,7 +594,9 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
                          "which does not fit int64") from None
     idt = _index_dtype(n + 1, g.nnz)
     C = sp.csr_matrix((g.data.astype(np.int64), g.indices.astype(idt), g.indptr.astype(idt)), shape=(n, n))
-    return C, ends["s"][0] - 1, ends["t"][0] - 1
+    s = None if source_given or ends["s"] is None else ends["s"][0] - 1
+    t = None if sink_given or ends["t"] is None else ends["t"][0] - 1
+    return C, s, t
 
 
 def _overflowing_arcs(u, v, cap):

@@ -174,6 +174,17 @@ def test_flow_source_sink_override(maxfile, capsys):
     assert f"maximum flow value: {ref}" in capsys.readouterr().out
 
 
+def test_flow_terminals_stand_in_for_missing_n_lines(tmp_path, capsys):
+    """--source/--sink on a DIMACS file without n lines (issue 62: it
+    failed with "missing source")."""
+    path = tmp_path / "plain.max"
+    path.write_text("p max 4 3\na 1 2 5\na 2 3 4\na 3 4 7\n")
+    assert main(["flow", str(path), "--backend", "numpy", "--source", "1", "--sink", "3"]) == 0
+    assert "maximum flow value: 4" in capsys.readouterr().out
+    assert main(["flow", str(path), "--backend", "numpy", "--source", "1"]) == 2
+    assert "missing sink" in _one_error_line(capsys.readouterr().err)
+
+
 def test_flow_from_matrix_market(tmp_path, capsys):
     C, s, t = _network(seed=5)
     path = _write_mtx(tmp_path / "cap.mtx", C)

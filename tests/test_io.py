@@ -324,6 +324,32 @@ def test_read_dimacs_malformed_file_on_disk(tmp_path):
         read_dimacs_max(path)
 
 
+NO_TERMINALS = "c no n lines\np max 4 3\na 1 2 5\na 2 3 4\na 3 4 7\n"
+
+
+def test_read_dimacs_given_terminals_override_the_file(tmp_path):
+    """source=/sink= stand in for the file's n lines, which may then be
+    missing (issue 62: "missing source" although the caller gave one)."""
+    path = tmp_path / "plain.max"
+    path.write_text(NO_TERMINALS)
+    C, s, t = read_dimacs_max(path, source=0, sink=2)
+    assert (s, t) == (0, 2) and C.toarray().tolist()[1] == [0, 0, 4, 0]
+    assert read_dimacs_max(io.StringIO(GOOD), sink=np.int64(1))[1:] == (0, 1)  # the file's source, the given sink
+    assert read_dimacs_max(io.StringIO(GOOD), source=3, sink=0)[1:] == (3, 0)
+    same = "p max 3 1\nn 1 s\nn 1 t\na 1 2 5\n"  # the file's pair is moot when one is overridden
+    assert read_dimacs_max(io.StringIO(same), sink=2)[1:] == (0, 2)
+    with pytest.raises(ValueError, match=r"missing sink: no 'n <id> t' line \(and none given\)"):
+        read_dimacs_max(path, source=0)
+    with pytest.raises(ValueError, match=r"source 4 is out of range 0\.\.3 for a graph of 4 vertices"):
+        read_dimacs_max(path, source=4, sink=1)
+    with pytest.raises(ValueError, match=r"sink -1 is out of range"):
+        read_dimacs_max(path, source=0, sink=-1)
+    with pytest.raises(ValueError, match=r"source and sink must differ, both are 0"):
+        read_dimacs_max(io.StringIO(GOOD), sink=0)
+    with pytest.raises(TypeError, match=r"source must be an integer, got 1\.0"):
+        read_dimacs_max(path, source=1.0, sink=2)
+
+
 def test_read_graph_unknown_suffix(tmp_path):
     with pytest.raises(ValueError, match="cannot tell the format"):
         read_graph(tmp_path / "x.txt")
