@@ -509,6 +509,20 @@ def test_integer_capacities_summing_past_int64(solver):
     assert nx.maximum_flow_value(U, 0, 1, backend="gpumatch") == 1
 
 
+@pytest.mark.parametrize("name", RESIDUAL_FUNCS)
+def test_residual_networks_with_infinite_arcs_and_a_big_total(solver, name):
+    """Infinite arcs beside finite ones summing past a third of int64: R's
+    infinite capacity (3 * total) is past int64 and must not go through an
+    int64 array (it raised OverflowError), the trees see its room."""
+    G = nx.DiGraph()
+    G.add_edge("s", "a")  # infinite
+    G.add_edge("a", "t", capacity=2**62)
+    G.add_edge("b", "c", capacity=2**62 - 2)
+    R = getattr(nxflow, name)(G, "s", "t", backend="gpumatch")
+    check_residual(G, "s", "t", R, name, 2**62)
+    assert R["s"]["a"]["capacity"] == R.graph["inf"] == 3 * (2**63 - 2)
+
+
 def test_flow_value_past_int64_is_declined():
     """A flow value past int64 is declined (never a wrapped value): an error
     with backend="gpumatch", NetworkX's exact answer under fallback."""

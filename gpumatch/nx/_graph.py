@@ -348,11 +348,6 @@ class Capacities:
         finite capacities together, so no minimum cut uses one."""
         return self.total + 1
 
-    @property
-    def residual_inf(self) -> int:
-        """``R.graph["inf"]`` in scaled units."""
-        return 3 * self.total or (1 << self.shift)
-
 
 def _value_type(raw, finite, default):
     """The type of ``0 + c`` summed over the finite kept capacities `raw`
