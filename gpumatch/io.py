@@ -23,6 +23,7 @@ import math
 import operator
 import os
 import pathlib
+import traceback
 import zlib
 
 from typing import IO, Union
@@ -134,6 +135,62 @@ def _banner_field(first_line) -> str:
         first_line = first_line.decode("latin-1")
     words = first_line.split()
     return words[3].lower() if len(words) > 3 else ""
+
+
+#: Deflate expands at most about 1032 times: a bound on the text of a ``.gz`` file.
+_DEFLATE_RATIO = 1032
+
+
+def _check_declared_size(fh, name, limit):
+    """The header ``(format, field, symmetry)`` of the Matrix Market stream
+    `fh` (left where it was), after checking that the entries its size line
+    declares fit in the file: ValueError naming `name` otherwise (scipy's
+    reader would try to allocate them all, a MemoryError for an absurd
+    count).  `limit`: ``(most bytes the file can hold, its description)``, or
+    None when unknown (an open file object that is not seekable to its end
+    is checked against what is left in it).  None when the header does not
+    parse here (scipy's reader then says what is wrong).
+    """
+    pos = fh.tell()
+    try:
+        words = fh.readline().split()
+        line = fh.readline()
+        while line[:1] in (b"%", "%"):
+            line = fh.readline()
+        size_line = line.split()
+        body_pos = fh.tell()
+        if limit is None and not isinstance(fh, gzip.GzipFile):  # (its end: a whole decompression)
+            try:
+                end = fh.seek(0, io.SEEK_END)
+                limit = (end - body_pos, f"the rest of the file ({end - body_pos} bytes)")
+            except (OSError, ValueError):
+                limit = None
+            body_limit = None if limit is None else limit[0]
+        else:
+            body_limit = limit[0]
+    finally:
+        fh.seek(pos)
+    words = [w.decode("latin-1") if isinstance(w, bytes) else w for w in words]
+    if len(words) < 5:
+        return None
+    fmt, field, symmetry = (w.lower() for w in words[2:5])
+    try:
+        dims = [int(w) for w in size_line]
+    except ValueError:
+        return None
+    per_value = {"pattern": 0, "complex": 4}.get(field, 2)  # (at least a digit and a space per number)
+    if fmt == "coordinate" and len(dims) == 3:
+        count, least = dims[2], 4 + per_value
+    elif fmt == "array" and len(dims) == 2:
+        m = dims[0]
+        count = {"symmetric": m * (m + 1) // 2, "hermitian": m * (m + 1) // 2,
+                 "skew-symmetric": m * (m - 1) // 2}.get(symmetry, dims[0] * dims[1])
+        least = max(per_value, 2)
+    else:
+        return fmt, field, symmetry
+    if body_limit is not None and count > 0 and count * least - 1 > body_limit:
+        raise ValueError(f"{name}: the size line declares {count} entries, more than {limit[1]} can hold")
+    return fmt, field, symmetry
 
 
 def _check_integer_body(fh, name):
@@ -263,8 +320,10 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
         its first line) or a malformed one, including an ``integer`` file
         with a value that is not a decimal integer (``1e3``, ``2.7``,
         ``0x10``, ``3abc``: scipy's reader would keep the leading digits) or
-        that does not fit int64, and a ``.gz`` file that is truncated or not
-        gzip data; the message starts with the file's name.
+        that does not fit int64 (also as the mirror of a skew-symmetric
+        entry), a size line that declares more entries than the file can
+        hold, and a ``.gz`` file that is truncated or not gzip data; the
+        message starts with the file's name.
 
     Returns
     -------
@@ -291,17 +350,27 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     """
     name = _source_name(path)
 
-    def read(fh):
+    def read(fh, limit):
         fh = _checked_stream(fh, name)
+        header = _check_declared_size(fh, name, limit)
         _check_integer_body(fh, name)
-        return _mmread(fh)
+        try:
+            return _mmread(fh), header
+        except BaseException as exc:
+            # scipy's reader keeps a C++ object that reads `fh` in the frames of this
+            # traceback; freed after `fh` is closed, it aborts the process ("seek of
+            # closed file"): free it now
+            traceback.clear_frames(exc.__traceback__)
+            raise
 
     try:
         if _is_path(path):
+            size = os.path.getsize(path)
             with _open_binary(path, "rb") as fh:
-                M = read(fh)
+                M, header = read(fh, (size * _DEFLATE_RATIO, f"a .gz file of {size} bytes") if _is_gzip(path)
+                                 else (size, f"a file of {size} bytes"))
         else:
-            M = read(path)
+            M, header = read(path, None)
     except (ValueError, OverflowError) as exc:  # OverflowError: an integer value past int64
         msg = str(exc)
         if isinstance(exc, OverflowError):
@@ -309,6 +378,10 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
         raise ValueError(msg if msg.startswith(name) else f"{name}: {msg}") from None
     except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
         raise ValueError(f"{name}: not a complete gzip file ({type(exc).__name__}: {exc})") from None
+    if header and header[2] == "skew-symmetric" and np.dtype(M.dtype).kind == "i" and M.size \
+            and (np.asarray(M.data if sp.issparse(M) else M) == np.iinfo(np.int64).min).any():
+        raise ValueError(f"{name}: a skew-symmetric entry of -9223372036854775808 mirrors to "
+                         "9223372036854775808, which does not fit int64")
     if sp.issparse(M) and np.dtype(M.dtype).kind in "iu":
         # integer duplicates summed exactly: a sum past int64 is an error, not a wrap
         try:

@@ -131,6 +131,7 @@ def test_matrix_market_file_objects():
     assert same_matrix(A, read_matrix_market(buf))
 
 
+I64 = 2**63 - 1
 INTEGER_BANNER = b"%%MatrixMarket matrix coordinate integer general\n% a comment\n"
 
 
@@ -188,6 +189,38 @@ def test_matrix_market_bad_gzip_names_the_file(tmp_path, case):
     path.write_bytes(data)
     with pytest.raises(ValueError, match=r"m\.mtx\.gz: "):
         read_matrix_market(path)
+
+
+@pytest.mark.parametrize("kind", ["path", "gz path", "bytes"])
+def test_matrix_market_absurd_entry_count_names_the_file(tmp_path, kind):
+    """A size line that declares far more entries than the file can hold is
+    a ValueError naming the file (scipy's reader raised MemoryError while
+    allocating them, then aborted the process when its reader was freed
+    after the file was closed).  In a child process: an abort is a failure,
+    not the end of the test run."""
+    from conftest import run_in_child
+
+    text = INTEGER_BANNER + b"2 2 99999999999999\n1 1 1\n"
+    path = tmp_path / ("m.mtx.gz" if kind == "gz path" else "m.mtx")
+    path.write_bytes(gzip.compress(text) if kind == "gz path" else text)
+    code = ("import io, sys\nfrom gpumatch.io import read_matrix_market\n"
+            "src = sys.argv[1] if sys.argv[2] != 'bytes' else io.BytesIO(open(sys.argv[1], 'rb').read())\n"
+            "try:\n    read_matrix_market(src)\nexcept ValueError as exc:\n    print('ValueError:', exc)\n"
+            "import gc; gc.collect(); print('alive')\n")
+    done = run_in_child(code, str(path), kind.split()[-1], cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "the size line declares 99999999999999 entries, more than" in done.stdout
+    assert ("<BytesIO>: " if kind == "bytes" else f"{path}: ") in done.stdout and "alive" in done.stdout
+
+
+def test_matrix_market_skew_symmetric_int64_min_does_not_wrap():
+    """-2**63 in a skew-symmetric integer file mirrors to 2**63, past int64
+    (scipy's reader wraps it to -2**63): an error naming the file."""
+    text = b"%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 -9223372036854775808\n"
+    with pytest.raises(ValueError, match=r"<BytesIO>: a skew-symmetric entry of -9223372036854775808 mirrors"):
+        read_matrix_market(io.BytesIO(text))
+    ok = text.replace(b"-9223372036854775808", b"-9223372036854775807")
+    assert read_matrix_market(io.BytesIO(ok)).toarray().tolist() == [[0, I64], [-I64, 0]]
 
 
 def test_write_matrix_market_rejects_dense(tmp_path):
