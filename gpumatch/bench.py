@@ -447,6 +447,13 @@ def _directory(text: str) -> str:
     return text
 
 
+def _output_folder(text: str) -> str:
+    """argparse type: a folder to write into (made if missing), not an existing file."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
+    return text
+
+
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
     """Add the runner's options to `p` (shared by ``gpumatch bench`` and benchmarks/run.py).
 
@@ -470,7 +477,7 @@ def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
                    help=f"comma-separated, from {', '.join(SOLVERS)} (default: {DEFAULT_SOLVERS}); "
                         "solvers that cannot run here (no GPU, peer not installed) are skipped with a note")
     p.add_argument("--repeats", type=_count(1), default=3, help="timed runs after the warm-up (median reported)")
-    p.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")
+    p.add_argument("--out", default="bench_out", metavar="DIR", type=_output_folder, help="output folder (default: bench_out)")
     p.add_argument("--timeout", type=_seconds, default=600.0, metavar="SEC",
                    help="hard per input x solver limit: CPU solvers run in a child process that is "
                         "stopped after SEC (status 'timeout'); 0 = no limit, in-process")
@@ -508,7 +515,10 @@ def collect_inputs(args) -> list:
     for d in args.dir or []:
         inputs += dir_inputs(d)
     if args.corpus is not None:
-        inputs += corpus_inputs(args.corpus or None, args.max_nnz)
+        try:
+            inputs += corpus_inputs(args.corpus or None, args.max_nnz)
+        except FileNotFoundError as exc:  # a bad --corpus is a usage error (exit 2), as a bad --dir
+            raise ValueError(str(exc)) from None
     if args.problem != "both":
         inputs = [i for i in inputs if i.problem == args.problem]
     if args.filter:
@@ -661,13 +671,17 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m gpumatch bench`` / ``benchmarks/run.py`` entry point (errors: one line, exit 1)."""
+    """``benchmarks/run.py`` entry point (errors: one line; exit 2 for bad usage, such as an
+    option value or inputs that select nothing, as ``gpumatch bench``; 1 for any other)."""
     args = build_parser().parse_args(argv)
     try:
         return run(args)
     except KeyboardInterrupt:
         print("benchmark interrupted", file=sys.stderr)
         return 130
+    except ValueError as exc:
+        print(f"{build_parser().prog}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
     except Exception as exc:
         print(f"{build_parser().prog}: error: {_one_line(exc)}", file=sys.stderr)
         return 1

@@ -338,7 +338,7 @@ def test_bad_option_is_one_line_error(capsys, argv):
 
 @pytest.mark.parametrize("argv", [
     ["--timeout", "-5"], ["--timeout", "nan"], ["--budget", "-1"], ["--repeats", "0"], ["--max-nnz", "-1"],
-    ["--dir", "{missing}"], ["--dir", "{file}"],
+    ["--dir", "{missing}"], ["--dir", "{file}"], ["--out", "{file}"],
 ])
 def test_bench_bad_option_value_is_a_usage_error(tmp_path, capsys, argv):
     """Checked as parsed: exit 2, one line naming the option, before any work
@@ -350,6 +350,12 @@ def test_bench_bad_option_value_is_a_usage_error(tmp_path, capsys, argv):
     assert exc.value.code == 2
     out, err = capsys.readouterr()
     assert f"argument {argv[0]}" in _one_error_line(err) and not out
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_missing_corpus_is_a_usage_error(tmp_path, capsys):
+    assert main(["bench", "--corpus", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
+    assert "no corpus found" in _one_error_line(capsys.readouterr().err)
     assert not (tmp_path / "out").exists()
 
 
