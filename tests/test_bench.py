@@ -314,3 +314,16 @@ def test_budget_times_fast_solves_after_a_slow_warmup(monkeypatch):
     assert out["ok"] and out["times_s"] == [1e-4] * 5 and out["median_s"] == 1e-4
     out = bench.measure("stub", inp, None, lambda res: res, repeats=5, budget=0.1)   # the warm-up alone passed it
     assert out["ok"] and out["times_s"] == [] and out["median_s"] == 0.3 and "--budget" in out["note"]
+
+
+def test_file_input_terminals_stand_in_for_missing_n_lines(tmp_path):
+    """A manifest's source_sink is used even where the DIMACS file has no
+    n lines (issue 62, defect 6's class: the reader required them first)."""
+    from gpumatch._bench_inputs import _file_input
+
+    path = tmp_path / "plain.max"
+    path.write_text("p max 3 2\na 1 2 5\na 2 3 4\n")
+    C, s, t = _file_input(path, "corpus", 4, "manifest", [0, 2]).build()
+    assert (s, t) == (0, 2) and C.shape == (3, 3)
+    with pytest.raises(ValueError, match="missing source"):
+        _file_input(path).build()
