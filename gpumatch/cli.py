@@ -162,7 +162,7 @@ def _read_flow(path, source, sink):
         try:  # --source/--sink stand in for the file's n lines (which may then be missing)
             C, s, t = _read_dimacs_max(path, source is not None, sink is not None)
         except Exception as exc:
-            raise CLIError(f"{path}: cannot read as DIMACS max-flow: {_short(exc)}") from None
+            raise CLIError(f"{path}: cannot read as DIMACS max-flow: {_short(_unnamed(exc, path))}") from None
     nv = C.shape[0]
     if C.shape[0] != C.shape[1]:
         raise CLIError(f"{path}: a capacity matrix must be square, got {C.shape[0]}x{C.shape[1]}")

@@ -511,16 +511,21 @@ def write_matrix_market(path: PathOrFile, A: SparseMatrix, *, comment: str = "",
 
 
 def _text_lines(source):
-    """Lines of a path or of an open (text or binary) file object."""
-    if _is_path(source):
-        with _open_binary(source, "rb") as fh:
-            raw = fh.read()
-    else:
-        raw = source.read()
-    if isinstance(raw, bytes):
-        if raw[:2] == b"\x1f\x8b":  # gzip magic in an open binary stream
-            raw = gzip.decompress(raw)
-        raw = raw.decode("ascii", errors="replace")
+    """Lines of a path or of an open (text or binary) file object; a ``.gz``
+    file (or gzip data) that is truncated or not gzip is a ValueError naming
+    the file, as :func:`read_matrix_market` says it."""
+    try:
+        if _is_path(source):
+            with _open_binary(source, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = source.read()
+        if isinstance(raw, bytes):
+            if raw[:2] == b"\x1f\x8b":  # gzip magic in an open binary stream
+                raw = gzip.decompress(raw)
+            raw = raw.decode("ascii", errors="replace")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{_source_name(source)}: not a complete gzip file ({type(exc).__name__}: {exc})") from None
     return raw.splitlines()
 
 
@@ -582,7 +587,8 @@ def read_dimacs_max(path: PathOrFile, *, source: int | None = None,
         given source or sink outside ``0..n-1``, a source equal to the
         sink, an unknown line type, a number of arc lines different
         from the ``m`` of the ``p`` line, or parallel arcs whose capacities
-        sum past int64 (``2**63 - 1``).
+        sum past int64 (``2**63 - 1``); or a ``.gz`` file (gzip data) that
+        is truncated or not gzip, with the file's name.
     TypeError
         A given source or sink that is not an integer.
 

@@ -383,6 +383,20 @@ def test_read_dimacs_given_terminals_override_the_file(tmp_path):
         read_dimacs_max(path, source=1.0, sink=2)
 
 
+@pytest.mark.parametrize("case", ["truncated", "not gzip", "gzip magic, then garbage"])
+def test_read_dimacs_bad_gzip_names_the_file(tmp_path, case):
+    """As for Matrix Market (issue 62, defect 4's class): a ValueError naming
+    the file, not EOFError or BadGzipFile."""
+    data = {"truncated": gzip.compress(GOOD.encode())[:25], "not gzip": GOOD.encode(),
+            "gzip magic, then garbage": b"\x1f\x8b\x08garbage"}[case]
+    path = tmp_path / ("n.max" if case.startswith("gzip magic") else "n.max.gz")
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}: not a complete gzip file"):
+        read_dimacs_max(path)
+    with pytest.raises(ValueError, match=r"<BytesIO>: not a complete gzip file"):
+        read_dimacs_max(io.BytesIO(gzip.compress(GOOD.encode())[:25]))
+
+
 def test_read_graph_unknown_suffix(tmp_path):
     with pytest.raises(ValueError, match="cannot tell the format"):
         read_graph(tmp_path / "x.txt")
