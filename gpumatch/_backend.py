@@ -50,6 +50,7 @@ __all__ = [
     "plain_reductions",
     "device_entry",
     "reduce",
+    "serialized",
 ]
 
 
@@ -267,6 +268,20 @@ def device_entry(func):
     def wrapper(*args, **kwargs):
         with plain_reductions():
             return func(*args, **kwargs)
+
+    return wrapper
+
+
+def serialized(method):
+    """Decorator of a stateful solver's public method: runs it holding the
+    solver's ``_lock`` (a :class:`threading.RLock` its ``__init__`` makes),
+    so that calls from several threads on one solver take turns instead of
+    interleaving their updates of the shared state.  Re-entrant: a locked
+    method may call another."""
+    @functools.wraps(method)
+    def wrapper(self, *args, **kwargs):
+        with self._lock:
+            return method(self, *args, **kwargs)
 
     return wrapper
 

@@ -218,10 +218,10 @@ def _file_input(path: pathlib.Path, family="file", reference=None, ref_source=No
         def build(p=path, st=source_sink):
             from .io import read_dimacs_max
 
-            C, s, t = read_dimacs_max(p)
-            if st is not None:
-                s, t = int(st[0]), int(st[1])
-            return C, s, t
+            if st is None:
+                return read_dimacs_max(p)
+            # the manifest's terminals (0-based) stand in for the file's n lines, which may be missing
+            return read_dimacs_max(p, source=int(st[0]), sink=int(st[1]))
 
         problem = "flow"
     return BenchInput(_strip_suffix(path.name), family, problem, build, reference, ref_source,

@@ -463,11 +463,12 @@ def _load(kind, item):
     obj, s, t = item
     if not _is_path(obj):
         return obj, s, t, None
-    got = _io.read_graph(obj)
-    if isinstance(got, tuple):
-        C, fs, ft = got
+    if os.fspath(obj).lower().endswith(_io._FLOW_SUFFIXES):
+        # the caller's terminals stand in for the file's (whose lines may then be
+        # missing); they are checked with the problem's other arguments, as for a matrix
+        C, fs, ft = _io._read_dimacs_max(obj, s is not None, t is not None)
         return C, (fs if s is None else s), (ft if t is None else t), obj
-    return got, s, t, obj
+    return _io.read_graph(obj), s, t, obj
 
 
 def _solve_chunk(kind, indices, items, backend, perm_type, options, pack_edges, known=None):

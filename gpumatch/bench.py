@@ -413,34 +413,80 @@ def save_plot(records: list, path) -> str | None:
 # ---------------------------------------------------------------------------
 
 
+def _seconds(text: str) -> float:
+    """argparse type: a finite number of seconds >= 0 (a usage error names the option otherwise)."""
+    try:
+        x = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 <= x < float("inf"):  # (NaN fails too)
+        raise argparse.ArgumentTypeError(f"must be a non-negative finite number of seconds, got {text}")
+    return x
+
+
+def _count(least: int):
+    """argparse type: an integer >= `least`."""
+    def parse(text: str) -> int:
+        try:
+            x = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
+        if x < least:
+            raise argparse.ArgumentTypeError(f"must be at least {least}, got {x}")
+        return x
+
+    parse.__name__ = "integer"
+    return parse
+
+
+def _directory(text: str) -> str:
+    """argparse type: an existing folder."""
+    if not os.path.isdir(text):
+        why = "does not exist" if not os.path.exists(text) else "is not a folder"
+        raise argparse.ArgumentTypeError(f"{text!r} {why}")
+    return text
+
+
+def _output_folder(text: str) -> str:
+    """argparse type: a folder to write into (made if missing), not an existing file."""
+    if os.path.exists(text) and not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(f"{text!r} is a file, not a folder")
+    return text
+
+
 def add_arguments(p: argparse.ArgumentParser) -> argparse.ArgumentParser:
-    """Add the runner's options to `p` (shared by ``gpumatch bench`` and benchmarks/run.py)."""
+    """Add the runner's options to `p` (shared by ``gpumatch bench`` and benchmarks/run.py).
+
+    Option values are checked as they are parsed (a negative ``--timeout``,
+    a ``--dir`` that is not a folder, ...): a one-line usage error, exit
+    status 2, before any work.
+    """
     src = p.add_argument_group("inputs (default: --suite small)")
     src.add_argument("--suite", choices=sorted(SUITES), action="append",
                      help="generated families: 'small' (quick CPU run), 'medium', 'standard' "
                           "(the issue inputs, ~1M vertices: for a GPU machine), 'hard', 'structured' "
                           "(long augmenting paths: Jacobians, ladders, bands, paths; three sizes, or one "
                           "with 'structured-small', '-medium', '-large'); repeatable")
-    src.add_argument("--dir", action="append", metavar="PATH",
+    src.add_argument("--dir", action="append", metavar="PATH", type=_directory,
                      help="folder of .mtx/.mtx.gz (matching) and .max/.max.gz (flow) files; repeatable")
     src.add_argument("--corpus", nargs="?", const="", metavar="PATH",
                      help="the shared test corpus (manifest.json with reference answers); "
                           "default location: $GPUMATCH_CORPUS or ../shared/corpus")
     src.add_argument("--filter", metavar="TEXT", help="only inputs whose name contains TEXT")
-    src.add_argument("--max-nnz", type=int, metavar="N", help="skip inputs with more than N stored entries")
+    src.add_argument("--max-nnz", type=_count(0), metavar="N", help="skip inputs with more than N stored entries")
     p.add_argument("--problem", choices=("matching", "flow", "both"), default="both")
     p.add_argument("--solvers", default=DEFAULT_SOLVERS,
                    help=f"comma-separated, from {', '.join(SOLVERS)} (default: {DEFAULT_SOLVERS}); "
                         "solvers that cannot run here (no GPU, peer not installed) are skipped with a note")
-    p.add_argument("--repeats", type=int, default=3, help="timed runs after the warm-up (median reported)")
-    p.add_argument("--out", default="bench_out", metavar="DIR", help="output folder (default: bench_out)")
-    p.add_argument("--timeout", type=float, default=600.0, metavar="SEC",
+    p.add_argument("--repeats", type=_count(1), default=3, help="timed runs after the warm-up (median reported)")
+    p.add_argument("--out", default="bench_out", metavar="DIR", type=_output_folder, help="output folder (default: bench_out)")
+    p.add_argument("--timeout", type=_seconds, default=600.0, metavar="SEC",
                    help="hard per input x solver limit: CPU solvers run in a child process that is "
                         "stopped after SEC (status 'timeout'); 0 = no limit, in-process")
-    p.add_argument("--budget", type=float, default=120.0, metavar="SEC",
+    p.add_argument("--budget", type=_seconds, default=120.0, metavar="SEC",
                    help="soft per input x solver budget: no further repeat is started when it would pass "
                         "SEC (a solver slower than SEC is timed on its warm-up run alone; 0 = no limit)")
-    p.add_argument("--scipy-mesh-limit", type=int, default=20_000, metavar="ROWS",
+    p.add_argument("--scipy-mesh-limit", type=_count(0), default=20_000, metavar="ROWS",
                    help="skip scipy's maximum_bipartite_matching on mesh/grid families above this many "
                         "rows (scipy #26147); the reference then comes from scipy's maximum_flow")
     p.add_argument("--check", choices=("full", "light"), default="full",
@@ -471,7 +517,10 @@ def collect_inputs(args) -> list:
     for d in args.dir or []:
         inputs += dir_inputs(d)
     if args.corpus is not None:
-        inputs += corpus_inputs(args.corpus or None, args.max_nnz)
+        try:
+            inputs += corpus_inputs(args.corpus or None, args.max_nnz)
+        except FileNotFoundError as exc:  # a bad --corpus is a usage error (exit 2), as a bad --dir
+            raise ValueError(str(exc)) from None
     if args.problem != "both":
         inputs = [i for i in inputs if i.problem == args.problem]
     if args.filter:
@@ -624,13 +673,17 @@ def run(args) -> int:
 
 
 def main(argv=None) -> int:
-    """``python -m gpumatch bench`` / ``benchmarks/run.py`` entry point (errors: one line, exit 1)."""
+    """``benchmarks/run.py`` entry point (errors: one line; exit 2 for bad usage, such as an
+    option value or inputs that select nothing, as ``gpumatch bench``; 1 for any other)."""
     args = build_parser().parse_args(argv)
     try:
         return run(args)
     except KeyboardInterrupt:
         print("benchmark interrupted", file=sys.stderr)
         return 130
+    except ValueError as exc:
+        print(f"{build_parser().prog}: error: {_one_line(exc)}", file=sys.stderr)
+        return 2
     except Exception as exc:
         print(f"{build_parser().prog}: error: {_one_line(exc)}", file=sys.stderr)
         return 1

@@ -156,19 +156,15 @@ def _read_flow(path, source, sink):
         if source is None or sink is None:
             raise CLIError("a Matrix Market capacity matrix needs --source and --sink")
         if C.dtype.kind == "f":  # a "real" file: fine when every value is a whole number
-            whole = np.isfinite(C.data).all() and (C.data == np.rint(C.data)).all() \
-                and (not C.nnz or np.abs(C.data).max() < 2.0 ** 63)
-            if not whole:
-                raise CLIError(f"{path}: capacities must be integers, and this file has fractional values")
-            C = C.astype(np.int64)
+            C = _whole_capacities(path, C)
         s = t = None
     else:
-        from .io import read_dimacs_max
+        from .io import _read_dimacs_max
 
-        try:
-            C, s, t = read_dimacs_max(path)
+        try:  # --source/--sink stand in for the file's n lines (which may then be missing)
+            C, s, t = _read_dimacs_max(path, source is not None, sink is not None)
         except Exception as exc:
-            raise CLIError(f"{path}: cannot read as DIMACS max-flow: {_short(exc)}") from None
+            raise CLIError(f"{path}: cannot read as DIMACS max-flow: {_short(_unnamed(exc, path))}") from None
     nv = C.shape[0]
     if C.shape[0] != C.shape[1]:
         raise CLIError(f"{path}: a capacity matrix must be square, got {C.shape[0]}x{C.shape[1]}")
@@ -183,6 +179,29 @@ def _read_flow(path, source, sink):
     if s == t:
         raise CLIError(f"source and sink must differ, both are {s + 1}")
     return C, int(s), int(t)
+
+
+def _whole_capacities(path, C):
+    """The float capacities `C` of a ``real`` file as int64 when every value
+    is a whole number; CLIError otherwise.  Below ``2**53`` the floats are
+    exact; a larger magnitude may be a rounded value (``9223372036854775807``
+    reads as ``2**63``), so then the file's own digits decide."""
+    d = C.data
+    if not np.isfinite(d).all():
+        raise CLIError(f"{path}: capacities must be integers, and this file has non-finite values")
+    if (d != np.rint(d)).any():
+        raise CLIError(f"{path}: capacities must be integers, and this file has fractional values")
+    if not C.nnz or np.abs(d).max() < 2.0 ** 53:
+        return C.astype(np.int64)
+    from .io import _read_whole_real
+
+    try:
+        return _read_whole_real(path)
+    except ValueError as exc:
+        msg = _short(_unnamed(exc, path))
+        if "not a whole number" in msg:
+            msg = f"capacities must be integers, and this file has fractional values ({msg})"
+        raise CLIError(f"{path}: {msg}") from None
 
 
 def _unnamed(exc, path) -> str:
@@ -455,6 +474,8 @@ def _cmd_demo(args) -> int:
         raise CLIError(f"--degree must be a positive finite number, got {args.degree}")
     if args.flow_frame < 2:
         raise CLIError(f"--flow-frame must be at least 2, got {args.flow_frame}")
+    if args.seed < 0:
+        raise CLIError(f"--seed must be non-negative, got {args.seed}")
     backend = _resolve(args.backend)
     ok = True
     n = args.size

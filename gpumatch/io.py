@@ -20,8 +20,11 @@ from __future__ import annotations
 import gzip
 import io
 import math
+import operator
 import os
 import pathlib
+import traceback
+import zlib
 
 from typing import IO, Union
 
@@ -120,6 +123,187 @@ def _checked_stream(fh, name):
     return fh
 
 
+#: Bytes an ``integer`` Matrix Market body may hold besides digits and '-'.
+_SPACE = b" \t\r\n"
+_INT_BYTES = b"0123456789-" + _SPACE
+_SCAN_CHUNK = 1 << 24
+
+
+def _banner_field(first_line) -> str:
+    """The field word of a Matrix Market banner (``integer``, ``real``, ...), lower case."""
+    if isinstance(first_line, bytes):
+        first_line = first_line.decode("latin-1")
+    words = first_line.split()
+    return words[3].lower() if len(words) > 3 else ""
+
+
+#: Deflate expands at most about 1032 times: a bound on the text of a ``.gz`` file.
+_DEFLATE_RATIO = 1032
+
+
+def _check_declared_size(fh, name, limit):
+    """The header ``(format, field, symmetry)`` of the Matrix Market stream
+    `fh` (left where it was), after checking that the entries its size line
+    declares fit in the file: ValueError naming `name` otherwise (scipy's
+    reader would try to allocate them all, a MemoryError for an absurd
+    count).  `limit`: ``(most bytes the file can hold, its description)``, or
+    None when unknown (an open file object that is not seekable to its end
+    is checked against what is left in it).  None when the header does not
+    parse here (scipy's reader then says what is wrong).
+    """
+    pos = fh.tell()
+    try:
+        words = fh.readline().split()
+        line = fh.readline()
+        while line[:1] in (b"%", "%"):
+            line = fh.readline()
+        size_line = line.split()
+        body_pos = fh.tell()
+        if limit is None and not isinstance(fh, gzip.GzipFile):  # (its end: a whole decompression)
+            try:
+                end = fh.seek(0, io.SEEK_END)
+                limit = (end - body_pos, f"the rest of the file ({end - body_pos} bytes)")
+            except (OSError, ValueError):
+                limit = None
+            body_limit = None if limit is None else limit[0]
+        else:
+            body_limit = limit[0]
+    finally:
+        fh.seek(pos)
+    words = [w.decode("latin-1") if isinstance(w, bytes) else w for w in words]
+    if len(words) < 5:
+        return None
+    fmt, field, symmetry = (w.lower() for w in words[2:5])
+    try:
+        dims = [int(w) for w in size_line]
+    except ValueError:
+        return None
+    if fmt == "coordinate" and len(dims) == 3:
+        count = dims[2]
+    elif fmt == "array" and len(dims) == 2:
+        m = dims[0]
+        count = {"symmetric": m * (m + 1) // 2, "hermitian": m * (m + 1) // 2,
+                 "skew-symmetric": m * (m - 1) // 2}.get(symmetry, dims[0] * dims[1])
+    else:
+        return fmt, field, symmetry
+    # a loose bound (two bytes an entry, a digit and a line end): it catches the counts
+    # that cannot be, and leaves a short or malformed line to scipy's reader, which names it
+    if body_limit is not None and count > 0 and 2 * count - 1 > body_limit:
+        raise ValueError(f"{name}: the size line declares {count} entries, more than {limit[1]} can hold")
+    return fmt, field, symmetry
+
+
+def _check_integer_body(fh, name):
+    """ValueError naming `name` and the line when the body of an ``integer``
+    file holds a token that is not a plain decimal integer (``1e3``, ``2.7``,
+    ``0x10``, ``3abc``, ``5-``): scipy's reader takes the digits before such
+    a token's first other character and drops the rest.  `fh` (seekable,
+    binary or text) is left where it was.
+
+    The scan is C-speed passes over chunks of the file as they are read
+    (``bytes.translate`` drops the allowed bytes; NumPy checks the minus
+    signs of the chunks that have one), so a big file costs little beside
+    the parse; lines are only counted to name a bad one.
+    """
+    pos = fh.tell()
+    text = isinstance(fh.read(0), str)
+
+    def read(size=-1):
+        data = fh.read(size)
+        return data.encode("utf-8") if text else data
+
+    def readline():
+        data = fh.readline()
+        return data.encode("utf-8") if text else data
+
+    banner = readline()
+    if _banner_field(banner) != "integer":
+        fh.seek(pos)
+        return
+    offset = len(banner)
+    line = readline()
+    while line[:1] == b"%":  # header comments, before the size line
+        offset += len(line)
+        line = readline()
+    # from the size line on, every token is -?[0-9]+
+    prev = b"\n"  # the byte before the chunk
+    minus_last = False  # the previous chunk ended with '-': this one must start with a digit
+    chunk = line
+    while True:
+        if minus_last and not chunk[:1].isdigit():
+            bad = offset - 1
+            break
+        bad = _first_bad_integer_byte(chunk, prev)
+        if bad is not None:
+            bad += offset
+            break
+        if chunk:
+            offset += len(chunk)
+            prev = chunk[-1:]
+            minus_last = prev == b"-"
+        else:
+            break
+        chunk = read(_SCAN_CHUNK)
+    if bad is not None:
+        fh.seek(pos)
+        _raise_bad_integer(read, bad, name)
+    fh.seek(pos)
+
+
+def _first_bad_integer_byte(chunk: bytes, prev: bytes):
+    """Offset of the first byte of `chunk` that is not a digit, '-' or
+    whitespace, or a '-' that does not start a token (`prev` is the byte
+    before the chunk) or is followed by a non-digit; None if there is none.
+    A '-' that ends the chunk is left to the caller."""
+    rest = chunk.translate(None, _INT_BYTES)
+    first = chunk.find(rest[:1]) if rest else None
+    if b"-" in chunk:
+        a = np.frombuffer(chunk, dtype=np.uint8)
+        minus = np.flatnonzero(a == ord("-"))
+        before = a[np.maximum(minus - 1, 0)]
+        if minus[0] == 0:
+            before[0] = prev[0]
+        after = a[np.minimum(minus + 1, a.shape[0] - 1)]
+        if minus[-1] == a.shape[0] - 1:
+            after[-1] = ord("0")  # (the next chunk's first byte decides)
+        ok = np.isin(before, np.frombuffer(_SPACE, dtype=np.uint8)) & (after >= ord("0")) & (after <= ord("9"))
+        if not ok.all():
+            k = int(minus[np.argmin(ok)])
+            first = k if first is None else min(first, k)
+    return first
+
+
+def _raise_bad_integer(read, bad, name):
+    """The ValueError for the bad byte at offset `bad` of the stream that
+    `read` reads from its start, naming its line and quoting its
+    whitespace-separated token."""
+    lines, consumed, tail = 1, 0, b""
+    while True:
+        data = read(_SCAN_CHUNK)
+        if not data or consumed + len(data) > bad:
+            break
+        lines += data.count(b"\n")
+        cut = data.rfind(b"\n")
+        tail = data[cut + 1:] if cut >= 0 else tail + data
+        consumed += len(data)
+    buf = tail + data
+    k = bad - consumed + len(tail)
+    while b"\n" not in buf[k:]:
+        more = read(_SCAN_CHUNK)
+        if not more:
+            break
+        buf += more
+    start = buf.rfind(b"\n", 0, k) + 1
+    end = buf.find(b"\n", k)
+    end = len(buf) if end < 0 else end
+    before = buf[start:k].split()
+    tok_start = k if not before or buf[k - 1:k].isspace() else buf.rfind(before[-1], start, k)
+    after = buf[k:end].split()
+    token = (buf[tok_start:k] + (after[0] if after else b"")).decode("utf-8", errors="replace")
+    at = lines + buf.count(b"\n", 0, start)
+    raise ValueError(f"{name}: line {at}: an integer file must hold decimal integers, got {token!r}")
+
+
 def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     """Read a Matrix Market file into a CSR matrix.
 
@@ -133,8 +317,13 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     ------
     ValueError
         A file that is not Matrix Market (no ``%%MatrixMarket`` banner on
-        its first line) or a malformed one; the message starts with the
-        file's name.
+        its first line) or a malformed one, including an ``integer`` file
+        with a value that is not a decimal integer (``1e3``, ``2.7``,
+        ``0x10``, ``3abc``: scipy's reader would keep the leading digits) or
+        that does not fit int64 (also as the mirror of a skew-symmetric
+        entry), a size line that declares more entries than the file can
+        hold, and a ``.gz`` file that is truncated or not gzip data; the
+        message starts with the file's name.
 
     Returns
     -------
@@ -160,15 +349,39 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
     ((2, 3), 3, [[1, 0, 0], [0, 5, 0]])
     """
     name = _source_name(path)
+
+    def read(fh, limit):
+        fh = _checked_stream(fh, name)
+        header = _check_declared_size(fh, name, limit)
+        _check_integer_body(fh, name)
+        try:
+            return _mmread(fh), header
+        except BaseException as exc:
+            # scipy's reader keeps a C++ object that reads `fh` in the frames of this
+            # traceback; freed after `fh` is closed, it aborts the process ("seek of
+            # closed file"): free it now
+            traceback.clear_frames(exc.__traceback__)
+            raise
+
     try:
         if _is_path(path):
+            size = os.path.getsize(path)
             with _open_binary(path, "rb") as fh:
-                M = _mmread(_checked_stream(fh, name))
+                M, header = read(fh, (size * _DEFLATE_RATIO, f"a .gz file of {size} bytes") if _is_gzip(path)
+                                 else (size, f"a file of {size} bytes"))
         else:
-            M = _mmread(_checked_stream(path, name))
-    except ValueError as exc:
+            M, header = read(path, None)
+    except (ValueError, OverflowError) as exc:  # OverflowError: an integer value past int64
         msg = str(exc)
+        if isinstance(exc, OverflowError):
+            msg += " (an integer file's values must fit int64)"
         raise ValueError(msg if msg.startswith(name) else f"{name}: {msg}") from None
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{name}: not a complete gzip file ({type(exc).__name__}: {exc})") from None
+    if header and header[2] == "skew-symmetric" and np.dtype(M.dtype).kind == "i" and M.size \
+            and (np.asarray(M.data if sp.issparse(M) else M) == np.iinfo(np.int64).min).any():
+        raise ValueError(f"{name}: a skew-symmetric entry of -9223372036854775808 mirrors to "
+                         "9223372036854775808, which does not fit int64")
     if sp.issparse(M) and np.dtype(M.dtype).kind in "iu":
         # integer duplicates summed exactly: a sum past int64 is an error, not a wrap
         try:
@@ -182,6 +395,54 @@ def read_matrix_market(path: PathOrFile) -> sp.csr_matrix:
         A = sp.csr_matrix(np.asarray(M))
     A.sum_duplicates()  # also sorts the indices
     return A
+
+
+def _read_whole_real(path) -> sp.csr_matrix:
+    """A ``real`` Matrix Market file whose values are whole numbers, read
+    exactly as int64 (a CSR matrix, duplicates summed exactly).
+
+    float64 cannot tell whether a value of magnitude ``2**53`` or more was
+    whole in the file, nor which integer it was (``9223372036854775807``
+    reads as ``2**63``), so each value token is parsed as a decimal number
+    here and the file is read again with the ``integer`` field.  ValueError
+    naming the file and the line for a value that is not a whole number (or
+    not finite) or that is beyond int64.  A slow path, for the rare files
+    that need it.
+    """
+    from decimal import Decimal, InvalidOperation
+
+    name = _source_name(path)
+    with _open_binary(path, "rb") as fh:
+        lines = fh.read().decode("utf-8", errors="replace").splitlines()
+    words = lines[0].split() if lines else []
+    if len(words) < 5 or words[3].lower() != "real" or words[2].lower() not in ("coordinate", "array"):
+        raise ValueError(f"{name}: not a 'real' Matrix Market file")
+    words[3] = "integer"
+    out = [" ".join(words)]
+    k = 1
+    while k < len(lines) and (lines[k][:1] == "%" or not lines[k].strip()):
+        out.append(lines[k])
+        k += 1
+    out.append(lines[k] if k < len(lines) else "")  # the size line
+    ncols = 3 if words[2].lower() == "coordinate" else 1
+    for lineno in range(k + 2, len(lines) + 1):
+        f = lines[lineno - 1].split()
+        if len(f) != ncols:
+            out.append(lines[lineno - 1])  # (blank, or malformed: the reader below says so)
+            continue
+        try:
+            d = Decimal(f[-1])
+        except InvalidOperation:
+            raise ValueError(f"{name}: line {lineno}: value must be a number, got {f[-1]!r}") from None
+        if not d.is_finite() or d != d.to_integral_value():
+            raise ValueError(f"{name}: line {lineno}: value {f[-1]} is not a whole number")
+        x = int(d)
+        if not -_INT64_MAX - 1 <= x <= _INT64_MAX:
+            raise ValueError(f"{name}: line {lineno}: value {f[-1]} does not fit int64")
+        f[-1] = str(x)
+        out.append(" ".join(f))
+    A = read_matrix_market(io.BytesIO(("\n".join(out) + "\n").encode()))
+    return A.astype(np.int64) if A.dtype != np.int64 else A
 
 
 def write_matrix_market(path: PathOrFile, A: SparseMatrix, *, comment: str = "", field: str | None = None,
@@ -251,16 +512,21 @@ def write_matrix_market(path: PathOrFile, A: SparseMatrix, *, comment: str = "",
 
 
 def _text_lines(source):
-    """Lines of a path or of an open (text or binary) file object."""
-    if _is_path(source):
-        with _open_binary(source, "rb") as fh:
-            raw = fh.read()
-    else:
-        raw = source.read()
-    if isinstance(raw, bytes):
-        if raw[:2] == b"\x1f\x8b":  # gzip magic in an open binary stream
-            raw = gzip.decompress(raw)
-        raw = raw.decode("ascii", errors="replace")
+    """Lines of a path or of an open (text or binary) file object; a ``.gz``
+    file (or gzip data) that is truncated or not gzip is a ValueError naming
+    the file, as :func:`read_matrix_market` says it."""
+    try:
+        if _is_path(source):
+            with _open_binary(source, "rb") as fh:
+                raw = fh.read()
+        else:
+            raw = source.read()
+        if isinstance(raw, bytes):
+            if raw[:2] == b"\x1f\x8b":  # gzip magic in an open binary stream
+                raw = gzip.decompress(raw)
+            raw = raw.decode("ascii", errors="replace")
+    except (EOFError, gzip.BadGzipFile, zlib.error) as exc:
+        raise ValueError(f"{_source_name(source)}: not a complete gzip file ({type(exc).__name__}: {exc})") from None
     return raw.splitlines()
 
 
@@ -290,7 +556,8 @@ def _int64_column(values, linenos, what, lo, hi):
     return arr
 
 
-def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
+def read_dimacs_max(path: PathOrFile, *, source: int | None = None,
+                    sink: int | None = None) -> tuple[sp.csr_matrix, int, int]:
     """Read a DIMACS max-flow problem.
 
     Parameters
@@ -298,6 +565,9 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
     path : str, path-like or file object
         A ``.max`` or ``.max.gz`` file, or an open file object (text or
         binary; gzip data is detected by its magic bytes).
+    source, sink : int, optional
+        0-based terminals that override the file's ``n <id> s`` and
+        ``n <id> t`` lines; a file may then lack the line it overrides.
 
     Returns
     -------
@@ -314,10 +584,14 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
         For a malformed file; the message names the line and the problem:
         a missing, repeated or malformed ``p max`` line, a wrong number of
         fields, a non-integer, a vertex id outside ``1..n``, a negative
-        capacity, a missing or repeated source or sink, a source equal to
-        the sink, an unknown line type, a number of arc lines different
+        capacity, a missing (and not given) or repeated source or sink, a
+        given source or sink outside ``0..n-1``, a source equal to the
+        sink, an unknown line type, a number of arc lines different
         from the ``m`` of the ``p`` line, or parallel arcs whose capacities
-        sum past int64 (``2**63 - 1``).
+        sum past int64 (``2**63 - 1``); or a ``.gz`` file (gzip data) that
+        is truncated or not gzip, with the file's name.
+    TypeError
+        A given source or sink that is not an integer.
 
     Examples
     --------
@@ -334,7 +608,31 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
     >>> C, s, t = read_dimacs_max(io.StringIO(text))
     >>> C.toarray().tolist(), s, t
     ([[0, 5, 0], [0, 0, 2], [0, 0, 0]], 0, 2)
+    >>> read_dimacs_max(io.StringIO(text), sink=1)[1:]
+    (0, 1)
     """
+    given = {}
+    for what, x in (("source", source), ("sink", sink)):
+        if x is not None:
+            try:
+                given[what] = operator.index(x)
+            except TypeError:
+                raise TypeError(f"{what} must be an integer, got {x!r}") from None
+    C, s, t = _read_dimacs_max(path, "source" in given, "sink" in given)
+    n = C.shape[0]
+    for what, x in given.items():
+        if not 0 <= x < n:
+            raise ValueError(f"{what} {x} is out of range 0..{n - 1} for a graph of {n} vertices")
+    s, t = given.get("source", s), given.get("sink", t)
+    if s == t:
+        raise ValueError(f"source and sink must differ, both are {s}")
+    return C, s, t
+
+
+def _read_dimacs_max(path, source_given: bool, sink_given: bool):
+    """:func:`read_dimacs_max` without the override: ``(C, s, t)`` with the
+    file's 0-based terminals, None for one the caller gives (then its line
+    may be missing, and the file's source may equal its sink)."""
     lines = _text_lines(path)
     n = m = None
     p_line = None
@@ -395,11 +693,11 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
 
     if p_line is None:
         raise ValueError("missing 'p max n m' problem line")
-    if ends["s"] is None:
-        raise ValueError("missing source: no 'n <id> s' line")
-    if ends["t"] is None:
-        raise ValueError("missing sink: no 'n <id> t' line")
-    if ends["s"][0] == ends["t"][0]:
+    if ends["s"] is None and not source_given:
+        raise ValueError("missing source: no 'n <id> s' line (and none given)")
+    if ends["t"] is None and not sink_given:
+        raise ValueError("missing sink: no 'n <id> t' line (and none given)")
+    if not (source_given or sink_given) and ends["s"][0] == ends["t"][0]:
         raise ValueError(
             f"line {ends['t'][1]}: source and sink are the same vertex {ends['s'][0]}"
         )
@@ -424,7 +722,9 @@ def read_dimacs_max(path: PathOrFile) -> tuple[sp.csr_matrix, int, int]:
                          "which does not fit int64") from None
     idt = _index_dtype(n + 1, g.nnz)
     C = sp.csr_matrix((g.data.astype(np.int64), g.indices.astype(idt), g.indptr.astype(idt)), shape=(n, n))
-    return C, ends["s"][0] - 1, ends["t"][0] - 1
+    s = None if source_given or ends["s"] is None else ends["s"][0] - 1
+    t = None if sink_given or ends["t"] is None else ends["t"][0] - 1
+    return C, s, t
 
 
 def _overflowing_arcs(u, v, cap):

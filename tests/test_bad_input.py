@@ -519,3 +519,28 @@ def test_item12_submodules_reachable_after_import_gpumatch(tmp_path):
     assert out.returncode == 0, out.stderr
     assert out.stdout.splitlines() == ["check_flow read_dimacs_max genrmf csr_from_keys", "True",
                                        "module 'gpumatch' has no attribute 'no_such_thing'"]
+
+
+# ---------------------------------------------------------------------------
+# issue 62, defect 8: layout="bcsr" refuses capacities of 2**62 or more on every backend
+# ---------------------------------------------------------------------------
+
+@pytest.mark.parametrize("bk", ["numpy", "numba", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_issue62_bcsr_capacity_limit_on_every_backend(bk):
+    """The documented OverflowError (the Numba engine, which runs its own
+    layout, used to solve); a big self-loop carries nothing and does not
+    count, and reverse_csr solves the same network exactly."""
+    if bk == "numba" and not gpumatch._backend.numba_available():
+        pytest.skip("Numba does not import")
+    C = sp.csr_matrix(np.array([[0, 2**62, 0], [0, 0, 5], [0, 0, 0]], dtype=np.int64))
+    for call in (lambda: maximum_flow(C, 0, 2, backend=bk, layout="bcsr"),
+                 lambda: minimum_cut(C, 0, 2, backend=bk, layout="bcsr"),
+                 lambda: gpumatch.batch.maximum_flow([(C, 0, 2)], backend=bk, layout="bcsr")):
+        with pytest.raises(OverflowError, match=r"capacities of 2\*\*62 or more overflow layout='bcsr'"):
+            call()
+    assert int(maximum_flow(C, 0, 2, backend=bk).flow_value) == 5
+    below = sp.csr_matrix(np.array([[0, 2**62 - 1, 0], [2**62 - 1, 0, 5], [0, 0, 0]], dtype=np.int64))
+    res = maximum_flow(below, 0, 2, backend=bk, layout="bcsr")
+    check_flow(below, 0, 2, res.flow, 5)
+    loop = sp.csr_matrix(np.array([[0, 7, 0], [0, I64, 5], [0, 0, 0]], dtype=np.int64))
+    assert int(maximum_flow(loop, 0, 2, backend=bk, layout="bcsr").flow_value) == 5

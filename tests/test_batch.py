@@ -413,6 +413,12 @@ def test_flow_from_dimacs_files(tmp_path):
     C, s, t = probs[0]
     res, = batch.maximum_flow([(items[0], t, s)], backend="numpy")
     assert int(res.flow_value) == int(gpumatch.maximum_flow(C, t, s, backend="numpy").flow_value)
+    # a file without n lines: the given terminals stand in for them (issue 62)
+    plain = tmp_path / "plain.max"
+    plain.write_text("p max 3 2\na 1 2 5\na 2 3 4\n")
+    res, half = batch.maximum_flow([(plain, 0, 2), (str(plain), 0, None)], backend="numpy", errors="return")
+    assert int(res.flow_value) == 4
+    assert isinstance(half, ValueError) and "missing sink" in str(half)
     # a Matrix Market file of capacities, terminals given
     mp = tmp_path / "caps.mtx"
     write_matrix_market(mp, C)

@@ -359,3 +359,16 @@ def test_structured_suite_runs_at_a_tiny_size(tmp_path, monkeypatch):
     assert by["jacobian_120", "scipy"]["result"] == 120      # perfect matching
     assert by["staircase_101x100", "scipy"]["result"] == 100  # rank = columns
     assert by["unit_ladder_100", "scipy"]["result"] == 100
+
+
+def test_file_input_terminals_stand_in_for_missing_n_lines(tmp_path):
+    """A manifest's source_sink is used even where the DIMACS file has no
+    n lines (issue 62, defect 6's class: the reader required them first)."""
+    from gpumatch._bench_inputs import _file_input
+
+    path = tmp_path / "plain.max"
+    path.write_text("p max 3 2\na 1 2 5\na 2 3 4\n")
+    C, s, t = _file_input(path, "corpus", 4, "manifest", [0, 2]).build()
+    assert (s, t) == (0, 2) and C.shape == (3, 3)
+    with pytest.raises(ValueError, match="missing source"):
+        _file_input(path).build()

@@ -174,6 +174,17 @@ def test_flow_source_sink_override(maxfile, capsys):
     assert f"maximum flow value: {ref}" in capsys.readouterr().out
 
 
+def test_flow_terminals_stand_in_for_missing_n_lines(tmp_path, capsys):
+    """--source/--sink on a DIMACS file without n lines (issue 62: it
+    failed with "missing source")."""
+    path = tmp_path / "plain.max"
+    path.write_text("p max 4 3\na 1 2 5\na 2 3 4\na 3 4 7\n")
+    assert main(["flow", str(path), "--backend", "numpy", "--source", "1", "--sink", "3"]) == 0
+    assert "maximum flow value: 4" in capsys.readouterr().out
+    assert main(["flow", str(path), "--backend", "numpy", "--source", "1"]) == 2
+    assert "missing sink" in _one_error_line(capsys.readouterr().err)
+
+
 def test_flow_from_matrix_market(tmp_path, capsys):
     C, s, t = _network(seed=5)
     path = _write_mtx(tmp_path / "cap.mtx", C)
@@ -207,6 +218,23 @@ def test_flow_from_real_matrix_market_with_whole_values(tmp_path, capsys):
     path = _write_mtx(tmp_path / "frac.mtx", D)
     assert main(["flow", str(path), "--backend", "numpy", "--source", str(s + 1), "--sink", str(t + 1)]) == 2
     assert "fractional" in _one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("value, expected", [
+    ("9223372036854775807", 2**63 - 1), ("9.223372036854775807e18", 2**63 - 1), ("9007199254740993", 2**53 + 1),
+    ("9223372036854775808", "does not fit int64"), ("9007199254740993.5", "fractional"), ("inf", "non-finite"),
+])
+def test_flow_real_matrix_market_with_values_past_2_53(tmp_path, capsys, value, expected):
+    """Whole values that float64 cannot hold exactly are read from the
+    file's digits (issue 62: 2**63 - 1 was called "fractional")."""
+    path = tmp_path / "big.mtx"
+    path.write_text(f"%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 {value}\n2 3 {value}\n")
+    rc = main(["flow", str(path), "--backend", "numpy", "--source", "1", "--sink", "3"])
+    out, err = capsys.readouterr()
+    if isinstance(expected, int):
+        assert rc == 0 and f"maximum flow value: {expected}" in out
+    else:
+        assert rc == 2 and expected in _one_error_line(err)
 
 
 def test_generated_network_written_by_gpumatch_feeds_flow(tmp_path, capsys):
@@ -342,6 +370,35 @@ def test_bad_option_is_one_line_error(capsys, argv):
         main(argv)
     assert exc.value.code == 2
     _one_error_line(capsys.readouterr().err)
+
+
+@pytest.mark.parametrize("argv", [
+    ["--timeout", "-5"], ["--timeout", "nan"], ["--budget", "-1"], ["--repeats", "0"], ["--max-nnz", "-1"],
+    ["--dir", "{missing}"], ["--dir", "{file}"], ["--out", "{file}"],
+])
+def test_bench_bad_option_value_is_a_usage_error(tmp_path, capsys, argv):
+    """Checked as parsed: exit 2, one line naming the option, before any work
+    (issue 62: --timeout -5 ran, --dir of a missing folder exited 1)."""
+    (tmp_path / "f.mtx").write_text("")
+    argv = [a.format(missing=tmp_path / "missing", file=tmp_path / "f.mtx") for a in argv]
+    with pytest.raises(SystemExit) as exc:
+        main(["bench", "--out", str(tmp_path / "out"), *argv])
+    assert exc.value.code == 2
+    out, err = capsys.readouterr()
+    assert f"argument {argv[0]}" in _one_error_line(err) and not out
+    assert not (tmp_path / "out").exists()
+
+
+def test_bench_missing_corpus_is_a_usage_error(tmp_path, capsys):
+    assert main(["bench", "--corpus", str(tmp_path / "missing"), "--out", str(tmp_path / "out")]) == 2
+    assert "no corpus found" in _one_error_line(capsys.readouterr().err)
+    assert not (tmp_path / "out").exists()
+
+
+def test_demo_bad_seed_fails_before_any_output(capsys):
+    assert main(["demo", "--seed", "-1", "--size", "100", "--backend", "numpy"]) == 2
+    out, err = capsys.readouterr()
+    assert not out and "--seed must be non-negative, got -1" in _one_error_line(err)
 
 
 def test_bench_bad_solver_is_one_line_error(tmp_path, capsys):

@@ -526,3 +526,85 @@ def test_flow_push_bound_sums_do_not_overflow(backend, monkeypatch):
     assert int(solver.solve().flow_value) == 1
     _update(solver, backend, np.array([1]), np.array([2]), np.array([1 + D]))
     assert int(solver._flow_p[1]) == 1 + D and solver._pushed == 1
+
+
+# ---------------------------------------------------------------------------
+# issue 62: one solver shared by several threads
+# ---------------------------------------------------------------------------
+
+THREAD_BACKENDS = ["numpy", "numba", pytest.param("cupy", marks=pytest.mark.gpu)]
+
+
+def _threads_backend(name):
+    from gpumatch import _backend
+
+    if name == "numba" and not _backend.numba_available():
+        pytest.skip("Numba does not import")
+    return name
+
+
+@pytest.mark.parametrize("bk", THREAD_BACKENDS)
+def test_flow_solver_shared_by_threads(bk):
+    """Four threads each update capacities then solve, on one solver (issue
+    62: the numba engine raised "excess was left" and a later solve gave
+    flows above capacity).  The calls take turns: every solve succeeds
+    with a valid flow, and the final one is a maximum flow of the final
+    capacities."""
+    import threading
+
+    from gpumatch import generators
+
+    bk = _threads_backend(bk)
+    C, s, t = generators.genrmf(6, 6, 1, 100, seed=0)
+    C = sp.csr_matrix(C)
+    C.sum_duplicates()
+    solver = MaxFlowSolver(C, s, t, backend=bk)
+    solver.solve()
+    arcs = sp.coo_matrix(C)
+    errors, barrier = [], threading.Barrier(4)
+
+    def work(k):
+        rng = np.random.default_rng(k)
+        barrier.wait()
+        try:
+            for _ in range(25):
+                pick = rng.choice(arcs.nnz, 20, replace=False)
+                solver.update_capacities(arcs.row[pick], arcs.col[pick], rng.integers(0, 100, 20))
+                res = solver.solve()
+                F = sp.csr_matrix(res.flow)   # (scipy input: scipy output on every backend)
+                F.eliminate_zeros()
+                net = np.asarray(F.sum(axis=1)).ravel()   # conserved, skew-symmetric: a flow of `value`
+                expected = np.zeros_like(net)
+                expected[s], expected[t] = int(res.flow_value), -int(res.flow_value)
+                assert (F + F.T).count_nonzero() == 0 and np.array_equal(net, expected)
+        except Exception as exc:  # noqa: BLE001 - any failure of a thread fails the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)   # (a corrupted state can loop for ever: fail, do not hang)
+    assert not any(th.is_alive() for th in threads), "a thread did not finish"
+    assert not errors, errors
+    res = solver.solve()
+    check_flow(solver.capacities(), s, t, res.flow, res.flow_value)
+    assert int(res.flow_value) == int(maximum_flow(solver.capacities(), s, t, backend="numpy").flow_value)
+
+
+def test_flow_solver_calls_take_turns():
+    """A solve waits while another thread holds the solver (deterministic
+    check of the lock that the test above relies on)."""
+    import threading
+
+    C = sp.csr_matrix(np.array([[0, 3, 2], [0, 0, 2], [0, 0, 0]]))
+    solver = MaxFlowSolver(C, 0, 2, backend="numpy")
+    done = []
+    with solver._lock:
+        th = threading.Thread(target=lambda: done.append(int(solver.solve().flow_value)))
+        th.start()
+        th.join(0.3)
+        assert th.is_alive() and not done
+        solver.update_capacities([1], [2], [5])   # the holder may call in (re-entrant)
+    th.join()
+    assert done == [5]

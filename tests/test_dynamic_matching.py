@@ -447,3 +447,52 @@ def test_augment_max_phases_and_handover(backend, aug_launch, monkeypatch):
     if not res.stats["aug_converged"]:
         assert res.stats["global_relabels"] >= 1
     _check_matching_result(res, A)
+
+
+# ---------------------------------------------------------------------------
+# issue 62: one solver shared by several threads
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("bk", ["numpy", "numba", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_matching_solver_shared_by_threads(bk):
+    """Four threads each add and remove edges then solve, on one solver
+    (issue 62 checked it beside MaxFlowSolver: rows came out matched twice
+    and batches hit IndexError).  The calls take turns: every result is a
+    matching, and the final one is maximum for the final graph."""
+    import threading
+
+    from gpumatch import _backend
+
+    if bk == "numba" and not _backend.numba_available():
+        pytest.skip("Numba does not import")
+    m = n = 1500
+    solver = MatchingSolver(G.random_bipartite(m, n, 3, seed=1), backend=bk)
+    solver.solve()
+    errors, barrier = [], threading.Barrier(4)
+
+    def work(k):
+        rng = np.random.default_rng(k)
+        barrier.wait()
+        try:
+            for i in range(25):
+                rows, cols = rng.integers(0, m, 30), rng.integers(0, n, 30)
+                try:
+                    (solver.add_edges if i % 3 else solver.remove_edges)(rows, cols)
+                except ValueError:   # an edge already there (or not there): the batch is refused whole
+                    pass
+                col_to_row = _host(solver.solve().col_to_row)
+                matched = col_to_row[col_to_row >= 0]
+                assert np.unique(matched).size == matched.size, "a row matched twice"
+        except Exception as exc:  # noqa: BLE001 - any failure of a thread fails the test
+            errors.append(exc)
+
+    threads = [threading.Thread(target=work, args=(k,), daemon=True) for k in range(4)]
+    for th in threads:
+        th.start()
+    for th in threads:
+        th.join(timeout=120)   # (a corrupted state can loop for ever: fail, do not hang)
+    assert not any(th.is_alive() for th in threads), "a thread did not finish"
+    assert not errors, errors
+    A = solver.graph()
+    check_matching(A, _host(solver.matching()), expected_size=int((sp_matching(A, perm_type="row") >= 0).sum()))

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import gzip
 import io
+import re
 
 import numpy as np
 import pytest
@@ -128,6 +129,98 @@ def test_matrix_market_file_objects():
     write_matrix_market(buf, A)
     buf.seek(0)
     assert same_matrix(A, read_matrix_market(buf))
+
+
+I64 = 2**63 - 1
+INTEGER_BANNER = b"%%MatrixMarket matrix coordinate integer general\n% a comment\n"
+
+
+@pytest.mark.parametrize("token", ["1e3", "2.7", "0x10", "3abc", "+5", "5-", "--5", "3-4", "1,5"])
+@pytest.mark.parametrize("chunk", [None, 3])
+def test_matrix_market_integer_file_rejects_non_integers(token, chunk, monkeypatch):
+    """A value that is not a decimal integer in an ``integer`` file is an
+    error naming the file, the line and the token (issue 62; scipy's reader
+    keeps the leading digits: 1e3 -> 1, 2.7 -> 2, 0x10 -> 0, 3abc -> 3).
+    `chunk`: a tiny scan chunk, so that tokens straddle chunk boundaries."""
+    import gpumatch.io as gio
+
+    if chunk is not None:
+        monkeypatch.setattr(gio, "_SCAN_CHUNK", chunk)
+    text = INTEGER_BANNER + b"2 2 2\n1 1 -4\n2 2 " + token.encode() + b"\n"
+    for src in (io.BytesIO(text), io.StringIO(text.decode())):
+        with pytest.raises(ValueError, match=rf"^<\w+IO>: line 5: an integer file must hold decimal integers, "
+                                             rf"got '{re.escape(token)}'$"):
+            read_matrix_market(src)
+
+
+def test_matrix_market_integer_file_check_spares_good_files(tmp_path, monkeypatch):
+    """Negative values, blank lines, CRLF line ends, no final newline, a
+    dense integer file and a real file with exponents all read as before."""
+    import gpumatch.io as gio
+
+    monkeypatch.setattr(gio, "_SCAN_CHUNK", 2)
+    text = INTEGER_BANNER + b"2 2 3\r\n1 1 -4\r\n\n2 2 -9223372036854775808\r\n1 2 0"
+    assert read_matrix_market(io.BytesIO(text)).toarray().tolist() == [[-4, 0], [0, -2**63]]
+    dense = b"%%MatrixMarket matrix array integer general\n2 1\n-1\n7\n"
+    assert read_matrix_market(io.BytesIO(dense)).toarray().tolist() == [[-1], [7]]
+    real = b"%%MatrixMarket matrix coordinate real general\n1 1 1\n1 1 1e3\n"
+    assert read_matrix_market(io.BytesIO(real)).toarray().tolist() == [[1000.0]]
+    path = tmp_path / "bad.mtx.gz"
+    path.write_bytes(gzip.compress(INTEGER_BANNER + b"1 1 1\n1 1 2.5\n"))
+    with pytest.raises(ValueError, match=r"bad\.mtx\.gz: line 4: .* got '2\.5'$"):
+        read_matrix_market(path)
+
+
+@pytest.mark.parametrize("value", ["9223372036854775808", "-9223372036854775809", "99999999999999999999"])
+def test_matrix_market_integer_past_int64_names_the_file(tmp_path, value):
+    path = tmp_path / "big.mtx"
+    path.write_bytes(INTEGER_BANNER + b"1 1 1\n1 1 " + value.encode() + b"\n")
+    with pytest.raises(ValueError, match=r"big\.mtx: .*fit int64"):
+        read_matrix_market(path)
+
+
+@pytest.mark.parametrize("case", ["truncated", "not gzip", "empty"])
+def test_matrix_market_bad_gzip_names_the_file(tmp_path, case):
+    """A ``.gz`` name on a truncated, plain or empty file: a ValueError
+    naming the file (issue 62: EOFError, BadGzipFile)."""
+    text = INTEGER_BANNER + b"1 1 1\n1 1 5\n"
+    data = {"truncated": gzip.compress(text)[:30], "not gzip": text, "empty": b""}[case]
+    path = tmp_path / "m.mtx.gz"
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=r"m\.mtx\.gz: "):
+        read_matrix_market(path)
+
+
+@pytest.mark.parametrize("kind", ["path", "gz path", "bytes"])
+def test_matrix_market_absurd_entry_count_names_the_file(tmp_path, kind):
+    """A size line that declares far more entries than the file can hold is
+    a ValueError naming the file (scipy's reader raised MemoryError while
+    allocating them, then aborted the process when its reader was freed
+    after the file was closed).  In a child process: an abort is a failure,
+    not the end of the test run."""
+    from conftest import run_in_child
+
+    text = INTEGER_BANNER + b"2 2 99999999999999\n1 1 1\n"
+    path = tmp_path / ("m.mtx.gz" if kind == "gz path" else "m.mtx")
+    path.write_bytes(gzip.compress(text) if kind == "gz path" else text)
+    code = ("import io, sys\nfrom gpumatch.io import read_matrix_market\n"
+            "src = sys.argv[1] if sys.argv[2] != 'bytes' else io.BytesIO(open(sys.argv[1], 'rb').read())\n"
+            "try:\n    read_matrix_market(src)\nexcept ValueError as exc:\n    print('ValueError:', exc)\n"
+            "import gc; gc.collect(); print('alive')\n")
+    done = run_in_child(code, str(path), kind.split()[-1], cwd=tmp_path, timeout=120)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "the size line declares 99999999999999 entries, more than" in done.stdout
+    assert ("<BytesIO>: " if kind == "bytes" else f"{path}: ") in done.stdout and "alive" in done.stdout
+
+
+def test_matrix_market_skew_symmetric_int64_min_does_not_wrap():
+    """-2**63 in a skew-symmetric integer file mirrors to 2**63, past int64
+    (scipy's reader wraps it to -2**63): an error naming the file."""
+    text = b"%%MatrixMarket matrix coordinate integer skew-symmetric\n2 2 1\n2 1 -9223372036854775808\n"
+    with pytest.raises(ValueError, match=r"<BytesIO>: a skew-symmetric entry of -9223372036854775808 mirrors"):
+        read_matrix_market(io.BytesIO(text))
+    ok = text.replace(b"-9223372036854775808", b"-9223372036854775807")
+    assert read_matrix_market(io.BytesIO(ok)).toarray().tolist() == [[0, I64], [-I64, 0]]
 
 
 def test_write_matrix_market_rejects_dense(tmp_path):
@@ -262,6 +355,46 @@ def test_read_dimacs_malformed_file_on_disk(tmp_path):
         fh.write("c header\np max 2 1\nn 1 s\nn 2 t\na 1 3 5\n")
     with pytest.raises(ValueError, match=r"line 5: head vertex id 3 is out of range 1..2"):
         read_dimacs_max(path)
+
+
+NO_TERMINALS = "c no n lines\np max 4 3\na 1 2 5\na 2 3 4\na 3 4 7\n"
+
+
+def test_read_dimacs_given_terminals_override_the_file(tmp_path):
+    """source=/sink= stand in for the file's n lines, which may then be
+    missing (issue 62: "missing source" although the caller gave one)."""
+    path = tmp_path / "plain.max"
+    path.write_text(NO_TERMINALS)
+    C, s, t = read_dimacs_max(path, source=0, sink=2)
+    assert (s, t) == (0, 2) and C.toarray().tolist()[1] == [0, 0, 4, 0]
+    assert read_dimacs_max(io.StringIO(GOOD), sink=np.int64(1))[1:] == (0, 1)  # the file's source, the given sink
+    assert read_dimacs_max(io.StringIO(GOOD), source=3, sink=0)[1:] == (3, 0)
+    same = "p max 3 1\nn 1 s\nn 1 t\na 1 2 5\n"  # the file's pair is moot when one is overridden
+    assert read_dimacs_max(io.StringIO(same), sink=2)[1:] == (0, 2)
+    with pytest.raises(ValueError, match=r"missing sink: no 'n <id> t' line \(and none given\)"):
+        read_dimacs_max(path, source=0)
+    with pytest.raises(ValueError, match=r"source 4 is out of range 0\.\.3 for a graph of 4 vertices"):
+        read_dimacs_max(path, source=4, sink=1)
+    with pytest.raises(ValueError, match=r"sink -1 is out of range"):
+        read_dimacs_max(path, source=0, sink=-1)
+    with pytest.raises(ValueError, match=r"source and sink must differ, both are 0"):
+        read_dimacs_max(io.StringIO(GOOD), sink=0)
+    with pytest.raises(TypeError, match=r"source must be an integer, got 1\.0"):
+        read_dimacs_max(path, source=1.0, sink=2)
+
+
+@pytest.mark.parametrize("case", ["truncated", "not gzip", "gzip magic, then garbage"])
+def test_read_dimacs_bad_gzip_names_the_file(tmp_path, case):
+    """As for Matrix Market (issue 62, defect 4's class): a ValueError naming
+    the file, not EOFError or BadGzipFile."""
+    data = {"truncated": gzip.compress(GOOD.encode())[:25], "not gzip": GOOD.encode(),
+            "gzip magic, then garbage": b"\x1f\x8b\x08garbage"}[case]
+    path = tmp_path / ("n.max" if case.startswith("gzip magic") else "n.max.gz")
+    path.write_bytes(data)
+    with pytest.raises(ValueError, match=rf"{re.escape(str(path))}: not a complete gzip file"):
+        read_dimacs_max(path)
+    with pytest.raises(ValueError, match=r"<BytesIO>: not a complete gzip file"):
+        read_dimacs_max(io.BytesIO(gzip.compress(GOOD.encode())[:25]))
 
 
 def test_read_graph_unknown_suffix(tmp_path):

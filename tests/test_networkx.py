@@ -16,6 +16,7 @@ import subprocess
 import sys
 import warnings
 
+import numpy as np
 import pytest
 
 nx = pytest.importorskip("networkx")
@@ -488,6 +489,90 @@ def test_capacity_edge_cases(solver):
                   ("b", "s", {"capacity": 1})])
     value, flow_dict = nx.maximum_flow(U, "s", "t", backend="gpumatch")
     assert value == 4 and flow_dict["t"]["b"] == 0 and flow_dict["b"]["t"] == 1
+
+
+def test_integer_capacities_summing_past_int64(solver):
+    """Finite integer capacities whose sum is past 2**64 (issue 62): no
+    overflow building the network (no arc is infinite, so no stand-in for
+    infinity is needed), and the exact answer."""
+    G = nx.DiGraph()
+    G.add_edge(0, 1, capacity=1)
+    G.add_edge(2, 3, capacity=2**63 - 1)
+    G.add_edge(3, 2, capacity=2**63 - 1)
+    assert nx.maximum_flow_value(G, 0, 1, backend="gpumatch") == 1
+    value, flow_dict = nx.maximum_flow(G, 0, 1, backend="gpumatch")
+    assert value == 1 and flow_dict == {0: {1: 1}, 1: {}, 2: {3: 0}, 3: {2: 0}}
+    assert nx.minimum_cut(G, 0, 1, backend="gpumatch") == (1, ({0, 2, 3}, {1}))
+    R = nxflow.preflow_push(G, 0, 1, backend="gpumatch")
+    check_residual(G, 0, 1, R, "preflow_push", 1)
+    U = nx.Graph([(0, 1, {"capacity": 1}), (2, 3, {"capacity": 2**63 - 1}), (4, 5, {"capacity": 2**63 - 1})])
+    assert nx.maximum_flow_value(U, 0, 1, backend="gpumatch") == 1
+
+
+@pytest.mark.parametrize("name", RESIDUAL_FUNCS)
+def test_residual_networks_with_infinite_arcs_and_a_big_total(solver, name):
+    """Infinite arcs beside finite ones summing past a third of int64: R's
+    infinite capacity (3 * total) is past int64 and must not go through an
+    int64 array (it raised OverflowError), the trees see its room."""
+    G = nx.DiGraph()
+    G.add_edge("s", "a")  # infinite
+    G.add_edge("a", "t", capacity=2**62)
+    G.add_edge("b", "c", capacity=2**62 - 2)
+    R = getattr(nxflow, name)(G, "s", "t", backend="gpumatch")
+    check_residual(G, "s", "t", R, name, 2**62)
+    assert R["s"]["a"]["capacity"] == R.graph["inf"] == 3 * (2**63 - 2)
+
+
+def test_flow_value_past_int64_is_declined():
+    """A flow value past int64 is declined (never a wrapped value): an error
+    with backend="gpumatch", NetworkX's exact answer under fallback."""
+    G = nx.DiGraph()
+    big = 2**63 - 1
+    G.add_edges_from([("s", "a"), ("s", "b"), ("a", "t"), ("b", "t")], capacity=big)
+    with pytest.raises(NotImplementedError):
+        nx.maximum_flow_value(G, "s", "t", backend="gpumatch")
+    with nx.config(fallback_to_nx=True), nx.config.backend_priority(algos=["gpumatch"]):
+        assert nx.maximum_flow_value(G, "s", "t") == 2 * big
+
+
+def _typed_network(make):
+    G = nx.DiGraph()
+    caps = [make(c) for c in (1.5, 2, 3, 0.25)]
+    for (u, v), c in zip([("s", "a"), ("a", "t"), ("s", "b"), ("b", "t")], caps):
+        G.add_edge(u, v, capacity=c)
+    G.add_node("z")  # unreachable: a zero flow value
+    return G
+
+
+@pytest.mark.parametrize("kind", ["float", "float32", "float64", "int", "int64", "int32", "bool", "np.bool"])
+@pytest.mark.parametrize("sink", ["t", "z"])
+def test_result_types_match_networkx(solver, kind, sink):
+    """Flow values and flow-dict entries have NetworkX's types (issue 62):
+    ``0`` (an int) for a zero value or an untouched arc, else the type of
+    NetworkX's sums of the capacities (np.float32 for np.float32, Python
+    float for float, ...)."""
+    make = {"float": float, "float32": np.float32, "float64": np.float64, "int": lambda c: int(c * 4),
+            "int64": lambda c: np.int64(c * 4), "int32": lambda c: np.int32(c * 4), "bool": lambda c: True,
+            "np.bool": lambda c: np.True_}[kind]
+    G = _typed_network(make)
+
+    def typed(x):
+        return type(x), x
+
+    for name in INTERFACE_FUNCS:
+        expected = getattr(nx, name)(G, "s", sink)
+        got = getattr(nx, name)(G, "s", sink, backend="gpumatch")
+        if isinstance(expected, tuple):
+            assert typed(got[0]) == typed(expected[0]), name
+            if name == "maximum_flow":
+                assert {u: {v: typed(f) for v, f in d.items()} for u, d in got[1].items()} == \
+                    {u: {v: typed(f) for v, f in d.items()} for u, d in expected[1].items()}
+        else:
+            assert typed(got) == typed(expected), name
+    for name in RESIDUAL_FUNCS:
+        expected = getattr(nxflow, name)(G, "s", sink).graph["flow_value"]
+        got = getattr(nxflow, name)(G, "s", sink, backend="gpumatch").graph["flow_value"]
+        assert typed(got) == typed(expected), name
 
 
 # ---------------------------------------------------------------------------

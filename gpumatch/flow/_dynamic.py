@@ -68,6 +68,7 @@ then start from scratch at once for a while).
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Literal
 
@@ -192,6 +193,15 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
     the arcs, and of networks changed by earlier large batches ran out of
     time.
 
+    Thread safety: one solver may be shared by several threads.  Its
+    methods that read or change its state (:meth:`update_capacities`,
+    :meth:`solve`, :meth:`capacities`) hold a lock of the solver, so calls
+    from different threads take turns, each on the state the previous one
+    left; a thread's ``update_capacities`` and its next ``solve`` are two
+    calls, and another thread's update may come between them (hold a lock
+    of your own around the pair to keep it together).  Different solvers
+    share nothing and run in parallel.
+
     References
     ----------
     .. [1] S. Kannappan, A. Kumar and R. Nasre, "Scalable Maxflow Processing
@@ -220,6 +230,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
     def __init__(self, csgraph: GraphLike, source: int, sink: int, *, backend: Backend = "auto",
                  layout: Literal["reverse_csr"] = "reverse_csr", rebuild_fraction: float = 0.002,
                  time_budget: float | None = 0.25) -> None:
+        self._lock = threading.RLock()  # (see "Thread safety" above)
         _mf._check_method("push_relabel", layout)
         if layout != "reverse_csr":
             raise ValueError(f"MaxFlowSolver supports layout='reverse_csr' only, got {layout!r}")
@@ -380,6 +391,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         """Number of stored entries (arcs, self-loops included)."""
         return self._nnz
 
+    @_backend.serialized
     def capacities(self) -> SparseMatrix:
         """The current capacity matrix (CSR of the input's kind, int64 values).
 
@@ -399,6 +411,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         cls = sp.csr_array if g.sparray else sp.csr_matrix
         return cls((_host_copy(data), _host_copy(g.indices), _host_copy(g.indptr)), shape=g.shape)
 
+    @_backend.serialized
     @_backend.device_entry
     def solve(self) -> _mf.MaximumFlowResult:
         """Maximum flow for the current capacities, from the previous flow when there is one.

@@ -420,6 +420,11 @@ def _direct_return(xp, L, st, source, sink):
     ex[source] += d.sum()
 
 
+#: A residual pair of the bidirectional CSR holds ``cap(u, v) + cap(v, u)``:
+#: each capacity must stay below ``2**62`` for that to fit int64.
+_BCSR_OVERFLOW = "capacities of 2**62 or more overflow layout='bcsr'; use layout='reverse_csr'"
+
+
 def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", adaptive=None, freq=None):
     """Two-phase push-relabel on canonical CSR arrays of one backend.
 
@@ -460,6 +465,10 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
         c = cap[ps:pe][(indices[ps:pe] != source) & (cap[ps:pe] > 0)]
         if _exact_sum(np, c) > _I64_MAX:
             raise OverflowError("the total capacity out of the source does not fit int64")
+        if layout == "bcsr":  # the engine runs its own layout, but the contract is the layout's, on every backend
+            big = np.flatnonzero(cap > _I64_MAX // 2)
+            if big.size and np.any(indices[big] != np.searchsorted(indptr, big, side="right") - 1):
+                raise OverflowError(_BCSR_OVERFLOW)
         return _cpu.solve(indptr, indices, cap, source, sink, layout)
     xp = _backend.get_xp(backend)
     t_start = time.perf_counter()
@@ -494,7 +503,7 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
         L = _build_rcsr(xp, s_indptr, s_indices, s_cap, V)
     else:
         if E and int(s_cap.max()) > _I64_MAX // 2:
-            raise OverflowError("capacities above 2**62 overflow layout='bcsr'; use layout='reverse_csr'")
+            raise OverflowError(_BCSR_OVERFLOW)
         L = _build_bcsr(xp, s_indptr, s_indices, s_cap, V, idt)
     st = {"height": xp.zeros(V, dtype=np.int32), "excess": xp.zeros(V, dtype=np.int64)}
     # initial preflow: saturate every arc out of the source (heads are distinct)
@@ -684,6 +693,8 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         Residual-graph layout: out-arcs plus a reverse-arc index with one
         flow value per arc (default), or a bidirectional CSR with a residual
         per direction.  Results are equally valid; speed differs.
+        ``"bcsr"`` needs every capacity below ``2**62`` (a residual pair
+        holds the capacities of both directions), on every backend.
 
     Returns
     -------
@@ -700,7 +711,8 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         for NaN), negative capacities, a non-square matrix, equal or
         out-of-range terminals (scipy's messages), unknown options.
     OverflowError
-        When the capacity out of the source does not fit int64.
+        When the capacity out of the source does not fit int64, or with
+        ``layout="bcsr"`` when a capacity is ``2**62`` or more.
 
     Notes
     -----

@@ -62,6 +62,7 @@ def _side_room(net, x, frm, depth, into, want, term):
 class _UpdateMixin:
     """:meth:`update_capacities` and its classification (methods of :class:`~gpumatch.flow.MaxFlowSolver`)."""
 
+    @_backend.serialized
     @_backend.device_entry
     def update_capacities(self, rows: IndexLike, cols: IndexLike, new_capacities: IndexLike) -> None:
         """Set the capacities of a batch of existing arcs ``rows[i] -> cols[i]``.

@@ -20,6 +20,7 @@ is the other ``warm_method``.
 
 from __future__ import annotations
 
+import threading
 import time
 from typing import Literal
 
@@ -161,6 +162,16 @@ class MatchingSolver:
 
     Several maximum matchings may exist; which one is returned may vary.
 
+    Thread safety: one solver may be shared by several threads.  Its
+    methods that read or change its state (:meth:`add_edges`,
+    :meth:`remove_edges`, :meth:`solve`, :meth:`matching`, :meth:`graph`,
+    :attr:`num_edges`) hold a lock of the solver, so calls from different
+    threads take turns, each on the state the previous one left; a
+    thread's batch and its next ``solve`` are two calls, and another
+    thread's batch may come between them (hold a lock of your own around
+    the pair to keep it together).  Different solvers share nothing and run
+    in parallel.
+
     References
     ----------
     .. [1] M. Deveci, K. Kaya, B. Uçar, Ü. V. Çatalyürek, "A Push-Relabel-Based
@@ -193,6 +204,7 @@ class MatchingSolver:
     def __init__(self, graph: GraphLike, *, backend: Backend = "auto", rebuild_fraction: float = REBUILD_FRACTION,
                  warm_init: Literal["none", "greedy", "karp_sipser"] = "none", relabel_k: float = 0.7,
                  warm_method: Literal["augment", "gpr"] = "augment") -> None:
+        self._lock = threading.RLock()  # (see "Thread safety" above)
         check_option("warm_init", warm_init, _WARM_INITS)
         check_option("warm_method", warm_method, _WARM_METHODS)
         self.warm_method = warm_method
@@ -242,6 +254,7 @@ class MatchingSolver:
     # ------------------------------------------------------------------
 
     @property
+    @_backend.serialized
     def num_edges(self) -> int:
         """Current number of edges."""
         return int(self._rind.shape[0])
@@ -256,6 +269,7 @@ class MatchingSolver:
             st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col = arrays
         return st
 
+    @_backend.serialized
     def graph(self) -> SparseMatrix:
         """The current graph as a CSR matrix (scipy, or cupyx for CuPy input), values 1.
 
@@ -346,6 +360,7 @@ class MatchingSolver:
             a.astype(idx) for a in (self._rptr, self._rind, self._cptr, self._cind, self._mu_row, self._mu_col))
         self._st = None
 
+    @_backend.serialized
     @_backend.device_entry
     def add_edges(self, rows: IndexLike, cols: IndexLike) -> None:
         """Add the edges ``(rows[i], cols[i])``.
@@ -372,6 +387,7 @@ class MatchingSolver:
         self._result = None
         self._t_update += time.perf_counter() - t0
 
+    @_backend.serialized
     @_backend.device_entry
     def remove_edges(self, rows: IndexLike, cols: IndexLike) -> None:
         """Remove the edges ``(rows[i], cols[i])``; a removed matched edge frees both endpoints.
@@ -401,6 +417,7 @@ class MatchingSolver:
         self._result = None
         self._t_update += time.perf_counter() - t0
 
+    @_backend.serialized
     @_backend.device_entry
     def solve(self) -> _api.MatchingResult:
         """Maximum matching of the current graph, warm-started from the previous one.
@@ -479,6 +496,7 @@ class MatchingSolver:
             stats.update({k: v for k, v in gstats.items() if k not in ("time_init",)})
         return stats
 
+    @_backend.serialized
     def matching(self, perm_type: PermType = "row") -> Array:
         """The current maximum matching in scipy's format (solving first if needed).
 

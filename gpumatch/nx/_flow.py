@@ -165,9 +165,7 @@ def maximum_flow(flowG, _s, _t, capacity="capacity", flow_func=None, **kwargs):
     keysF, _ = _csr_keys(F, n)
     # the net flow of every arc of G, in G's adjacency order (0 for arcs that carry nothing)
     net = _lookup(keysF, F.data.astype(np.int64), G.rows * n + G.indices)
-    vals = cap.to_user(np.maximum(net, 0))
-    if not cap.integral:
-        vals = [v if v else 0 for v in vals]  # NetworkX's untouched entries are int 0
+    vals = cap.flows_to_user(np.maximum(net, 0))  # NetworkX's untouched entries are int 0
     it = iter(vals)
     flow_dict = {u: dict(zip(nbrs, it)) for u, nbrs in G.graph._adj.items()}
     return cap.scalar_to_user(value), flow_dict
@@ -219,7 +217,8 @@ def _residual_network(name, G, s, t, capacity, residual, cutoff, *, trees=False,
     if cap.infinite.any():
         inf_keys = np.sort(G.rows[cap.infinite] * n + G.indices[cap.infinite])
         is_inf = _lookup(inf_keys, np.ones(inf_keys.shape[0], dtype=bool), keysF, default=False)
-        capR = np.where(is_inf, cap.residual_inf, capR)
+    # R's capacity of an infinite arc is NetworkX's R.graph["inf"], 3 * total: past int64 for a
+    # total above a third of it, so it is set in the list, never in an int64 array
     cap_list = cap.to_user(capR)
     for i in np.flatnonzero(is_inf).tolist():
         cap_list[i] = cap.inf_value
@@ -232,16 +231,17 @@ def _residual_network(name, G, s, t, capacity, residual, cutoff, *, trees=False,
     R.graph["inf"] = cap.inf_value
     R.graph["flow_value"] = cap.scalar_to_user(value)
     if trees:
-        R.graph["trees"] = _search_trees(G, rowsF, colsF, capR - flows, s, t)
+        # residual arcs: an infinite arc always has room left (its flow is at most total < 3 * total)
+        R.graph["trees"] = _search_trees(G, rowsF, colsF, (capR - flows > 0) | is_inf, s, t)
     R.graph["algorithm"] = name
     return R
 
 
-def _search_trees(G, rows, cols, res_cap, s, t):
-    """Breadth-first trees of the residual network: from `s` along residual
-    arcs, and to `t` (each node mapped to its parent; the roots to None)."""
+def _search_trees(G, rows, cols, pos, s, t):
+    """Breadth-first trees of the residual network (`pos`: the arcs with
+    residual capacity): from `s` along residual arcs, and to `t` (each node
+    mapped to its parent; the roots to None)."""
     n = G.n
-    pos = res_cap > 0
     Res = sp.csr_array((np.ones(int(pos.sum()), dtype=np.int8), (rows[pos], cols[pos])), shape=(n, n))
     labels = G.labels
 

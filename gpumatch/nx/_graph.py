@@ -12,8 +12,10 @@ cache when the graph is changed through its methods.
 
 from __future__ import annotations
 
+import functools
 import itertools
 import math
+import operator
 from operator import methodcaller
 
 import numpy as np
@@ -201,6 +203,15 @@ class Capacities:
     inf_value : int or float
         ``R.graph["inf"]`` exactly as NetworkX computes it: ``3 * total``
         (in the caller's units) or 1 when that is 0.
+    value_type : type
+        The type of a nonzero flow value as NetworkX's arithmetic makes it:
+        ``0 + c1 + c2 + ...`` over the finite capacities, so ``int`` or
+        ``float`` for Python numbers and the promoted NumPy scalar type
+        (``np.float32``, ``np.int64``, ...) when the capacities are NumPy
+        scalars.  A zero flow value is NetworkX's untouched ``0`` (an int).
+        Exact when the capacities share one type; with mixed types NetworkX's
+        own types depend on the order of its arithmetic (one path's flows may
+        stay int while another's become float), and this is their promotion.
     """
 
     def __init__(self, g: GpumatchGraph, name):
@@ -211,6 +222,7 @@ class Capacities:
         self.scaled = np.zeros(nnz, dtype=np.int64)
         self.total = 0
         self.inf_value = 1
+        self.value_type = int
         adj = g.graph._adj
         if name is None:  # capacity=None: no edge has the attribute, all are infinite
             vals = np.full(nnz, _INF)
@@ -252,10 +264,11 @@ class Capacities:
                 else:
                     finite_ints = np.where(finite, vals, 0).astype(np.int64)
             else:
-                return self._floats(g, vals, finite)
+                return self._floats(g, vals, finite, raw)
         else:
             return self._decline(g, f"capacities that are not all numbers (NumPy reads them as {vals.dtype})")
         finite = self.kept & ~self.infinite
+        self.value_type = _value_type(raw, finite, float if kind == "f" and not self.integral else int)
         self.scaled = np.where(finite, finite_ints, 0).astype(np.int64)
         arc_total = _exact_sum(self.scaled)
         self.total = arc_total if g.is_directed() else arc_total // 2
@@ -269,9 +282,10 @@ class Capacities:
         self.kept = np.zeros(nnz, dtype=bool)
         self.infinite = np.zeros(nnz, dtype=bool)
 
-    def _floats(self, g, vals, finite):
+    def _floats(self, g, vals, finite, raw):
         """Scale non-integral float capacities by the smallest exact power of two."""
         self.integral = False
+        self.value_type = _value_type(raw, finite, float)
         x = vals[finite]
         shift = 0
         if x.size:
@@ -303,8 +317,30 @@ class Capacities:
         return np.ldexp(a.astype(np.float64), -self.shift).tolist()
 
     def scalar_to_user(self, v):
+        """A flow value (scaled integer) as NetworkX returns it: ``0`` (int)
+        when zero, else a number of type ``value_type``."""
         v = int(v)
-        return v if self.integral else math.ldexp(v, -self.shift)
+        if v == 0:
+            return 0  # NetworkX's untouched excess (or empty sum) is the int 0, whatever the capacities
+        x = v if self.integral else math.ldexp(v, -self.shift)
+        return _as_type(x, self.value_type)
+
+    def flows_to_user(self, a):
+        """Non-negative arc flows (scaled int64 array) -> list as in NetworkX's
+        flow dict: ``0`` (int) where nothing flows, else ``value_type``."""
+        t = self.value_type
+        if t is int or t is float:
+            vals = self.to_user(a)
+            return vals if self.integral else [v if v else 0 for v in vals]
+        x = a if self.integral else np.ldexp(a.astype(np.float64), -self.shift)
+        try:
+            with np.errstate(over="raise"):
+                typed = x.astype(t) if np.can_cast(x.dtype, t, "same_kind") else None
+        except FloatingPointError:
+            typed = None
+        if typed is None or (self.integral and np.any(typed != x)):
+            return [v if v else 0 for v in self.to_user(a)]  # not representable: the exact Python number
+        return [v if v else 0 for v in typed]
 
     @property
     def solver_inf(self) -> int:
@@ -312,10 +348,43 @@ class Capacities:
         finite capacities together, so no minimum cut uses one."""
         return self.total + 1
 
-    @property
-    def residual_inf(self) -> int:
-        """``R.graph["inf"]`` in scaled units."""
-        return 3 * self.total or (1 << self.shift)
+
+def _value_type(raw, finite, default):
+    """The type of ``0 + c`` summed over the finite kept capacities `raw`
+    (`finite` a bool mask over it), as NetworkX's flow arithmetic makes it.
+
+    One sample of each distinct type decides (NumPy's promotion does not
+    depend on the values, and Python numbers are "weak"); `default` when
+    there is nothing to sum or a type is neither a Python nor a NumPy number.
+    """
+    if raw is None:
+        return default
+    types = set(map(type, itertools.compress(raw, finite.tolist())))
+    if not types:
+        return default
+    if not all(t in (int, bool, float) or issubclass(t, (np.number, np.bool_)) for t in types):
+        return default
+    try:
+        return type(functools.reduce(operator.add, (t(1) for t in types), 0))
+    except (TypeError, ValueError, OverflowError):
+        return default
+
+
+def _as_type(x, t):
+    """`x` (an exact int or float) as type `t`, or `x` itself where `t`
+    cannot hold it (a wrapped or rounded-to-infinity value would be wrong)."""
+    if t is int or t is float or t is bool:
+        return x
+    try:
+        with np.errstate(over="raise"):
+            y = t(x)
+    except (OverflowError, FloatingPointError, ValueError, TypeError):
+        return x
+    if isinstance(y, np.integer) and int(y) != x:
+        return x
+    if isinstance(y, np.floating) and not np.isfinite(y):
+        return x
+    return y
 
 
 def flow_network(g: GpumatchGraph, cap: Capacities):
@@ -329,7 +398,9 @@ def flow_network(g: GpumatchGraph, cap: Capacities):
     keep = np.flatnonzero(cap.kept)
     rows = g.rows[keep]
     cols = g.indices[keep]
-    w = np.where(cap.infinite[keep], cap.solver_inf, cap.scaled[keep])
+    w = cap.scaled[keep]
+    if cap.infinite.any():  # (else solver_inf is never used, and may be past int64: finite sums are not bounded)
+        w = np.where(cap.infinite[keep], np.int64(cap.solver_inf), w)
     indptr = np.zeros(n + 1, dtype=np.int64)
     np.cumsum(np.bincount(rows, minlength=n), out=indptr[1:])
     C = sp.csr_array((w.astype(np.int64), cols, indptr), shape=(n, n))
