@@ -61,6 +61,7 @@ def variants() -> list:
     out = [("matching/gpr.cu", i32, False),
            ("matching/augment.cu", i32, False),
            ("matching/augment_coop.cu", i32, True),
+           ("matching/walk.cu", i32, False),
            ("structure/scc.cu", i32, False),
            ("flow/labels.cu", i32, False),
            ("flow/pr_setup.cu", i32, False),

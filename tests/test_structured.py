@@ -144,32 +144,62 @@ def test_pothen_fan_budget_stops_after_a_phase():
 
 
 @pytest.fixture
-def host_finish_on(request):
-    """The driver's host hand-over, forced: on the given backend, after every
-    chunk of one phase (the host's estimate 0 s)."""
+def tail_plan(request):
+    """The driver's tail plan on the given backend: ``"walks"`` (push-relabel
+    walks after a first chunk of one phase, never the host) or ``"host"``
+    (no walks; the host after every chunk of one phase, its estimate 0 s)."""
     from gpumatch.matching import _driver
 
-    backend = request.param
+    backend, mode = request.param
     saved = (_driver.HOST_FINISH_BACKENDS, dict(_driver.HOST_FINISH))
     _driver.HOST_FINISH_BACKENDS = (backend,)
-    _driver.HOST_FINISH.update(chunk=1, fixed_s=0.0, entry_s=0.0)
-    yield backend
+    if mode == "walks":
+        _driver.HOST_FINISH.update(chunk=1, walks=True, entry_s=None)
+    else:
+        _driver.HOST_FINISH.update(chunk=1, walks=False, fixed_s=0.0, entry_s=0.0)
+    yield backend, mode
     _driver.HOST_FINISH_BACKENDS = saved[0]
     _driver.HOST_FINISH.clear()
     _driver.HOST_FINISH.update(saved[1])
 
 
-@pytest.mark.parametrize("host_finish_on", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)], indirect=True)
+@pytest.mark.parametrize("tail_plan", [("numpy", "walks"), ("numpy", "host"),
+                                       pytest.param(("cupy", "walks"), marks=pytest.mark.gpu),
+                                       pytest.param(("cupy", "host"), marks=pytest.mark.gpu)], indirect=True)
 @pytest.mark.parametrize("name", ["jacobian", "ladder"])
-def test_driver_hands_the_tail_to_the_host(references, host_finish_on, name):
+def test_driver_tail(references, tail_plan, name):
+    """The tail after G-PR by walks, or by the host: a maximum matching with
+    its König cover either way."""
+    backend, mode = tail_plan
     A, ref = _graph(references, name)
-    res = gpumatch.bipartite_matching(A, backend=host_finish_on, certificate=True)
+    res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
     check_matching(A, to_numpy(res.col_to_row), "row", expected_size=ref)
-    if res.stats["finished_by"] == "host":
-        assert "device tail" in res.stats["switch_reason"]
-        assert res.stats["host_algorithm"]
-    else:   # the phases converged within the first chunk: nothing to hand over
-        assert res.stats["aug_converged"]
+    st = res.stats
+    if mode == "host" and st["finished_by"] == "host":
+        assert "device tail" in st["switch_reason"] and st["host_algorithm"]
+    elif mode == "walks" and st["finished_by"] == "walks":
+        assert st["walk_rounds"] >= 1 and st["walk_pushes"] > 0
+    else:   # G-PR or the first chunk of phases converged: nothing was left to hand over
+        assert st["finished_by"] in ("push-relabel", "augmenting-paths"), st
+
+
+def test_walks_on_numpy_finish_the_jacobian(references):
+    """With the plan on the NumPy twin, the walks (not the phases) finish the
+    Jacobian: the first chunk of one phase leaves paths."""
+    from gpumatch.matching import _driver
+
+    A, ref = _graph(references, "jacobian")
+    saved = (_driver.HOST_FINISH_BACKENDS, dict(_driver.HOST_FINISH))
+    try:
+        _driver.HOST_FINISH_BACKENDS = ("numpy",)
+        _driver.HOST_FINISH.update(chunk=1, walks=True, entry_s=None)
+        res = gpumatch.bipartite_matching(A, backend="numpy")
+    finally:
+        _driver.HOST_FINISH_BACKENDS = saved[0]
+        _driver.HOST_FINISH.clear()
+        _driver.HOST_FINISH.update(saved[1])
+    assert res.stats["finished_by"] == "walks", res.stats
+    assert res.size == ref
 
 
 def test_numpy_driver_keeps_its_own_schedule(references):

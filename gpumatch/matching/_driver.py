@@ -116,29 +116,38 @@ STALL_WINDOW = 4
 #: (benchmarks/RESULTS.md).  The explicit ``max_relabels`` of
 #: :func:`run_gpr` overrides it.
 AUGMENT_AFTER = 2
-#: Hand-over of the tail to the host (``backend="cupy"``; None: never).
-#: Where augmenting paths are long (shuffled block-triangular Jacobians,
-#: permuted chains) each augmenting-path phase on the device is a BFS of
-#: hundreds of levels that flips a few paths, and the phases number in the
-#: thousands; the compiled CPU engine (:mod:`gpumatch.matching._cpu`:
-#: Karp–Sipser on top of the pairs, then Pothen–Fan+ / push-relabel)
-#: finishes such a tail in a few passes over the graph.  The phases run in
-#: chunks (``chunk`` phases first, then twice as many each time); after a
-#: chunk that did not converge, the driver projects the device's remaining
-#: time from what it measured (the columns still to match, at most the
-#: active columns G-PR handed over less the paths flipped since, at the
-#: last chunk's paths per phase and seconds per phase) and hands the
-#: matching to the host when that is more than the host's estimate,
-#: ``fixed_s + entry_s * (nnz + m + n)`` (the copies both ways included).
-#: Random graphs, meshes and R-MAT graphs converge within 12 phases
-#: (benchmarks/results), before the first look.  Where G-PR's relabels
-#: measured alternating distances of ``long_level`` or more (a phase is then
-#: a BFS of thousands of levels: permuted chains), the first chunk is one
-#: phase.  ``entry_s``: the engine's time per entry on the H200's host
-#: (16 cores) ran 25 ns (random 1M d5) to 175 ns (a permuted chain of 300k)
-#: and 420 ns (a block-triangular Jacobian of 1.9M rows, where the device
-#: is twice as fast and keeps the tail).
-HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9}
+#: The tail after G-PR on the device (``backend="cupy"``, see
+#: :data:`HOST_FINISH_BACKENDS`).  Where augmenting paths are long
+#: (shuffled block-triangular Jacobians, permuted chains) each
+#: augmenting-path phase is a BFS of hundreds of levels that flips a few
+#: paths, and the phases number in the thousands.  The phases run in
+#: chunks (``chunk`` phases, then twice as many each time).  A tail that a
+#: first chunk does not finish goes to push-relabel walks (``walks``;
+#: ``walk.cu``, :func:`_walks`): one thread carries each free column down
+#: rows of least label, an atomic exchange at each step, at most
+#: ``walk_cap`` times the relabel's depth in pushes, and a global relabel
+#: between the rounds proves the end.  Where G-PR's relabels measured
+#: distances of ``long_level`` or more (a phase is then a BFS of thousands
+#: of levels), the walks start at once.  H200, block-triangular Jacobians
+#: of 120k / 481k / 1.9M rows: 0.125 / 0.50 / 2.8 s by phases alone, 0.045 /
+#: 0.077 / 0.16 s with the walks (5-6 rounds).
+#:
+#: The host (the compiled CPU engine, :mod:`gpumatch.matching._cpu`:
+#: Karp–Sipser on top of the pairs, then Pothen–Fan+ / push-relabel) takes
+#: the matching when the device's projected time passes the host's
+#: estimate, ``fixed_s + entry_s * (nnz + m + n)`` (the copies both ways
+#: included; None: never): without walks, after a chunk, from the columns
+#: still to match (at most the active columns G-PR handed over less the
+#: paths flipped since) at the last chunk's paths and seconds per phase;
+#: with walks, from the third round at the rate of the rounds so far, or at
+#: once when one relabel took half the estimate (a chain of millions of
+#: rows: a BFS of 10^5 levels and more).  Random graphs, meshes and R-MAT
+#: graphs converge within 12 phases (benchmarks/results), inside the first
+#: chunk.  ``entry_s``: the engine's time per entry on the H200's host (16
+#: cores) ran 25 ns (random 1M d5) to 175 ns (a permuted chain of 300k) and
+#: 420 ns (a Jacobian of 1.9M rows).
+HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9, "walks": True,
+               "walk_cap": 4}
 #: The backends whose driver may hand the tail to the host (the NumPy
 #: twin stays a twin of the device's schedule; tests add it to run the
 #: hand-over without a GPU).
@@ -457,18 +466,23 @@ _SUMMED = ("aug_phases", "aug_paths", "aug_levels", "aug_met", "aug_back_levels"
 
 
 def _augment_in_chunks(st, limit, n_active, plan, stats):
-    """Augmenting-path phases in chunks, handing the rest to the host when
-    the device's projected time passes the host's estimate
-    (:data:`HOST_FINISH`).  Returns the phases' statistics, summed."""
+    """The tail after G-PR (:data:`HOST_FINISH`): augmenting-path phases in
+    chunks; where they do not converge within the first chunk (or the
+    relabels measured long distances), push-relabel walks (:func:`_walks`);
+    the host engine where the device's projected time passes the host's
+    estimate.  Returns the phases' statistics, summed."""
     from . import _augment
 
     chunk = max(1, int(plan["chunk"]))
-    if int(stats.get("max_level", 0)) >= int(plan.get("long_level") or 1 << 62):
+    long = int(stats.get("max_level", 0)) >= int(plan.get("long_level") or 1 << 62)
+    walks = bool(plan.get("walks"))
+    if long:
         chunk = 1
     entries = int(st.rind.shape[0]) + st.m + st.n
-    host_s = float(plan["fixed_s"]) + float(plan["entry_s"]) * entries
+    # no entry_s: never to the host
+    host_s = math.inf if plan.get("entry_s") is None else float(plan["fixed_s"]) + float(plan["entry_s"]) * entries
     total: dict = {}
-    while True:
+    while not (walks and long):
         budget = min(chunk, limit - total.get("aug_phases", 0))
         _backend.synchronize(st.backend)
         t = time.perf_counter()
@@ -484,6 +498,8 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
                     total[k] = v
         if astats.get("aug_converged") or total["aug_phases"] >= limit:
             return total
+        if walks:
+            break
         phases = max(1, int(astats.get("aug_phases", 0)))
         paths = int(astats.get("aug_paths", 0))
         left = max(1, n_active - total["aug_paths"])
@@ -497,6 +513,72 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
             _finish_on_host(st, stats, reason)
             return dict(total, aug_converged=True, aug_certificate=None)
         chunk *= 2
+    stats.update(total)
+    _augment.invalidate(st)
+    how = _walks(st, plan, stats, host_s)
+    if how == "maximum":
+        return dict(total, aug_converged=True, aug_certificate=None)
+    if how.startswith("host"):
+        _finish_on_host(st, stats, how[len("host: "):])
+        return dict(total, aug_converged=True, aug_certificate=None)
+    # the walks stalled: the augmenting-path phases finish (they converge)
+    astats = _augment.augment(st, max_phases=limit)
+    for k in _SUMMED:
+        astats[k] = total.get(k, 0) + int(astats.get(k, 0) or 0)
+    return astats
+
+
+def _walks(st, plan, stats, host_s):
+    """Rounds of push-relabel walks (``walk.cu``): exact labels and the free
+    columns they reach (``relabel_collect``), then one walk per such
+    column, each carrying its column (and the ones it displaces) down rows
+    of least label until a free row, at most ``walk_cap`` times the
+    relabel's depth in pushes; the mates follow.  Ends when a relabel finds
+    no free column reachable (``"maximum"``: Berge), when two rounds in a
+    row added no pair (``"stalled"``), or, from the third round, when the
+    columns left at the rate measured so far project past `host_s`, or as
+    soon as one relabel took half of `host_s` (``"host: <why>"``)."""
+    kern = kernels_for(st.backend)
+    t0 = time.perf_counter()
+    first = prev = None
+    stalls = 0
+    stats.setdefault("walk_rounds", 0)
+    stats.setdefault("walk_pushes", 0)
+    while True:
+        t_r = time.perf_counter()
+        max_level, active = kern.relabel_collect(st, fix=True)    # (reads the counts back: synchronises)
+        t_r = time.perf_counter() - t_r
+        stats["global_relabels"] += 1
+        stats["max_level"] = max(stats["max_level"], int(max_level))
+        length = int(active.shape[0])
+        size = st.m - st.extra["free_rows"]
+        if length == 0:
+            stats["finished_by"] = "walks"
+            return "maximum"
+        if t_r > 0.5 * host_s:   # a relabel as dear as half the host's whole finish (a BFS of 10^5+ levels: chains)
+            return (f"host: device walks: a global relabel of {int(max_level)} levels took {t_r:.3f} s; "
+                    f"{length} reachable free columns left, against {host_s:.3f} s on the host")
+        if first is None:
+            first = size
+        if prev is not None and size <= prev:
+            stalls += 1
+            if stalls >= 2:
+                return "stalled"
+        else:
+            stalls = 0
+        elapsed = time.perf_counter() - t0
+        if stats["walk_rounds"] >= 2 and size > first:
+            projected = length * elapsed / (size - first)
+            if projected > host_s:
+                return (f"host: device walks: {stats['walk_rounds']} rounds matched {size - first} columns in "
+                        f"{elapsed:.3f} s; {length} reachable free columns left, projected {projected:.3f} s "
+                        f"on the device against {host_s:.3f} s on the host")
+        cap = max(64, int(plan.get("walk_cap", 4)) * int(max_level))
+        pushes, _ = kern.walk(st, active, cap)
+        kern.walk_mates(st)
+        stats["walk_rounds"] += 1
+        stats["walk_pushes"] += int(pushes)
+        prev = size
 
 
 def _finish_on_host(st, stats, reason):

@@ -13,9 +13,13 @@ from .. import _backend, _cuda
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
-           "list_array"]
+           "list_array", "walk", "walk_mates"]
 
 _SRC = "matching/gpr.cu"
+_WALK_SRC = "matching/walk.cu"
+#: Threads per block of the walks (long, divergent threads: small blocks
+#: keep more of the GPU's slots busy while a few walks run on).
+WALK_BLOCK = 128
 _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: BFS steps launched between two looks at the frontier size: starts at the
 #: first value and doubles up to the second (steps on an empty frontier are
@@ -315,3 +319,30 @@ def list_array(st):
 
 def count_active(active):
     return int(_backend.reduce(active >= 0, "sum"))
+
+
+def walk(st, active, cap):
+    """``gpumatch_walk`` (``walk.cu``) over `active`, at most `cap` pushes a
+    thread; returns ``(pushes, walks that reached a free row)`` (one host read)."""
+    cp = _backend.cp
+    length = int(active.shape[0])
+    if length == 0:
+        return 0, 0
+    stats = st.extra.get("walk_stats")
+    if stats is None:
+        stats = st.extra["walk_stats"] = cp.zeros(2, dtype=np.uint64)
+    stats.fill(0)
+    kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk", (("IDX", _CTYPE[np.dtype(st.idx)]),))
+    kern(_cuda.grid_for(length, WALK_BLOCK), (WALK_BLOCK,),
+         (st.cptr, st.cind, st.mu_row, st.psi_row, active, np.int64(length), _scalar(st, st.inf),
+          np.int64(cap), stats))
+    pushes, done = (int(x) for x in stats.get())
+    return pushes, done
+
+
+def walk_mates(st):
+    """``gpumatch_walk_mates``: ``mu_col`` from ``mu_row`` after the walks."""
+    st.mu_col.fill(-1)
+    if st.m:
+        kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk_mates", (("IDX", _CTYPE[np.dtype(st.idx)]),))
+        kern(_stride_grid(st, st.m), (_cuda.BLOCK,), (st.mu_row, st.mu_col, np.int64(st.m)))

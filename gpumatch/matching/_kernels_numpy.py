@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
-           "list_array"]
+           "list_array", "walk", "walk_mates"]
 
 #: Rounds of ``greedy_degree``'s proposals at most (per part: degree-one
 #: columns, then all).  Each round costs a scan of the free columns' lists;
@@ -343,3 +343,44 @@ def list_length(st):
 def list_array(st):
     """The current list as an array."""
     return st.extra["list_np"]
+
+
+def walk(st, active, cap):
+    """Twin of ``gpumatch_walk`` (``walk.cu``): one walk per listed column,
+    the threads one after another (a legal schedule of the atomic
+    exchanges: each walk sees the ones before it done).  Each column takes
+    its row of least label, the row is relabelled to the second-least + 2,
+    and the walk goes on with the row's old mate until a free row, a column
+    with no reachable row, or `cap` pushes.  Returns ``(pushes, walks that
+    reached a free row)``."""
+    inf = st.inf
+    cptr, cind, mu_row, psi = st.cptr, st.cind, st.mu_row, st.psi_row
+    pushes = done = 0
+    for c in np.asarray(active).tolist():
+        steps = 0
+        while c >= 0 and steps < cap:
+            rows = cind[cptr[c]:cptr[c + 1]]
+            if rows.shape[0] == 0:
+                break
+            labels = psi[rows]
+            k = int(np.argmin(labels))
+            l1 = int(labels[k])
+            if l1 >= inf:
+                break
+            l2 = int(np.partition(labels, 1)[1]) if labels.shape[0] > 1 else inf
+            best = int(rows[k])
+            old = int(mu_row[best])
+            mu_row[best] = c
+            psi[best] = inf if l2 >= inf - 2 else l2 + 2
+            steps += 1
+            c = old
+        pushes += steps
+        done += int(c < 0 and steps > 0)
+    return pushes, done
+
+
+def walk_mates(st):
+    """Twin of ``gpumatch_walk_mates``: ``mu_col`` from ``mu_row``."""
+    st.mu_col.fill(-1)
+    rows = np.flatnonzero(st.mu_row >= 0)
+    st.mu_col[st.mu_row[rows]] = rows
