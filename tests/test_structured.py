@@ -224,11 +224,11 @@ def flow_host_finish_on(request):
 def test_flow_path_goes_to_the_host(flow_host_finish_on):
     C, s, t = G.path_network(4000, seed=3)
     res = gpumatch.maximum_flow(C, s, t, backend=flow_host_finish_on)
-    flow = res.flow if flow_host_finish_on == "numpy" else sp.csr_matrix(res.flow.get())
+    flow = res.flow        # SciPy in, SciPy out, whatever the backend
     check_flow(C, s, t, flow, int(to_numpy(res.flow_value)))
     assert int(to_numpy(res.flow_value)) == int(C.data.min())
     assert res.stats["finished_by"] == "host"
-    assert "projected" in res.stats["switch_reason"]
+    assert "projected" in res.stats["switch_reason"] or "global relabel" in res.stats["switch_reason"]
 
 
 @pytest.mark.parametrize("backend", ["numba", "numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
@@ -243,6 +243,6 @@ def test_structured_flow(name, backend):
     C = C.astype(np.int64)
     res = gpumatch.maximum_flow(C, s, t, backend=backend)
     value = int(to_numpy(res.flow_value))
-    flow = res.flow if backend != "cupy" else sp.csr_matrix(res.flow.get())
+    flow = res.flow
     check_flow(C, s, t, flow, value)
     assert value == int(maximum_flow(C.astype(np.int32), s, t).flow_value)

@@ -271,11 +271,17 @@ def _kernels(backend):
     return K
 
 
-def _global_relabel(K, ctx, st, xp, target, other, hlimit, idt):
-    """Exact heights: BFS distance to `target` over reverse residual arcs (``hlimit`` if unreachable)."""
+def _global_relabel(K, ctx, st, xp, target, other, hlimit, idt, max_levels=None):
+    """Exact heights: BFS distance to `target` over reverse residual arcs (``hlimit`` if unreachable).
+
+    With `max_levels` (the host finish, ``TUNING["host_finish"]``), a BFS
+    still going after that many levels raises :class:`_HostFinish`."""
     K.init_heights(st, idt, target, other, hlimit)
     frontier = xp.asarray([target], dtype=idt)
-    _, level, _ = K.bfs_run(ctx, st, frontier, 0, None, max(1, int(TUNING.get("batch", 1))))
+    left, level, _ = K.bfs_run(ctx, st, frontier, 0, None, max(1, int(TUNING.get("batch", 1))), max_levels)
+    if max_levels is not None and left.shape[0]:
+        raise _HostFinish(f"a global relabel was still going after {level} levels (a path-like network), "
+                          f"past the host's estimate")
     K.finish_heights(st, idt, hlimit)
     return level
 
@@ -324,11 +330,13 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
     batch = max(1, int(TUNING.get("batch", 1)))
     it0 = stats["iterations"]
     acc = stats.get("_t")  # seconds spent in relabels and discharges (read-backs synchronise)
+    deadline = stats.get("_deadline")
+    max_levels = None if deadline is None else max(64, int(deadline[0] / deadline[2]))
 
     def relabel():
         """Global relabel, then the new worklist; returns ``(work, seconds)``."""
         t0 = time.perf_counter()
-        _global_relabel(K, ctx, st, xp, target, other, hlimit, idt)
+        _global_relabel(K, ctx, st, xp, target, other, hlimit, idt, max_levels)
         stats["global_relabels"] += 1
         w = K.active(st, idt, target, hlimit)
         t = time.perf_counter() - t0
@@ -339,7 +347,6 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
     work, t_gr = relabel()
     since = 0
     t_win = time.perf_counter()
-    deadline = stats.get("_deadline")
     peak = 0                                  # most active vertices in this relabel window
     while True:
         if work.shape[0] == 0 and since == 0:
@@ -440,7 +447,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None)
     t0 = time.perf_counter()
     V, nnz = int(indptr.shape[0] - 1), int(indices.shape[0])
-    deadline = (float(plan["fixed_s"]) + float(plan["entry_s"]) * (V + nnz), int(plan["tiny"]))
+    deadline = (float(plan["fixed_s"]) + float(plan["entry_s"]) * (V + nnz), int(plan["tiny"]),
+                float(plan["level_s"]))
     try:
         return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline)
     except _HostFinish as why:
@@ -455,7 +463,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
 
 
 def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline):
-    """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny)`` of the host finish, or None."""
+    """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny, seconds per BFS level)`` of the
+    host finish, or None."""
     if backend == "numba":  # the compiled CPU engine (highest-label push-relabel)
         from . import _cpu
 

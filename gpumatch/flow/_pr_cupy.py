@@ -297,7 +297,7 @@ def bfs_level(ctx, st, frontier, level, k=1):
     return out, k
 
 
-def bfs_run(ctx, st, frontier, level, watch=None, k=1):
+def bfs_run(ctx, st, frontier, level, watch=None, k=1, max_levels=None):
     """BFS levels from `frontier` (height `level`) until the frontier is
     empty or, with `watch` (vertex ids), every watched vertex has a height;
     returns ``(frontier left, levels run, stopped by the watch)``.
@@ -305,13 +305,13 @@ def bfs_run(ctx, st, frontier, level, watch=None, k=1):
     With the cooperative kernel, one launch and one read-back (the stop may
     come one level after the NumPy twin's, see ``gpumatch_pr_bfs_coop_rcsr``);
     otherwise :func:`bfs_level` calls of up to `k` levels, with the watch
-    read back after each.
+    read back after each.  With `max_levels`, at most that many levels.
     """
     n = frontier.shape[0]
     if n == 0:
         return frontier, 0, False
     if ctx.k_bfs_coop is None:
-        return bfs_levels(bfs_level, ctx, st, frontier, level, watch, k)
+        return bfs_levels(bfs_level, ctx, st, frontier, level, watch, k, max_levels)
     ctx.load(frontier)
     nw = 0 if watch is None else int(watch.shape[0])
     w = watch.astype(ctx.idt, copy=False) if nw else ctx.bufs[1]
@@ -321,7 +321,7 @@ def bfs_run(ctx, st, frontier, level, watch=None, k=1):
         sv, ss, ns = ctx.bufs[1], ctx.i64_none, np.int64(0)
     ctx.k_bfs_coop((ctx.coop_grid,), (BFS_COOP_BLOCK,),
                    ctx.arrays() + (st["height"], ctx.bufs[0], ctx.bufs[1], ctx.cnt, np.int32(level),
-                                   np.int64(1 << 40), sv, ss, ns,
+                                   np.int64(1 << 40 if max_levels is None else max(1, int(max_levels))), sv, ss, ns,
                                    np.int64(HUB_SEG), ctx.hub_deg, w, np.int64(nw), ctx.coop_state))
     j, size, stopped = (int(x) for x in ctx.coop_state.get())
     return ctx.bufs[j % 2][:size], j, bool(stopped)

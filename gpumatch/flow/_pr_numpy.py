@@ -182,25 +182,27 @@ def bfs_level(ctx, st, frontier, level, k=1):
     return frontier, ran
 
 
-def bfs_levels(step, ctx, st, frontier, level, watch=None, k=1):
+def bfs_levels(step, ctx, st, frontier, level, watch=None, k=1, max_levels=None):
     """`bfs_run` by calls of ``step(ctx, st, frontier, level, k)`` (a
-    ``bfs_level``), the watch checked after each; shared by both twins."""
+    ``bfs_level``), the watch checked after each; shared by both twins.
+    With `max_levels`, stops once that many levels ran (the frontier left
+    is then not empty)."""
     h, ran = st["height"], 0
-    while frontier.shape[0]:
-        frontier, r = step(ctx, st, frontier, level + ran, k)
+    while frontier.shape[0] and (max_levels is None or ran < max_levels):
+        frontier, r = step(ctx, st, frontier, level + ran, k if max_levels is None else min(k, max_levels - ran))
         ran += r
         if watch is not None and frontier.shape[0] and not bool((h[watch] < 0).any()):
             return frontier, ran, True
     return frontier, ran, False
 
 
-def bfs_run(ctx, st, frontier, level, watch=None, k=1):
+def bfs_run(ctx, st, frontier, level, watch=None, k=1, max_levels=None):
     """BFS levels from `frontier` (height `level`) until the frontier is
     empty or, with `watch` (vertex ids), every watched vertex has a height
-    while the frontier is not empty; returns ``(frontier left, levels run,
-    stopped by the watch)``.  Here the watch is checked after every level
-    (`k` is the CUDA twin's)."""
-    return bfs_levels(bfs_level, ctx, st, frontier, level, watch, 1)
+    while the frontier is not empty, or `max_levels` levels ran; returns
+    ``(frontier left, levels run, stopped by the watch)``.  Here the watch
+    is checked after every level (`k` is the CUDA twin's)."""
+    return bfs_levels(bfs_level, ctx, st, frontier, level, watch, 1, max_levels)
 
 
 def _bfs_step(ctx, st, frontier, level):

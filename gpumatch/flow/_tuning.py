@@ -82,7 +82,8 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
                 "hub_degree": 1024, "relabel_time_ratio": 5.0,
                 "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192,
                 "pairs_share": 0.5, "pairs_after": 6, "pairs_freq": 200,
-                "host_finish": {"fixed_s": 0.005, "entry_s": 150e-9, "tiny": 1024, "backends": ("cupy",)}}
+                "host_finish": {"fixed_s": 0.005, "entry_s": 150e-9, "tiny": 1024, "level_s": 3e-6,
+                                "backends": ("cupy",)}}
 #: ``host_finish`` (None: never): on a path-like network (long augmenting
 #: paths, a handful of active vertices) the device moves excess one arc per
 #: discharge iteration, where the compiled CPU engine walks the same path
@@ -94,8 +95,11 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
 #: * (V + nnz)``, the copies included), the network goes to the host engine
 #: (``backend="numba"``: unit bipartite networks to its matching engine,
 #: others to highest-label push-relabel) and the answer comes back to the
-#: device.  H200 with its host (16 cores): a shuffled path of 100k vertices
-#: 17.3 s before; its projection passes at the first relabel.
+#: device.  A global relabel is itself a BFS of one level per arc of the
+#: longest shortest path (a launch or a grid barrier each): one that is
+#: still going after ``fixed_s + entry_s * (V + nnz)`` over ``level_s``
+#: levels hands the network over too.  H200 with its host (16 cores), a
+#: shuffled path of 100k vertices: 17.3 s before.
 
 
 #: Tuning of the repair phases (benchmarks may change it).
