@@ -228,7 +228,7 @@ def test_flow_path_goes_to_the_host(flow_host_finish_on):
     check_flow(C, s, t, flow, int(to_numpy(res.flow_value)))
     assert int(to_numpy(res.flow_value)) == int(C.data.min())
     assert res.stats["finished_by"] == "host"
-    assert "projected" in res.stats["switch_reason"] or "global relabel" in res.stats["switch_reason"]
+    assert "estimate" in res.stats["switch_reason"]
 
 
 @pytest.mark.parametrize("backend", ["numba", "numpy", pytest.param("cupy", marks=pytest.mark.gpu)])

@@ -362,6 +362,9 @@ def _push_relabel(K, ctx, st, xp, target, other, hlimit, idt, freq, stats, backe
             t_dis = time.perf_counter() - t_win
             t_it = t_dis / since if since else 0.0
             work, t_gr = relabel()
+            if deadline is not None and work.shape[0] and time.perf_counter() - deadline[3] > deadline[4] * deadline[0]:
+                raise _HostFinish(f"the device ran past {deadline[4]:g} x the host's estimate of "
+                                  f"{deadline[0]:.3f} s with {int(work.shape[0])} active vertices")
             if deadline is not None and since and peak <= deadline[1] and work.shape[0]:
                 # the heights are exact now: the excess furthest from the
                 # target needs at least that many more discharge iterations
@@ -448,7 +451,7 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     t0 = time.perf_counter()
     V, nnz = int(indptr.shape[0] - 1), int(indices.shape[0])
     deadline = (float(plan["fixed_s"]) + float(plan["entry_s"]) * (V + nnz), int(plan["tiny"]),
-                float(plan["level_s"]))
+                float(plan["level_s"]), t0, float(plan["backstop"]))
     try:
         return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline)
     except _HostFinish as why:
@@ -463,8 +466,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
 
 
 def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline):
-    """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny, seconds per BFS level)`` of the
-    host finish, or None."""
+    """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny, seconds per BFS level, start,
+    backstop)`` of the host finish, or None."""
     if backend == "numba":  # the compiled CPU engine (highest-label push-relabel)
         from . import _cpu
 
