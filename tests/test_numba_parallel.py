@@ -412,7 +412,7 @@ def test_nothing_compiled_with_numba_parallel():
 def test_default_is_serial_on_small_graphs():
     A = G.random_bipartite(3000, 3000, 3, seed=23)
     res = bipartite_matching(A, backend="numba")
-    assert res.stats["algorithm"] == "Karp-Sipser + Pothen-Fan+"
+    assert res.stats["algorithm"] == "greedy + Karp-Sipser + Pothen-Fan+"
 
 
 # ---------------------------------------------------------------------------

@@ -17,7 +17,7 @@ one unit and each vertex of ``R`` sends at most one, so an integral flow is
 a matching of the graph ``L x R`` and the flow value is the maximum
 matching size (the integrality theorem).  The CPU engine recognises the
 structure from the arcs (never from a name), runs its matching engine
-(Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch.matching._cpu`) on ``L x R``,
+(greedy, Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch.matching._cpu`) on ``L x R``,
 and writes the matching back as a flow:
 
 * ``s -> u`` and ``v -> t`` carry 1 when ``u`` / ``v`` is matched, ``u -> v``
@@ -196,6 +196,7 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     mu_col = np.full(n, -1, dtype=np.int32)
     raw = np.zeros(6, dtype=np.int64)
     if m and n and nnz:
+        mcpu.greedy(m, n, cptr, cind, mu_row, mu_col)
         mcpu.karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
         mcpu.augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
     # the free columns reach t directly: the König BFS of the matching engine

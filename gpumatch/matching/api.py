@@ -157,8 +157,8 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
         ``"numba"``: the compiled CPU engine (Karp–Sipser + Pothen–Fan+ [2]_,
         multi-threaded from 1M edges when Numba has several threads, where
         the matching returned may vary from run to run; it ignores
-        `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs
-        Karp–Sipser there).
+        `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs a
+        greedy pass then Karp–Sipser there).
     initial : array of int, optional
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
