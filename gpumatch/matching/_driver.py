@@ -23,7 +23,8 @@ and a NumPy twin in ``_kernels_numpy.py``):
    (:func:`run_gpr`, :data:`STALL_WINDOW`): after a few push phases, or
    when the active count has not halved over the last few relabels,
    augmenting-path phases finish the matching instead
-   (``_augment.augment``), stop;
+   (``_augment.augment``); on the GPU, a long tail goes on to push-relabel
+   walks (``walk.cu``) or to the host engine (:data:`HOST_FINISH`), stop;
 4. up to ``ceil(k · maxLevel)`` push iterations over the active list
    (Ac → Ap), each a ``claim`` (every listed column picks its row of
    minimum label and claims it) then a ``push`` (the column whose claim
@@ -448,13 +449,10 @@ def _finish_by_augmenting(st, kern, n_active, stats):
     plan = HOST_FINISH if st.backend in HOST_FINISH_BACKENDS else None
     if plan is None:
         astats = _augment.augment(st, max_phases=limit)
-    else:
+    else:   # phases, then walks or the host where the tail is long (HOST_FINISH)
         astats = _augment_in_chunks(st, limit, int(n_active), plan, stats)
     astats.pop("aug_matched", None)
     stats.update(astats)
-    if stats.get("finished_by") == "host":
-        stats["time_augment"] = _now(st.backend) - t0
-        return
     stats["time_augment"] = _now(st.backend) - t0
     if not astats.get("aug_converged"):
         raise RuntimeError(_watchdog_message(
