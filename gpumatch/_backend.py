@@ -42,6 +42,7 @@ __all__ = [
     "is_cupy_array",
     "is_cupy_sparse",
     "is_cupy_input",
+    "array_module",
     "to_backend",
     "to_numpy",
     "output_like",
@@ -167,6 +168,14 @@ def is_cupy_input(x) -> bool:
     if isinstance(x, tuple):
         return any(is_cupy_array(a) for a in x)
     return is_cupy_array(x) or is_cupy_sparse(x)
+
+
+def array_module(*arrays):
+    """``cupy`` if any argument is a CuPy array, else ``numpy``."""
+    for a in arrays:
+        if is_cupy_array(a):
+            return cp
+    return np
 
 
 def to_backend(a, name: str):
