@@ -31,7 +31,6 @@ import numpy as np
 from . import _backend, _cuda
 from ._backend import array_module
 from ._cuda import VALUE_TYPES as _VALUE_TYPES
-from ._cuda import value_defines as _defines_for
 # The incremental edits of a canonical pattern (the dynamic solvers' patching)
 # live in gpumatch._csr_edit, below this module; they are part of its interface.
 from ._csr_edit import (RANK_BATCH, delete_entries, edit_entries_pair, insert_entries,  # noqa: F401
@@ -364,6 +363,15 @@ def compact(values, keep):
     [5, 7, 8]
     """
     return values[keep.astype(bool, copy=False)]
+
+
+def _exact_sum(xp, c) -> int:
+    """Exact Python-int sum of non-negative int64 values (no wrap)."""
+    if c.shape[0] == 0:
+        return 0
+    hi = int((c >> 32).sum())
+    lo = int((c & 0xFFFFFFFF).sum())
+    return (hi << 32) + lo
 
 
 def first_min_neighbor(indptr, indices, labels, vertices, *, stop_at=None):
