@@ -170,6 +170,14 @@ def is_cupy_input(x) -> bool:
     return is_cupy_array(x) or is_cupy_sparse(x)
 
 
+def cusparse():
+    """CuPy's cuSPARSE bindings (``cupy_backends.cuda.libs.cusparse``), imported
+    on first use; only call this when CuPy is there."""
+    from cupy_backends.cuda.libs import cusparse as cs
+
+    return cs
+
+
 def array_module(*arrays):
     """``cupy`` if any argument is a CuPy array, else ``numpy``."""
     for a in arrays:

@@ -224,8 +224,7 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
         return None
     cp = _backend.cp
     try:
-        from cupy_backends.cuda.libs import cusparse as cs
-
+        cs = _backend.cusparse()
         handle = cp.cuda.device.get_cusparse_handle()
     except Exception:  # pragma: no cover - no cuSPARSE: the sort
         return None

@@ -196,6 +196,7 @@ def test_the_checker_sees_function_local_and_relative_imports():
 
 @pytest.mark.parametrize("dependency, door", [("cupy", {"gpumatch._backend"}),
                                                ("cupyx", {"gpumatch._backend"}),
+                                               ("cupy_backends", {"gpumatch._backend"}),
                                                ("dask", {"gpumatch._batch_dask"}),
                                                ("distributed", {"gpumatch._batch_dask"}),
                                                ("networkx", {m for m in MODULES if m.startswith("gpumatch.nx")})])

@@ -15,7 +15,7 @@ matching_by_flow
     ``maximum_bipartite_matching(..., method="flow")``).
 """
 
-from ._dynamic import MaxFlowSolver
+from .dynamic import MaxFlowSolver
 from ._maxflow import MaximumFlowResult, MinimumCutResult, matching_by_flow, maximum_flow, minimum_cut
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow", "MaxFlowSolver"]

@@ -595,8 +595,7 @@ def _flow_matrix(g, arc_flow):
     idt = index_dtype_for(V + 1, int(ucol.shape[0]) + 1)
     indptr, ucol = indptr.astype(idt, copy=False), ucol.astype(idt, copy=False)
     if g.cupy_out:
-        import cupyx.scipy.sparse as cpx
-
+        cpx = _backend.cpx_sparse
         cp = _backend.cp
         # cupyx sparse holds no integers: float64 (exact below 2**53)
         return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.asarray(ucol), cp.asarray(indptr)),

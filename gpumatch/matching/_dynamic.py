@@ -279,8 +279,7 @@ class MatchingSolver:
         indptr, cols, shape = self._rptr, self._rind, self.shape
         data = self._xp.ones(cols.shape[0], dtype=np.float64)
         if self._cupy_out:
-            import cupyx.scipy.sparse as cpx
-
+            cpx = _backend.cpx_sparse
             cp = _backend.cp
             return cpx.csr_matrix((cp.asarray(data), cp.array(cols, copy=True), cp.array(indptr, copy=True)),
                                   shape=shape)
