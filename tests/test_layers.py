@@ -90,11 +90,16 @@ def import_edges(modules: dict) -> list:
 
 
 def layer_of(modules: dict, rows: list) -> dict:
-    """Module -> (rank, layer name); a module named by several rows takes the first."""
+    """Module -> (rank, layer name): the row that names it exactly, else the
+    first row with a pattern (``matching.*``) that matches it."""
     out = {}
     for rank, (layer, patterns) in enumerate(rows):
+        for name in set(patterns) & set(modules):
+            assert name not in out, f"{name} named by two rows"
+            out[name] = (rank, layer)
+    for rank, (layer, patterns) in enumerate(rows):
         for name in modules:
-            if name not in out and any(fnmatch.fnmatchcase(name, p) for p in patterns):
+            if name not in out and any(fnmatch.fnmatchcase(name, p) for p in patterns if "*" in p):
                 out[name] = (rank, layer)
     return out
 
@@ -114,6 +119,9 @@ LAYERS = layer_of(MODULES, ROWS)
 def test_the_table_reads():
     assert [layer for layer, _ in ROWS][:3] == ["1", "2", "3"]
     assert len({layer for layer, _ in ROWS}) == len(ROWS), "a layer named twice"
+    # an exact name beats a pattern: the dynamic matching solver is in layer 5, not with matching.*
+    assert LAYERS["gpumatch.matching._dynamic"][1] == "5" and LAYERS["gpumatch.matching.api"][1] == "4b"
+    assert LAYERS["gpumatch.flow"][1] == "5" and LAYERS["gpumatch.flow._maxflow"][1] == "4a"
 
 
 def test_every_module_has_a_layer():

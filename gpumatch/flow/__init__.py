@@ -13,6 +13,10 @@ MaxFlowSolver
 matching_by_flow
     Maximum bipartite matching through the unit flow network (used by
     ``maximum_bipartite_matching(..., method="flow")``).
+
+The static solver is here (driver ``_maxflow.py``, kernels ``_pr_numpy.py``
+and ``_pr_cupy.py`` with ``pr*.cu``, the Numba engine ``_cpu.py``); the
+dynamic one, :class:`MaxFlowSolver`, in :mod:`gpumatch.flow.dynamic`.
 """
 
 from .dynamic import MaxFlowSolver
