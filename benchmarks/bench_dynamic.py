@@ -437,11 +437,12 @@ def solve_from_scratch(solver):
 
 def apply_overrides(text):
     """Set the overrides of `text` (see :func:`parse_overrides`): a key ``paths.NAME`` sets
-    ``gpumatch.flow._paths.LIMITS[NAME]``, ``detour.NAME`` ``gpumatch.flow._detour.LIMITS[NAME]``,
+    ``gpumatch.flow.dynamic._paths.LIMITS[NAME]``, ``detour.NAME`` ``gpumatch.flow.dynamic._detour.LIMITS[NAME]``,
     ``tuning.NAME`` sets ``gpumatch.flow._maxflow.TUNING[NAME]``,
     ``small.NAME`` the settings of small batches (``REPAIR["small"][NAME]``), any other
-    ``gpumatch.flow._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
-    from gpumatch.flow import _detour, _dynamic, _maxflow, _paths
+    ``gpumatch.flow.dynamic._dynamic.REPAIR``; returns whether a ``tuning.*`` key was set."""
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _detour, _dynamic, _paths
 
     tuned = False
     for key, v in parse_overrides(text).items():
@@ -518,12 +519,12 @@ def main(argv=None):
                     help="rebuild_fraction of MaxFlowSolver ('default': the solver's default switch to a "
                          "solve from scratch; 1: always dynamic)")
     ap.add_argument("--flow-back", default=None,
-                    help="comma-separated values of gpumatch.flow._paths.LIMITS['back'] to run (0: the repair's "
+                    help="comma-separated values of gpumatch.flow.dynamic._paths.LIMITS['back'] to run (0: the repair's "
                          "augmenting-path passes grow forward trees alone; r > 0: backward trees from the "
                          "deficits and the terminal's neighbours too)")
     ap.add_argument("--flow-repair", default=None,
                     help="';'-separated sets of 'key=value,...' overrides to run in turn (an empty set: the "
-                         "defaults): keys of gpumatch.flow._dynamic.REPAIR, 'paths.KEY' of _paths.LIMITS, "
+                         "defaults): keys of gpumatch.flow.dynamic._dynamic.REPAIR, 'paths.KEY' of _paths.LIMITS, "
                          "'tuning.KEY' of _maxflow.TUNING, 'small.KEY' of REPAIR['small'], e.g. "
                          "'max_period=16,early_stop=True;paths.coop=False'")
     ap.add_argument("--relabel-k", default="0.7",
@@ -565,7 +566,7 @@ def main(argv=None):
     rows = []
     deadline = time.perf_counter() + args.budget
     if args.only in (None, "flow"):
-        from gpumatch.flow import _dynamic as FD, _maxflow as FM, _paths as FP
+        from gpumatch.flow.dynamic import _dynamic as FD, _maxflow as FM, _paths as FP
 
         defaults = [(d, dict(d)) for d in (FD.REPAIR, FP.LIMITS, FM.TUNING)]
         for frf, fb, fr in itertools.product(args.flow_rebuild_fraction.split(","), (args.flow_back or "").split(","),

@@ -42,6 +42,7 @@ __all__ = [
     "is_cupy_array",
     "is_cupy_sparse",
     "is_cupy_input",
+    "array_module",
     "to_backend",
     "to_numpy",
     "output_like",
@@ -167,6 +168,22 @@ def is_cupy_input(x) -> bool:
     if isinstance(x, tuple):
         return any(is_cupy_array(a) for a in x)
     return is_cupy_array(x) or is_cupy_sparse(x)
+
+
+def cusparse():
+    """CuPy's cuSPARSE bindings (``cupy_backends.cuda.libs.cusparse``), imported
+    on first use; only call this when CuPy is there."""
+    from cupy_backends.cuda.libs import cusparse as cs
+
+    return cs
+
+
+def array_module(*arrays):
+    """``cupy`` if any argument is a CuPy array, else ``numpy``."""
+    for a in arrays:
+        if is_cupy_array(a):
+            return cp
+    return np
 
 
 def to_backend(a, name: str):

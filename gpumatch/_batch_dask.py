@@ -1,7 +1,7 @@
 """The Dask driver of :mod:`gpumatch.batch`: the problems go to the
 workers in chunks, one task each, and the results come back in order.
 
-Each chunk task runs :func:`gpumatch.batch._solve_chunk` on a worker, which
+Each chunk task runs :func:`gpumatch._batch_plan._solve_chunk` on a worker, which
 re-packs its problems by their true sizes there.  The client plans the
 chunks, hands them out as the workers free up (:class:`_Feed`) and gathers
 the results as chunks finish.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import heapq
 import ipaddress
 
-from . import batch as _batch
+from . import _batch_plan as _batch
 
 _DASK_HINT = "pip install 'gpumatch[dask]'"
 

@@ -257,8 +257,7 @@ def _pack_flow(problems, backend, resolved, options):
     jcap[spos] = c_x
 
     if xp is not np and int(jcap.max()) < _F64_EXACT:
-        import cupyx.scipy.sparse as cpx  # CuPy is there: xp is cupy
-
+        cpx = _backend.cpx_sparse  # CuPy is there: xp is cupy
         joined = cpx.csr_matrix((jcap.astype(np.float64), jind.astype(idt), jptr.astype(idt)), shape=(VT, VT))
     else:
         # NumPy backends, or capacities that a float64 cupyx matrix cannot hold
@@ -297,8 +296,7 @@ def _pack_flow(problems, backend, resolved, options):
         a, b = int(voff[i]), int(voff[i + 1])
         n_i = b - a
         if g.cupy_out:  # CuPy in, CuPy out: a cupyx matrix of float64, as a single call gives
-            import cupyx.scipy.sparse as cpx
-
+            cpx = _backend.cpx_sparse
             cp = _backend.cp
             ptr, col, dat, sd = (cp.asarray(x) for x in (dev or [kptr_h] + host))
             lo, hi = int(kptr_h[a]), int(kptr_h[b])

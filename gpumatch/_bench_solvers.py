@@ -133,8 +133,7 @@ class _CupySolve(_Solve):
 
     def setup(self):
         cp = _backend.cp
-        import cupyx.scipy.sparse as cpx
-
+        cpx = _backend.cpx_sparse
         if self.problem == "flow":
             # cupyx.scipy.sparse has no integer dtypes and maximum_flow wants integer capacities:
             # the flow solve is timed from the SciPy matrix (host-to-device copy included).

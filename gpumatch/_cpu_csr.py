@@ -22,6 +22,7 @@ import numba
 import numpy as np
 
 from . import _cpu_threads
+from . import csr as _csr
 
 __all__ = ["TUNING", "pattern_summary", "transpose", "transpose_serial", "transpose_parallel"]
 
@@ -106,8 +107,6 @@ def pattern_summary(indptr, indices):
     >>> pattern_summary(np.array([0, 2, 3]), np.array([4, 1, 2]))
     PatternSummary(first=0, last=3, decreasing=False, out_of_range=False, min_index=1, max_index=4, canonical=False)
     """
-    from . import csr as _csr
-
     if indptr.dtype not in _SUMMARY_DTYPES or indices.dtype not in _SUMMARY_DTYPES or indptr.shape[0] == 0:
         return _csr.pattern_summary(indptr, indices)
     dec, oor, read, lo, hi, canonical = _summary(indptr, indices)

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import numpy as np
 
-from . import _backend
-from .csr import _VALUE_TYPES, _defines_for, array_module
+from . import _backend, _cuda
+from ._backend import array_module
+from ._cuda import VALUE_TYPES as _VALUE_TYPES
+from ._cuda import value_defines as _defines_for
 
 def _ptr_ind_defines(indptr, indices):
     return (("PTR_T", _VALUE_TYPES[np.dtype(indptr.dtype)]), ("IND_T", _VALUE_TYPES[np.dtype(indices.dtype)]))
@@ -68,8 +70,6 @@ def locate_entries(indptr, indices, segments, values):
         inside = lo < end
         found[inside] = indices[lo[inside]] == values[inside]
         return lo, found
-    from . import _cuda
-
     pos = xp.empty(k, dtype=np.int64)
     found = xp.empty(k, dtype=np.uint8)
     if k:
@@ -113,8 +113,6 @@ def delete_entries(indptr, indices, positions):
         keep = np.ones(count, dtype=bool)
         keep[positions] = False
         return new_indptr, indices[keep]
-    from . import _cuda
-
     new_indptr = _shift_ptr(indptr, positions, by_position=True)
     out = xp.empty(count - k, dtype=indices.dtype)
     if count:
@@ -171,8 +169,6 @@ def insert_entries(indptr, indices, positions, segments, values):
         out[dest] = values
         out[~mark] = indices
         return new_indptr, out
-    from . import _cuda
-
     new_indptr = _shift_ptr(indptr, segments.astype(np.int64, copy=False), by_position=False)
     out = xp.empty(count + k, dtype=indices.dtype)
     if count + k:
@@ -188,16 +184,12 @@ _EDIT_ITEMS = 8
 
 def _edit_grid(count):
     """Grid of the CUDA edit kernels: a block per tile of ``BLOCK * _EDIT_ITEMS`` slots."""
-    from . import _cuda
-
     return _cuda.grid_for(count, _cuda.BLOCK * _EDIT_ITEMS)
 
 
 def _shift_ptr(indptr, keys, by_position):
     """CUDA: the row pointers after deleting the sorted positions `keys`
     (`by_position`) or inserting entries into the sorted rows `keys`."""
-    from . import _cuda
-
     out = _backend.cp.empty_like(indptr)
     count = indptr.shape[0]
     kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_shift_ptr", _ptr_ind_defines(indptr, indptr))
@@ -247,8 +239,6 @@ def locate_entries_pair(patterns, queries, present):
         pos0, found = locate_entries(p0, i0, s0, v0)
         pos1, _ = locate_entries(p1, i1, s1, v1)
         return xp.concatenate([pos0, pos1]), int((found != present).sum())
-    from . import _cuda
-
     pos = xp.empty(2 * k, dtype=np.int64)
     miss = xp.zeros(1, dtype=np.uint64)
     kern = _cuda.get_kernel("csr.cu", "gpumatch_csr_locate_pair", _ptr_ind_defines(p0, i0))
@@ -332,8 +322,6 @@ def locate_batch_pair(patterns, rows, cols, shape, present):
         return np.concatenate([pos0, pos1]), segs, vals, (int(bad.sum()), dup, miss)
     if k > RANK_BATCH:
         raise ValueError(f"locate_batch_pair: {k} edges, more than RANK_BATCH = {RANK_BATCH} on the GPU")
-    from . import _cuda
-
     segs = xp.empty(2 * k, dtype=np.int64)
     vals = xp.empty(2 * k, dtype=np.int64)
     pos = xp.empty(2 * k, dtype=np.int64)
@@ -385,8 +373,6 @@ def edit_entries_pair(patterns, positions, segments=None, values=None):
             return (delete_entries(p0, i0, positions[:k]), delete_entries(p1, i1, positions[k:]))
         return (insert_entries(p0, i0, positions[:k], segments[:k], values[:k]),
                 insert_entries(p1, i1, positions[k:], segments[k:], values[k:]))
-    from . import _cuda
-
     count = int(i0.shape[0])
     if int(i1.shape[0]) != count or p0.dtype != p1.dtype or i0.dtype != i1.dtype:
         raise ValueError("edit_entries_pair: the two patterns must have the same entries count and dtypes")
@@ -433,7 +419,5 @@ def unmatch_pairs(mate_row, mate_col, rows, cols):
         mate_col[cols[hit]] = -1
         mate_row[rows[hit]] = -1
         return
-    from . import _cuda
-
     kern = _cuda.get_kernel("csr.cu", "gpumatch_unmatch_pairs", _ptr_ind_defines(mate_row, mate_row))
     kern(_cuda.grid_for(k), (_cuda.BLOCK,), (rows, cols, np.int64(k), mate_row, mate_col))

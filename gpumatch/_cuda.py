@@ -6,7 +6,7 @@ them, shipped as package data.  :func:`get_module` reads a file with
 text* (CuPy's on-disk cache keys on the source string, so an ``#include`` of
 a project header could run stale code), specialises it with ``-D`` options,
 compiles it with :class:`cupy.RawModule` and caches it per device.  The
-package ships the common specialisations compiled (:mod:`gpumatch._prebuilt`):
+package ships the common specialisations compiled (:mod:`gpumatch._cubin`):
 those are loaded instead, when their cubin matches the source, the options
 and the device.
 
@@ -23,9 +23,10 @@ from importlib import resources
 
 import numpy as np
 
-from . import _backend, _prebuilt
+from . import _backend, _cubin
 
-__all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "index_defines", "BLOCK"]
+__all__ = ["get_module", "get_kernel", "cooperative_grid", "read_source", "index_defines", "value_defines",
+           "VALUE_TYPES", "BLOCK"]
 
 #: Default threads per block for 1-D launches.
 BLOCK = 256
@@ -52,6 +53,21 @@ def read_source(relpath: str) -> str:
         parts.append(f'#line 1 "{shared}"\n{root.joinpath(shared).read_text()}')
     parts.append(f'#line 1 "{relpath}"\n{body}')
     return "\n".join(parts)
+
+
+#: C type of each dtype the CSR kernels of ``csr.cu`` take as ``VALUE_T``
+#: (and as ``PTR_T``, ``IND_T``, ``IDX``, ``LABEL_T``).
+VALUE_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
+               np.dtype(np.float32): "float", np.dtype(np.float64): "double",
+               np.dtype(np.uint8): "unsigned char", np.dtype(np.bool_): "bool"}
+
+
+def value_defines(values, extra=()):
+    """The ``-D`` definition ``VALUE_T`` of `values`' dtype, then `extra`."""
+    t = VALUE_TYPES.get(np.dtype(values.dtype))
+    if t is None:
+        raise TypeError(f"compact: unsupported dtype {values.dtype}")
+    return (("VALUE_T", t),) + tuple(extra)
 
 
 def index_defines(idt) -> tuple:
@@ -94,13 +110,13 @@ def _first_compile_notice() -> None:
 
 
 def _compile(relpath: str, defines: tuple, cooperative: bool):
-    """Load (a pre-built cubin of :mod:`gpumatch._prebuilt`) or compile one module now."""
+    """Load (a pre-built cubin of :mod:`gpumatch._cubin`) or compile one module now."""
     cp = _backend.cp
     source = read_source(relpath)
-    opts = _prebuilt.options(defines, cooperative)
+    opts = _cubin.options(defines, cooperative)
     rdc = cooperative and COOPERATIVE_RDC
     if not rdc:
-        mod = _prebuilt.load(source, opts)
+        mod = _cubin.load(source, opts)
         if mod is not None:
             return mod
     mod = cp.RawModule(code=source, options=opts, enable_cooperative_groups=rdc)

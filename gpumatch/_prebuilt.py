@@ -30,22 +30,17 @@ machine with CuPy and a GPU (any: NVRTC compiles for every arch)::
 from __future__ import annotations
 
 import argparse
-import hashlib
 import lzma
 import os
 import sys
-from importlib import resources
 
 import numpy as np
 
+from . import _cuda
+from ._cubin import ARCHS, FOLDER, best_arch, key, load, options
+from .flow import _pr_cupy
+
 __all__ = ["ARCHS", "variants", "options", "key", "best_arch", "load", "build", "check"]
-
-#: Architectures of the shipped cubins: Turing (T4), Ampere and Ada (A100,
-#: RTX 30/40), Hopper (H100/H200), Blackwell (B200; RTX 50).
-ARCHS = (75, 80, 90, 100, 120)
-
-#: Folder of the cubins inside the package.
-FOLDER = "_prebuilt"
 
 
 def variants() -> list:
@@ -55,8 +50,6 @@ def variants() -> list:
     of each launcher; the lane-group sizes of push-relabel are all three
     that :func:`gpumatch.flow._maxflow._tile` picks.
     """
-    from .flow import _pr_cupy
-
     i32 = (("IDX", "int"),)
     out = [("matching/gpr.cu", i32, False),
            ("matching/augment.cu", i32, False),
@@ -80,58 +73,6 @@ def variants() -> list:
     return out
 
 
-def options(defines, cooperative: bool) -> tuple:
-    """NVRTC options of a module: C++17 and its ``-D`` definitions
-    (``GPUMATCH_COOPERATIVE=1`` last for a cooperative one)."""
-    defines = tuple(defines) + ((("GPUMATCH_COOPERATIVE", 1),) if cooperative else ())
-    return ("--std=c++17",) + tuple(f"-D{k}={v}" for k, v in defines)
-
-
-def key(source: str, opts) -> str:
-    """Hash naming the cubin of `source` compiled with `opts` (any arch)."""
-    h = hashlib.sha256(source.encode())
-    h.update(b"\0" + "\0".join(opts).encode())
-    return h.hexdigest()[:24]
-
-
-def best_arch(cc: int):
-    """The shipped arch whose cubin runs on compute capability `cc` (e.g. 86), or None."""
-    fits = [a for a in ARCHS if a // 10 == cc // 10 and a <= cc]
-    return max(fits) if fits else None
-
-
-def _disabled() -> bool:
-    return os.environ.get("GPUMATCH_PREBUILT", "1").strip().lower() in ("0", "false", "no", "off")
-
-
-_stats = {"loaded": 0}
-
-
-def load(source: str, opts):
-    """The shipped cubin of `source` and `opts` for the current device, loaded
-    (a :class:`cupy.cuda.function.Module`), or None: none shipped for this
-    source, options or device, turned off, or refused by the driver."""
-    if _disabled():
-        return None
-    from . import _backend
-
-    cp = _backend.cp
-    arch = best_arch(int(cp.cuda.Device().compute_capability))
-    if arch is None:
-        return None
-    item = resources.files("gpumatch").joinpath(FOLDER, f"{key(source, opts)}.sm_{arch}.cubin.xz")
-    if not item.is_file():
-        return None
-    try:
-        cubin = lzma.decompress(item.read_bytes())
-        mod = cp.cuda.function.Module()
-        mod.load(cubin)
-    except Exception:   # a corrupt file or a driver older than the cubin: compile from source
-        return None
-    _stats["loaded"] += 1
-    return mod
-
-
 # ---------------------------------------------------------------------------
 # maintainers: build and check
 # ---------------------------------------------------------------------------
@@ -139,8 +80,6 @@ def load(source: str, opts):
 
 def _expected() -> dict:
     """File name -> (relpath, options, arch) of every cubin :func:`variants` asks for."""
-    from . import _cuda
-
     out = {}
     for relpath, defines, coop in variants():
         src = _cuda.read_source(relpath)
@@ -214,8 +153,6 @@ def build(jobs=None, archs=ARCHS, out=None) -> list:
     the package folder), remove the files no variant needs; returns the
     names written.  Needs CuPy and a GPU (to see the options CuPy compiles with)."""
     from concurrent.futures import ProcessPoolExecutor
-
-    from . import _cuda
 
     out = out or _folder()
     os.makedirs(out, exist_ok=True)

@@ -163,7 +163,7 @@ def _check_pattern_arrays(indptr, indices, shape, name, *, csc=False, compiled=F
     if indptr.shape[0] != m + 1:
         raise ValueError(f"{name}: indptr must have length {seg} + 1 = {m + 1}, got {indptr.shape[0]}")
     if compiled and xp is np:
-        from . import _cpu_csr
+        from . import _cpu_csr   # imports Numba: only the "numba" backend loads it
 
         summary = _cpu_csr.pattern_summary(indptr, indices)
     else:

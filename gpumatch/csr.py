@@ -28,7 +28,13 @@ from typing import NamedTuple
 
 import numpy as np
 
-from . import _backend
+from . import _backend, _cuda
+from ._backend import array_module
+from ._cuda import VALUE_TYPES as _VALUE_TYPES
+# The incremental edits of a canonical pattern (the dynamic solvers' patching)
+# live in gpumatch._csr_edit, below this module; they are part of its interface.
+from ._csr_edit import (RANK_BATCH, delete_entries, edit_entries_pair, insert_entries,  # noqa: F401
+                        locate_batch_pair, locate_entries, locate_entries_pair, unmatch_pairs)
 
 #: Largest value an int32 index can hold (sizes at or above it need int64).
 INT32_MAX = int(np.iinfo(np.int32).max)
@@ -61,14 +67,6 @@ __all__ = [
 def index_dtype_for(*sizes: int) -> np.dtype:
     """int32 when every size fits below ``2**31 - 1``, else int64."""
     return np.dtype(np.int32) if max((int(s) for s in sizes), default=0) < INT32_MAX else np.dtype(np.int64)
-
-
-def array_module(*arrays):
-    """``cupy`` if any argument is a CuPy array, else ``numpy``."""
-    for a in arrays:
-        if _backend.is_cupy_array(a):
-            return _backend.cp
-    return np
 
 
 def degrees(indptr):
@@ -226,8 +224,7 @@ def _transpose_cusparse(indptr, indices, n_cols, return_perm):
         return None
     cp = _backend.cp
     try:
-        from cupy_backends.cuda.libs import cusparse as cs
-
+        cs = _backend.cusparse()
         handle = cp.cuda.device.get_cusparse_handle()
     except Exception:  # pragma: no cover - no cuSPARSE: the sort
         return None
@@ -367,16 +364,13 @@ def compact(values, keep):
     return values[keep.astype(bool, copy=False)]
 
 
-_VALUE_TYPES = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long",
-                np.dtype(np.float32): "float", np.dtype(np.float64): "double",
-                np.dtype(np.uint8): "unsigned char", np.dtype(np.bool_): "bool"}
-
-
-def _defines_for(values, extra=()):
-    t = _VALUE_TYPES.get(np.dtype(values.dtype))
-    if t is None:
-        raise TypeError(f"compact: unsupported dtype {values.dtype}")
-    return (("VALUE_T", t),) + tuple(extra)
+def _exact_sum(xp, c) -> int:
+    """Exact Python-int sum of non-negative int64 values (no wrap)."""
+    if c.shape[0] == 0:
+        return 0
+    hi = int((c >> 32).sum())
+    lo = int((c & 0xFFFFFFFF).sum())
+    return (hi << 32) + lo
 
 
 def first_min_neighbor(indptr, indices, labels, vertices, *, stop_at=None):
@@ -417,8 +411,6 @@ def first_min_neighbor(indptr, indices, labels, vertices, *, stop_at=None):
         has = first < np.iinfo(np.int64).max
         neighbor[has] = nb[first[has]]
         return neighbor, min_label
-    from . import _cuda
-
     neighbor = xp.empty(k, dtype=indices.dtype)
     min_label = xp.empty(k, dtype=labels.dtype)
     defines = (("IDX", _VALUE_TYPES[np.dtype(indices.dtype)]), ("LABEL_T", _VALUE_TYPES[np.dtype(labels.dtype)]))
@@ -524,8 +516,6 @@ def pattern_summary(indptr, indices) -> PatternSummary:
             canonical = False
         return PatternSummary(int(indptr[0]), int(indptr[-1]), bool(bad_order.any()), bool(bad_range.any()),
                               lo, hi, canonical)
-    from . import _cuda
-
     def _typed(a):
         return a if np.dtype(a.dtype) in (np.dtype(np.int32), np.dtype(np.int64)) else a.astype(np.int64)
 
@@ -585,9 +575,3 @@ def csr_from_keys(keys, n_rows: int, n_cols: int, values=None):
     cols = keys - rows * width
     indptr = segment_offsets(rows, n_rows)   # the keys are sorted, so are their rows
     return indptr, cols, data
-
-
-# The incremental edits of a canonical pattern (the dynamic solvers' patching)
-# live in gpumatch._csr_edit; they are part of this module's interface.
-from ._csr_edit import (RANK_BATCH, delete_entries, edit_entries_pair, insert_entries,  # noqa: E402,F401
-                        locate_batch_pair, locate_entries, locate_entries_pair, unmatch_pairs)

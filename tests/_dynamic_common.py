@@ -103,7 +103,7 @@ def repair_paths(request, monkeypatch):
     """Repairs with the augmenting-path pass first (default), with the flow
     cancelling after it, with passes that reach nothing (so the cancelling
     and push-relabel do it all), or push-relabel alone."""
-    from gpumatch.flow import _dynamic, _paths
+    from gpumatch.flow.dynamic import _dynamic, _paths
 
     monkeypatch.setitem(_dynamic.REPAIR, "paths", request.param != "push_relabel")
     monkeypatch.setitem(_dynamic.REPAIR, "unwind", 4096 if "unwind" in request.param else 0)
@@ -152,7 +152,7 @@ def _walk_setup(backend, arcs, V, flows=None):
 def _small_batch_run(backend, name, monkeypatch):
     """The batches of :func:`test_flow_small_batch_settings`: per batch
     ``(repair_settings, split relabels, discharge iterations, relabels)``."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "paths", False)
     monkeypatch.setitem(_dynamic.REPAIR, "detour", 0)   # (which would leave the relabels little to do,
@@ -303,7 +303,7 @@ def _unit_mixed_repairs(backend, monkeypatch, batches=3):
     `batches` mixed batches of 0.1 % of its arcs repaired with the settings
     of larger batches: yields ``(result, updated matrix, s, t)`` after
     checking each dynamic result's flow against scipy."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "small_batch", 0)
     A = sp.csr_matrix(G.random_bipartite(10_000, 10_000, 5, seed=0))
@@ -604,7 +604,7 @@ def _return_only(self):
     """A phase X (``MaxFlowSolver._excess_phase``) that only ever returns
     excess to the source or the deficits: it leaves a valid flow that need
     not be maximum, for phase F to finish."""
-    from gpumatch.flow import _dynamic as D
+    from gpumatch.flow.dynamic import _dynamic as D
 
     xp, idt, s, t = self._xp, self._idt, self.source, self.sink
     st = {"height": self._height, "excess": self._excess}

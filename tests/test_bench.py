@@ -256,10 +256,12 @@ def test_gpu_runner_plumbing_with_a_fake_device(tmp_path, monkeypatch):
     cupyx.scipy = types.ModuleType("cupyx.scipy")
     cupyx.scipy.sparse = types.ModuleType("cupyx.scipy.sparse")
     cupyx.scipy.sparse.csr_matrix = sp.csr_matrix
+    cupyx.scipy.sparse.issparse = lambda x: False   # its matrices are SciPy's, not taken for device ones
     monkeypatch.setitem(sys.modules, "cupyx", cupyx)
     monkeypatch.setitem(sys.modules, "cupyx.scipy", cupyx.scipy)
     monkeypatch.setitem(sys.modules, "cupyx.scipy.sparse", cupyx.scipy.sparse)
     monkeypatch.setattr(_backend, "cp", fake_cp)
+    monkeypatch.setattr(_backend, "cpx_sparse", cupyx.scipy.sparse)   # the one door to cupyx
     monkeypatch.setattr(bench, "solver_available", lambda s: (True, ""))
     monkeypatch.setitem(bench._SOLVER_CLASSES, "gpumatch-cupy", _FakeCupySolve)
     rc = _run(tmp_path, "--suite", "small", "--problem", "matching", "--filter", "_d5",

@@ -34,7 +34,7 @@ def test_flow_unwind_off_once_a_walk_runs_out(backend, name, monkeypatch):
     excess that is more than an arc from the source: the solver then takes
     its flow for one that circulates and unwinds no more, and every repair
     still ends with a maximum flow (``_flow_batches`` checks each)."""
-    from gpumatch.flow import _dynamic, _paths
+    from gpumatch.flow.dynamic import _dynamic, _paths
 
     monkeypatch.setitem(_dynamic.REPAIR, "unwind", 1)
     monkeypatch.setitem(_paths.LIMITS, "all_levels", 0)     # (passes that reach nothing leave it to the walks)
@@ -57,7 +57,8 @@ def test_flow_split_relabel(backend, name, kind, coop, monkeypatch):
     path passes off so that push-relabel does the repairs) leave a maximum
     flow after every batch, and the split relabel runs; on the GPU with the
     watched BFS decided on the device (cooperative) or by read-backs."""
-    from gpumatch.flow import _dynamic, _maxflow
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _dynamic
 
     if backend == "numpy" and not coop:
         pytest.skip("the NumPy twin has one BFS")
@@ -79,7 +80,7 @@ def test_flow_period_depth(backend, name, closer, monkeypatch):
     path passes off) leave a maximum flow after every batch, with and
     without ``period_depth_closer``; without it some period is longer than
     ``max_period``."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
                        ("paths", False), ("detour", 0), ("unwind", 0), ("small_batch", 0),
@@ -97,7 +98,7 @@ def test_flow_period_depth_pushed(backend, name, monkeypatch):
     apply only to batches that pushed new flow across the kept cut
     (``stats["cut_pushes"]`` > 0): decreases keep ``max_period`` (2 here),
     increases get longer periods; every result is a maximum flow."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     for key, value in (("max_period", 2), ("relabel_ratio", None), ("early_stop", True), ("split_relabel", True),
                        ("paths", False), ("detour", 0), ("unwind", 0), ("small_batch", 0),
@@ -230,7 +231,7 @@ def test_flow_walks(backend, name, kind, monkeypatch):
     """Repairs that walk the excess down after every relabel (``REPAIR``
     ``walk`` 2, path passes off, relabels every 8 discharges) leave a
     maximum flow after every batch, and the walks run."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     for key, value in (("walk", 2), ("paths", False), ("detour", 0), ("unwind", 0), ("max_period", 8),
                        ("small_batch", 0)):
@@ -249,7 +250,8 @@ def test_flow_discharge_coop(name, kind, monkeypatch):
     off, so that push-relabel does the repairs) leave a maximum flow after
     every batch, and the cooperative launch runs."""
     pytest.importorskip("cupy")
-    from gpumatch.flow import _dynamic, _pr_cupy
+    from gpumatch.flow import _pr_cupy
+    from gpumatch.flow.dynamic import _dynamic
 
     for key, value in (("discharge_coop", 1 << 20), ("paths", False), ("detour", 0), ("unwind", 0),
                        ("small_batch", 0)):
@@ -280,7 +282,7 @@ def test_flow_pairs(backend, name, kind, pair_min, monkeypatch):
     scipy and ``check_flow``), and the pass over pairs runs and moves flow
     (on the unit network, whose cuts are of one unit, only with
     ``pair_min`` 1)."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "pair", 16)
     monkeypatch.setitem(_dynamic.REPAIR, "pair_min", pair_min)
@@ -302,7 +304,7 @@ def test_flow_small_batch_settings(backend, name, monkeypatch):
     repaired with the settings of ``REPAIR["small"]`` (here: relabels every
     4 discharges, early-stopping and split), a larger one with the others;
     both leave maximum flows, and the module's settings are untouched."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     before = dict(_dynamic.REPAIR)
     with monkeypatch.context() as mp:
@@ -346,7 +348,7 @@ def test_flow_pushed_relabels(backend, name, monkeypatch):
     whose increases pushed flow across the kept cut is repaired with the
     relabel schedule of ``REPAIR["small"]`` (``repair_settings``
     "pushed"), the others with the defaults; all leave maximum flows."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "pushed_relabels", True)
     monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], max_period=4))
@@ -371,7 +373,8 @@ def test_flow_early_near(backend, name, mode, monkeypatch):
     Frequent relabels (``max_period`` 2, the ratio rule off) and the path
     passes off so that push-relabel does the repairs; every result is a
     maximum flow (``_flow_batches`` checks each)."""
-    from gpumatch.flow import _dynamic, _maxflow
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _dynamic
 
     assert _dynamic.REPAIR["early_near"] is True
     monkeypatch.setitem(_maxflow.TUNING, "max_iterations", 100_000)   # a livelock fails, not hangs
@@ -394,7 +397,8 @@ def test_flow_scratch_fixed_period(backend, name, monkeypatch):
     scratch (the first one and those past ``rebuild_fraction``) keep the
     relabel period they start with, while ``maximum_flow`` still adapts
     its own; every result is a maximum flow."""
-    from gpumatch.flow import _dynamic, _maxflow
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _dynamic
 
     assert _dynamic.REPAIR["scratch_adaptive"] is True
     monkeypatch.setitem(_dynamic.REPAIR, "scratch_adaptive", False)
@@ -434,7 +438,7 @@ def test_label_steps(backend, idt, deficits, seed):
     other on random excesses, sides and BFS results, against their
     definitions: heights, and each list as a set (the CUDA twin's order
     varies) of the solver's index type."""
-    from gpumatch.flow import _labels
+    from gpumatch.flow.dynamic import _labels
 
     xp = np if backend == "numpy" else __import__("cupy")
     V, s, t, far_level, hlimit = 500, 3, 7, 499, 999
@@ -529,7 +533,7 @@ def test_sealed_cut(backend, monkeypatch):
     crosses the kept cut from S to T, None once one does (an arc S -> T
     below its capacity, or flow on an arc T -> S), on the network and on
     its transpose (phase D)."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "split_relabel", True)
     # 0 -> 1 -> 2 -> 3 with a narrow middle arc, and 2 -> 1 back

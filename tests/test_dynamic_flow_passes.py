@@ -27,7 +27,7 @@ def test_path_pass_moves_flow_validly(backend, name, seed, kernels, back):
     (``level``)."""
     if backend == "numpy" and kernels in ("loop", "level"):
         pytest.skip("the NumPy twin has no kernels to choose (coop and coop_long cover it)")
-    from gpumatch.flow import _paths
+    from gpumatch.flow.dynamic import _paths
 
     C, s, t, V, L, rows = _max_flow_network(name)
     xp = np if backend == "numpy" else __import__("cupy")
@@ -85,7 +85,7 @@ def test_path_pass_pairs_stay_paired(backend, name, seed, kernels):
     (brute force) finds its path when it is alone.  Seed 1: one pass."""
     if backend == "numpy" and kernels != "coop":
         pytest.skip("the NumPy twin has no kernels to choose")
-    from gpumatch.flow import _paths
+    from gpumatch.flow.dynamic import _paths
 
     C, s, t, V, L, rows = _max_flow_network(name)
     xp = np if backend == "numpy" else __import__("cupy")
@@ -134,7 +134,8 @@ def test_path_pass_pairs_pass_nearer_deficits(backend, kernels):
     units), and the unpaired excess stays where it is."""
     if backend == "numpy" and kernels != "coop":
         pytest.skip("the NumPy twin has no kernels to choose")
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
     N = 11     # 0: source, 10: sink, 1..9 the chain
@@ -166,7 +167,7 @@ def test_detour_pass_moves_flow_validly(backend, name, seed, scale):
     deficit is one whose tail no longer reaches its head inside its side,
     the side's terminal included (brute force).  ``scale`` 1: every search
     takes any residual; 4: wide paths first."""
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     C, s, t, V, L, rows, side, excess, tails, heads = _cut_pairs(name, seed)
     xp = np if backend == "numpy" else __import__("cupy")
@@ -207,7 +208,7 @@ def test_detour_pass_small(backend, case):
     finds nothing, the next, narrower one moves 2 units, the third finds
     nothing again and the pair drops out with 1 unit left, all in one
     round (a pair searches again at once)."""
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     xp = np if backend == "numpy" else __import__("cupy")
     arcs = [(0, 1, 5), (1, 2, 2), (1, 5, 5 if case != "thin" else 2), (2, 3, 5), (3, 4, 5), (5, 6, 5), (6, 2, 5)]
@@ -238,7 +239,7 @@ def test_detour_pass_threshold_bound(backend):
     2), moves the 3 units, and the one after that met no residual at all,
     so the pair drops out at once (not after a search at 1): three
     searches where thresholds falling 4 times a search took five."""
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     xp = np if backend == "numpy" else __import__("cupy")
     arcs = [(0, 1, 50), (1, 2, 5), (1, 5, 3), (2, 3, 45), (3, 4, 45), (5, 6, 50), (6, 2, 50)]
@@ -265,7 +266,7 @@ def test_detour_pass_through_a_terminal(backend, end):
     along 0 -> 2 -> 4.  ``sink``: the source side is {0}, 2 -> 3 is cut from
     4 to 1, and the 3 units go 2 -> 4 -> 5 into the sink and back out by
     cancelling 3 -> 5.  The terminal's balance does not change."""
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     xp = np if backend == "numpy" else __import__("cupy")
     if end == "source":
@@ -302,7 +303,7 @@ def test_detour_pass_chains(backend):
     middle vertex 2 is left balanced (nothing for the pair 1 -> 2 to fill,
     nothing for 2 -> 3 to send), and only the pair the chain adds, 1 -> 3,
     can move the excess of 1 round both arcs (along 1 -> 4 -> 3)."""
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     xp = np if backend == "numpy" else __import__("cupy")
     arcs = [(0, 1, 9), (1, 2, 2), (2, 3, 2), (1, 4, 9), (4, 3, 9), (3, 5, 9)]
@@ -322,7 +323,8 @@ def test_detour_pass_chains(backend):
 def test_detour_pass_skips_pairs_across_the_cut(backend):
     """A pair whose ends lie on two sides of the kept cut, or at a terminal,
     takes no part: nothing moves."""
-    from gpumatch.flow import _detour, _maxflow
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _detour
 
     xp = np if backend == "numpy" else __import__("cupy")
     L = _maxflow._build_rcsr(np, np.array([0, 1, 3, 4, 4, 5]), np.array([1, 2, 4, 3, 2]),
@@ -345,7 +347,7 @@ def test_detour_pairs_host_and_device(monkeypatch):
     at a terminal and of one vertex included)."""
     pytest.importorskip("cupy")
     from gpumatch import _backend
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     if _backend.resolve_backend("auto") != "cupy":
         pytest.skip("no usable GPU")
@@ -374,7 +376,7 @@ def test_detour_pass_gpu_limits(what, monkeypatch):
     and the pass still moves flow."""
     pytest.importorskip("cupy")
     from gpumatch import _backend
-    from gpumatch.flow import _detour
+    from gpumatch.flow.dynamic import _detour
 
     if _backend.resolve_backend("auto") != "cupy":
         pytest.skip("no usable GPU")
@@ -409,7 +411,7 @@ def test_flow_detours(backend, name, kind, monkeypatch):
     maximum flow after every batch (``_flow_batches`` checks it against
     scipy and ``check_flow``), and the pass runs and moves flow where cuts
     are of more than one unit."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "detour", 32)
     monkeypatch.setitem(_dynamic.REPAIR, "small", dict(_dynamic.REPAIR["small"], detour=32))
@@ -427,7 +429,7 @@ def test_flow_pair_share(backend, kind, monkeypatch):
     never does (the pairs' cuts are part of all the cuts), and the flows
     stay maximum either way (``_flow_batches`` checks each one).  (What the
     pass moves depends on the flow, which differs between the backends.)"""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "pair_min", 1)
     sizes = lambda nnz: [2, max(1, nnz // 100), max(1, nnz // 10), 3]  # noqa: E731
@@ -446,7 +448,7 @@ def test_update_counts_cut_flow(backend, monkeypatch):
     at least ``REPAIR["pair_min"]`` units, neither end a terminal), which
     ``REPAIR["pair_share"]`` compares; the sums agree with the flow read from
     the result, across two batches of decreases, and restart after a solve."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "pair_min", 50)
     C, s, t = G.washington_rlg(8, 12, 100, seed=3)       # no anti-parallel arcs
@@ -481,7 +483,8 @@ def test_update_counts_cut_flow(backend, monkeypatch):
 def test_path_pass_limits(backend, limit):
     """A pass stopped by a level limit (long levels, or all levels) is not
     exhausted; given the levels, it routes the excess."""
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
     # 0 -> 1 -> 2 -> 3 -> 4 -> 5, capacity 3; vertex 1 has 2 units of excess, 5 is the target
@@ -509,7 +512,8 @@ def test_path_pass_two_sided_meets_halfway(backend, short, end):
     backward tree to its root: a deficit (the terminal lies behind it,
     outside the side, so only that path can place the excess), or the
     target's neighbour, whose arc into the target ends the path."""
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
     N = 40   # 0 -> 1 -> ... -> 39, capacity 3; 2 units of excess at 1
@@ -552,7 +556,8 @@ def test_path_pass_narrow_paths_go_on(backend, limits, phases):
     is placed or ``narrow_phases`` passes ran (from the third pass on, 2
     units are 30 % of what is left: the passes go on by ``progress``
     alone)."""
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
     # 0: the other terminal, 1: the root, 2..6: the middles, 7: the target
@@ -577,7 +582,8 @@ def test_path_pass_stuck_roots_are_proved(backend, few, phases):
     (and at least half the roots without one), a second pass runs,
     finds no path and proves the rest stuck (``exhausted``); else the pass
     stops there, not exhausted."""
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
     # 0: the other terminal, 7: the target; 1 -> 7 (capacity 1), 2 -> 4 and 3 -> 5 dead ends
@@ -604,7 +610,7 @@ def test_flow_cross_fill(monkeypatch, cross_fill):
     over the whole network ("Dx") fills them first; without it they are
     cancelled towards the sink, and the fallback F has to find the
     augmenting paths that leaves.  Every flow is maximum either way."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "cross_fill", cross_fill)
     crossed = fallbacks = 0
@@ -622,7 +628,8 @@ def test_path_pass_stuck(backend):
     a path reports ``stuck``: with ``few`` the next pass proves those roots
     stuck (``exhausted``); with ``few`` 0 (phase D's first pass under
     ``REPAIR["cross_proof"]`` False) the passes end there, not exhausted."""
-    from gpumatch.flow import _maxflow, _paths
+    from gpumatch.flow import _maxflow
+    from gpumatch.flow.dynamic import _paths
 
     xp = np if backend == "numpy" else __import__("cupy")
     # 1 -> 5 (capacity 1); vertices 1-4 hold one unit each, 2-4 have no arc out; 5 is the target, 0 the other terminal
@@ -647,7 +654,7 @@ def test_flow_fallback_from_the_source(backend, monkeypatch, f_root):
     them); with one pass only, which finds a path, the sink's BFS runs
     again to see whether F must go on.  Every flow and cut is maximum /
     minimum either way."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "cross_fill", False)
     monkeypatch.setitem(_dynamic.REPAIR, "f_root", f_root)
@@ -683,7 +690,7 @@ def test_flow_fallback_from_a_hub_source(backend, monkeypatch, last, coop):
     path, and its tree is the new source side.  On the GPU the levels
     after the source's run in one cooperative launch, or (``coop``
     False) the first of them, 3 001 long, in a multi-block launch."""
-    from gpumatch.flow import _dynamic as D, _paths
+    from gpumatch.flow.dynamic import _dynamic as D, _paths
 
     monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", _return_only)
     monkeypatch.setitem(_paths.LIMITS, "coop", coop)
@@ -718,7 +725,7 @@ def test_flow_cancel_2cycles(backend, monkeypatch):
     """Cancelling the flow round anti-parallel pairs of arcs leaves no pair
     carrying flow both ways, the same net flow (the output) and the same
     value; with ``cancel_2cycles`` a solve from scratch does it."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     C, s, t, maxcap = FLOW_GRAPHS["genrmf"]
     Cin = C if backend == "numpy" else _cupyx(C)

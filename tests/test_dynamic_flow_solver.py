@@ -21,7 +21,7 @@ def test_flow_warm_up_batches_reach_every_repair_step(backend, monkeypatch):
     uses before a timed solve) reach the path passes and both push-relabel
     phases, and the detour pass in a round of its own, and give maximum
     flows."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     C = _dynamic._warm_network()
     solver = MaxFlowSolver(C, 16, 17, backend=backend, rebuild_fraction=1.0, time_budget=None)
@@ -277,7 +277,7 @@ def test_flow_cut_arc_decreases_keep_the_cut(backend, name):
 def test_flow_augmenting_fallback(monkeypatch, backend, repair_paths):
     # a phase X that only ever returns excess to the source leaves a valid
     # but not maximum flow: the cut check, the BFS and phase F repair it
-    from gpumatch.flow import _dynamic as D
+    from gpumatch.flow.dynamic import _dynamic as D
 
     monkeypatch.setattr(D.MaxFlowSolver, "_excess_phase", _return_only)
     C = sp.csr_matrix(np.array([[0, 1, 0, 0], [0, 0, 5, 0], [0, 0, 0, 5], [0, 0, 0, 0]], dtype=np.int64))
@@ -390,7 +390,7 @@ def test_flow_push_bound(backend, case, hops, monkeypatch):
     the sink's BFS and (when needed) phase F keep the result maximum.
     Without the bound (hops 0 here) the whole increase is pushed and goes
     back where it cannot be used."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1 if hops else 0)
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound_hops", hops)
@@ -424,7 +424,7 @@ def test_flow_push_bound_batches(backend, name, kind, monkeypatch):
     share a tail or a head, bounded next to the batch's cuts below the
     flow) still end in maximum flows, and push no more than without the
     bound."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     pushes = {}
     for bound in (False, True):
@@ -465,7 +465,7 @@ def test_flow_push_bound_twins(name, hops, monkeypatch):
     if _backend.resolve_backend("auto") != "cupy":
         pytest.skip("no usable GPU")
     import cupy as cp
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1)
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound_hops", hops)
@@ -496,7 +496,7 @@ def test_flow_push_bound_twins(name, hops, monkeypatch):
 def test_flow_push_bound_least(backend, least, push, monkeypatch):
     """Pushes of fewer than ``REPAIR["push_bound"]`` units go whole (the
     tail of 1 -> 2 takes in nothing more; the increase is of 4 units)."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound", least)
     C = sp.csr_matrix((np.array([1, 1, 5], dtype=np.int64), ([0, 1, 2], [1, 2, 3])), shape=(4, 4))
@@ -514,7 +514,7 @@ def test_flow_push_bound_sums_do_not_overflow(backend, monkeypatch):
     """The rooms' sums stop at the push: a tail whose arcs' residuals add up
     past int64 (one of 2**63 - 2 after one just short of the push) bounds
     nothing, where a wrapped sum would have pushed a negative amount."""
-    from gpumatch.flow import _dynamic
+    from gpumatch.flow.dynamic import _dynamic
 
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound", 1)
     monkeypatch.setitem(_dynamic.REPAIR, "push_bound_hops", 1)

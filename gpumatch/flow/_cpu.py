@@ -63,6 +63,8 @@ import time
 import numba
 import numpy as np
 
+from . import _cpu_unit
+
 __all__ = ["TUNING", "build_residual", "arc_flows", "max_flow", "solve", "warm_solve", "solver_solve"]
 
 #: ``freq``: a global relabel runs once the relabel work (12 + degree per
@@ -530,8 +532,6 @@ def solve(indptr, indices, cap, source, sink, layout="reverse_csr"):
     ix = np.asarray(indices, dtype=np.int64)
     cp = np.asarray(cap, dtype=np.int64)
     if TUNING["unit_matching"] and V:
-        from . import _cpu_unit
-
         found = _cpu_unit.detect(V, ip, ix, cp, source, sink)
         if found is not None:   # a unit bipartite network: maximum flow = maximum matching
             t1 = time.perf_counter()

@@ -17,7 +17,8 @@ one unit and each vertex of ``R`` sends at most one, so an integral flow is
 a matching of the graph ``L x R`` and the flow value is the maximum
 matching size (the integrality theorem).  The CPU engine recognises the
 structure from the arcs (never from a name), runs its matching engine
-(greedy, Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch.matching._cpu`) on ``L x R``,
+(greedy, Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch._cpu_match`, the
+engine of the Numba matching backend) on ``L x R``,
 and writes the matching back as a flow:
 
 * ``s -> u`` and ``v -> t`` carry 1 when ``u`` / ``v`` is matched, ``u -> v``
@@ -40,6 +41,8 @@ from __future__ import annotations
 
 import numba
 import numpy as np
+
+from .. import _cpu_match as mcpu   # the matching engine, below flow and matching both
 
 __all__ = ["detect", "solve_unit"]
 
@@ -183,8 +186,6 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     """Maximum flow of a unit bipartite network (`found`: :func:`detect`'s
     answer) by maximum matching.  Returns ``(value, arc_flow, source_side,
     stats)`` where `stats` has the matching engine's counters."""
-    from ..matching import _cpu as mcpu
-
     part, m, n, nnz = found
     local = np.empty(V, dtype=np.int64)
     rptr = np.empty(m + 1, dtype=np.int32)

@@ -411,9 +411,7 @@ def _excl_by_group(x, key):
 
 def source_capacity(indices, cap, ps, pe) -> int:
     """Exact total of ``cap[ps:pe]`` (non-negative int64) as a Python int."""
-    from ._maxflow import _exact_sum
-
-    return _exact_sum(np, cap[ps:pe])
+    return csr._exact_sum(np, cap[ps:pe])
 
 
 def saturate_source(L, st, ps, pe):

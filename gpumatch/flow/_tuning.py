@@ -7,7 +7,7 @@ each key: what it trades and how it was measured (on an H100 unless said
 otherwise).  The "rounds" named below are those of the tuning log that
 ``benchmarks/results/h100_dynamic.md`` kept; it is in the git history.
 Benchmarks may change these dicts in place (the solvers read them at each
-call); :mod:`gpumatch.flow._maxflow` and :mod:`gpumatch.flow._repair`
+call); :mod:`gpumatch.flow._maxflow` and :mod:`gpumatch.flow.dynamic._repair`
 re-export them under the same names.
 """
 
@@ -140,7 +140,7 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
 #: ``early_stop``: the BFS of a relabel in phases X and D stops once every
 #: vertex with excess has a height.
 #: ``paths``: phases X and D first route what they can along augmenting
-#: paths inside each side of the cut (:mod:`gpumatch.flow._paths`), so
+#: paths inside each side of the cut (:mod:`gpumatch.flow.dynamic._paths`), so
 #: push-relabel only finishes the rest.
 #: ``unwind``: rounds at most of the flow cancelling that sends excess
 #: left on the source side back to the source, and deficits left on the
@@ -319,7 +319,7 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
 #: ``pair``, ``pair_min``: phase X first re-routes the excess of every arc
 #: whose capacity fell at least ``pair_min`` units below its flow to that
 #: arc's own deficit (the tail's excess to the head, around the arc), in up
-#: to ``pair`` passes of :func:`gpumatch.flow._paths.route` over those
+#: to ``pair`` passes of :func:`gpumatch.flow.dynamic._paths.route` over those
 #: pairs (0: never); a pair whose tree finds no path drops out, and what is
 #: left goes to the phases as before.  Where the flow's value does not
 #: change, nearly every cut arc has a detour close by; the phases, sending
@@ -336,7 +336,7 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
 #: flow's value falls, and most excess must go back to the source anyway)
 #: and GENRMF decreases stayed at 560-630; so only small batches pair.
 #: ``detour``: the same re-routing by the detour pass of
-#: :mod:`gpumatch.flow._detour` instead, in up to this many rounds (0: the
+#: :mod:`gpumatch.flow.dynamic._detour` instead, in up to this many rounds (0: the
 #: pair passes above, where ``pair`` is set): every pair searches on its
 #: own, so pairs no longer cut each other off, and wide paths go first.
 #: Forced repairs on an H100 (round 24 of

@@ -70,7 +70,7 @@ import time
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _cuda
 from .. import csr as _csr
 
 __all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "DEFER_CLOSING",
@@ -268,8 +268,6 @@ def note_added(st, rows, cols) -> None:
     if f is None or not f["valid"] or rows.shape[0] == 0:
         return
     if st.backend == "cupy":
-        from .. import _cuda
-
         k = int(rows.shape[0])
         f["note_added"](_cuda.grid_for(k), (_cuda.BLOCK,),
                         (rows, cols, np.int64(k), f["tree_row"], f["root_col"], f["tstate"], f["pending"]))
@@ -291,8 +289,6 @@ def note_removed(st, rows, cols) -> None:
         return
     f["batch"] += 1
     if st.backend == "cupy":
-        from .. import _cuda
-
         k = int(rows.shape[0])
         f["nbroken"].fill(0)
         f["note_removed"](_cuda.grid_for(k), (_cuda.BLOCK,),
@@ -325,8 +321,6 @@ def repair_removed(st, rows, cols) -> None:
         return
     e = np.int32(f["epoch"])
     if st.backend == "cupy":
-        from .. import _cuda
-
         k = int(rows.shape[0])
         f["reparent"](_cuda.grid_for(k), (_cuda.BLOCK,),
                       (st.cptr, st.cind, f["root_col"], f["tree_row"], f["depth"], f["parent_col"], f["dead"], e,
@@ -708,8 +702,6 @@ class _Cuda:
 
     @staticmethod
     def arrays(st):
-        from .. import _cuda
-
         cp = _backend.cp
         ctype = "int" if np.dtype(st.idx) == np.int32 else "long long"
         get = lambda name: _cuda.get_kernel("matching/augment.cu", name, (("IDX", ctype),))  # noqa: E731
@@ -838,8 +830,6 @@ class _Cuda:
             return False
         f = self.f
         if "solve" not in f:   # compiled and sized once per forest
-            from .. import _cuda
-
             kern = _cuda.get_kernel("matching/augment_coop.cu", "gpumatch_aug_solve", (("IDX", f["ctype"]),),
                                     cooperative=True)
             f["solve"] = kern

@@ -100,7 +100,8 @@ from numba.core import cgutils
 from numba.extending import intrinsic
 
 from .. import _cpu_threads
-from ._cpu import free_degree, free_pair, least_degree_free_row
+from .._cpu_csr import transpose_serial
+from .._cpu_match import free_degree, free_pair, least_degree_free_row
 
 __all__ = ["ms_bfs", "karp_sipser_parallel"]
 
@@ -388,8 +389,6 @@ def ms_bfs(m, n, cptr, cind, mu_row, mu_col, stats, nt, par_min, handover=False,
     nt = max(1, int(nt))
     threads = min(nt, int(numba.get_num_threads()))
     if rptr is None:
-        from .._cpu_csr import transpose_serial
-
         rptr, rind = transpose_serial(n, m, cptr, cind)
     visited = np.zeros(m, np.int32)       # epoch stamp: the row is in a tree
     parent = np.empty(m, np.int32)        # column that reached the row

@@ -279,8 +279,7 @@ class MatchingSolver:
         indptr, cols, shape = self._rptr, self._rind, self.shape
         data = self._xp.ones(cols.shape[0], dtype=np.float64)
         if self._cupy_out:
-            import cupyx.scipy.sparse as cpx
-
+            cpx = _backend.cpx_sparse
             cp = _backend.cp
             return cpx.csr_matrix((cp.asarray(data), cp.array(cols, copy=True), cp.array(indptr, copy=True)),
                                   shape=shape)
@@ -443,9 +442,7 @@ class MatchingSolver:
             return _api.MatchingResult(out(self._mu_row), out(self._mu_col), res.size,
                                        dict(res.stats, mode="cached"))
         if self.backend == "numba":   # the compiled CPU engine (Pothen-Fan+ from the surviving pairs)
-            from . import _cpu
-
-            return _cpu.solver_solve(self)
+            return _numba_solve(self)
         t0 = time.perf_counter()
         m, n = self.shape
         nnz = self.num_edges
@@ -513,3 +510,38 @@ class MatchingSolver:
         check_option("perm_type", perm_type, _api.PERM_TYPES)
         res = self.solve()
         return res.col_to_row if perm_type == "row" else res.row_to_col
+
+
+def _numba_solve(solver):
+    """:meth:`MatchingSolver.solve <gpumatch.matching.MatchingSolver.solve>` on the Numba backend.
+
+    From scratch (first solve, or more than ``rebuild_fraction`` of the
+    edges changed): :func:`gpumatch.matching._cpu.run` (Karp–Sipser + Pothen–Fan+, or the
+    multi-threaded path on large graphs).  Otherwise the surviving
+    pairs are kept and Pothen–Fan+ searches augmenting paths from the free
+    columns (after ``warm_init``'s heuristic, when it is not ``"none"``);
+    its last phase, which finds none, proves the matching maximum.
+    """
+    from . import _cpu   # imports Numba: only the "numba" backend loads it
+
+    t0 = time.perf_counter()
+    nnz = solver.num_edges
+    scratch = (not solver._solved) or solver._pending > solver.rebuild_fraction * max(nnz, 1)
+    st = solver._state()
+    if scratch:
+        st.mu_row.fill(-1)
+        st.mu_col.fill(-1)
+        stats = _cpu.run(st, init="greedy")
+    else:
+        stats = _cpu.run(st, init=solver.warm_init, parallel=False)
+    size = int(np.count_nonzero(st.mu_col >= 0))
+    stats = dict(stats, mode="scratch" if scratch else "dynamic", batch=solver._pending,
+                 time_update=solver._t_update, aug_converged=True)
+    solver._pending = 0
+    solver._t_update = 0.0
+    solver._solved = True
+    res = _api.MatchingResult(solver._mu_row.astype(np.int32, copy=True), solver._mu_col.astype(np.int32, copy=True),
+                              size, stats)
+    stats["time_total"] = time.perf_counter() - t0
+    solver._result = res
+    return res

@@ -116,7 +116,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     st = _driver.make_state(g)
     initial_col = None if initial is None else _initial_col_to_row(initial, g, perm_type, st.idx)
     if st.backend == "numba":  # the compiled CPU engine (Karp-Sipser + Pothen-Fan+)
-        from . import _cpu
+        from . import _cpu   # imports Numba: only the "numba" backend loads it
 
         stats = _cpu.run(st, init=init, initial_col=initial_col)
         return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
@@ -239,11 +239,8 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
         g = as_csr_graph(graph, backend)
         if initial is not None:   # checked as for "gpr" (a bad one is an error), not used
             _initial_col_to_row(initial, g, perm_type, g.index_dtype)
-        try:
-            from ..flow import matching_by_flow
-        except ImportError:
-            raise NotImplementedError("method='flow' needs gpumatch.flow.matching_by_flow, "
-                                      "which is not available yet") from None
+        from ..flow._maxflow import matching_by_flow   # flow, a layer below, loads only for this method
+
         row_to_col, col_to_row = matching_by_flow(g)
         out = col_to_row if perm_type == "row" else row_to_col
         return _backend.output_like(out, g.cupy_out).astype(np.int32, copy=False)

@@ -44,6 +44,8 @@ from .. import _backend
 from .. import csr as _csr
 from .._typing import Backend, GraphLike
 from .._validation import as_csr_graph
+from ..matching import _driver
+from ..matching.api import bipartite_matching
 from . import _scc
 
 __all__ = ["DulmageMendelsohnResult", "BlockTriangularResult", "dulmage_mendelsohn", "block_triangular_form"]
@@ -229,8 +231,6 @@ def _clock(arrays: str) -> float:
 def _maximum_matching(g, name: str):
     """A maximum matching of `g` on backend `name`: ``(mu_row, mu_col, stats)``
     in `g`'s index dtype and array module."""
-    from ..matching import bipartite_matching
-
     res = bipartite_matching((g.indptr, g.indices, g.shape), backend=name)
     xp = g.xp
     mu_row = xp.asarray(res.row_to_col).astype(g.indices.dtype, copy=False)
@@ -280,8 +280,6 @@ def _reach_gpr(g, csc, mu_row, mu_col):
     twin or CUDA): returns (rows reached from the free rows, columns reached
     from the free columns, whether a free vertex was reached from the other
     side)."""
-    from ..matching import _driver
-
     backend = g.backend
     kern = _driver.kernels_for(backend)
     cptr, cind = csc

@@ -50,7 +50,7 @@ import time
 
 import numpy as np
 
-from .. import _backend, csr
+from ... import _backend, _cuda, csr
 
 #: ``phases``: passes at most; ``levels``: BFS levels over long frontiers
 #: (one launch and one read-back each on the GPU without ``coop``) per pass at most, a pass
@@ -321,8 +321,6 @@ class _Cuda:
 
     def __init__(self, V, idt):
         cp = _backend.cp
-        from .. import _cuda
-
         defines = _cuda.index_defines(idt)
         self.k_level = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level", defines)
         self.k_augment = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_augment", defines)
@@ -361,8 +359,6 @@ class _Cuda:
         """The kernel of the cooperative loop and its grid, or None where
         the device cannot launch it."""
         if self.coop_grid is None:
-            from .. import _cuda
-
             k = _cuda.get_kernel("flow/paths.cu", "gpumatch_fp_level_coop", self.defines, cooperative=True)
             self.coop_grid = _cuda.cooperative_grid(k, COOP_BLOCK, COOP_PER_SM)
             self.k_coop = k if self.coop_grid > 0 else None
@@ -370,8 +366,6 @@ class _Cuda:
 
     def target_steps(self, L, target, inner):
         """The twin of :func:`_target_steps`: one launch and one read-back."""
-        from .. import _cuda
-
         cp = _backend.cp
         if self.near is None:
             self.near = cp.empty(max(self.V, 1), dtype=np.int64)
@@ -386,8 +380,6 @@ class _Cuda:
 
     def pair_up(self, excess, tails, heads, first, on, dropped, roots):
         """As :meth:`_Numpy.pair_up`, in two launches without a read-back."""
-        from .. import _cuda
-
         n = int(tails.shape[0])
         if n == 0:
             return
@@ -400,8 +392,6 @@ class _Cuda:
         """Reset the trees and list the roots and backward roots of a pass:
         two or three launches and one read-back; returns ``(roots, backward
         roots, total excess of the roots)``."""
-        from .. import _cuda
-
         c = self.setup_counts
         c.fill(0)
         self.k_setup(_cuda.grid_for(self.V), (_cuda.BLOCK,),
@@ -439,8 +429,6 @@ class _Cuda:
         block until a level gets longer.  Returns ``(next frontier, next
         backward frontier, levels run, long levels run, backward levels
         run)``."""
-        from .. import _cuda
-
         n, nb = int(frontier.shape[0]), int(bfront.shape[0])
         net = (L["indptr"], L["indices"], L["cap"], L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], mask)
         trees = (self.owner, self.pv, self.pa, self.bclaim, self.fin_u, self.fin_a, self.fin_w, self.partner)
@@ -494,8 +482,6 @@ class _Cuda:
         return out[:int(count.get()[0])]
 
     def augment(self, L, excess, roots, target):
-        from .. import _cuda
-
         n = int(roots.shape[0])
         self.moved.fill(0)
         self.k_augment(_cuda.grid_for(n), (_cuda.BLOCK,),
@@ -592,7 +578,8 @@ def route(bufs, L, excess, mask, target, other, check=None, limits=None, pairs=N
     Examples
     --------
     >>> import numpy as np
-    >>> from gpumatch.flow import _maxflow, _paths
+    >>> from gpumatch.flow import _maxflow
+    >>> from gpumatch.flow.dynamic import _paths
     >>> # 0 -> 1 -> 2 -> 3, capacity 2 each; vertex 1 has 2 units of excess
     >>> L = _maxflow._build_rcsr(np, np.array([0, 1, 2, 3, 3]), np.array([1, 2, 3]), np.array([2, 2, 2]), 4)
     >>> L["flow"] = np.zeros(3, dtype=np.int64)

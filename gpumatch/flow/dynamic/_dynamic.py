@@ -43,7 +43,7 @@ flow's value does not change this leaves the phases little to do.
 Excess on the source side and deficits on the sink side first go straight
 to their terminal along paths of one or two arcs where they can (no BFS).
 Then each phase routes what it can along augmenting paths
-(:mod:`gpumatch.flow._paths`: disjoint BFS trees from every imbalance,
+(:mod:`gpumatch.flow.dynamic._paths`: disjoint BFS trees from every imbalance,
 inside one side of the cut, then across it only for what that side cannot
 place), and push-relabel finishes the rest; a relabel runs the BFS from
 the far targets only when some excess needs them.  Both phases always
@@ -74,15 +74,15 @@ from typing import Literal
 
 import numpy as np
 
-from .. import _backend, csr
-from .._typing import Backend, GraphLike, SparseMatrix
-from .._validation import as_index_array, index_dtype_for
-from . import _maxflow as _mf
+from ... import _backend, csr
+from ..._typing import Backend, GraphLike, SparseMatrix
+from ..._validation import as_index_array, index_dtype_for
+from .. import _maxflow as _mf
 from . import _paths
 
 from ._repair import REPAIR, _RELABEL_KEYS, _OverBudget, _Phase, _RepairMixin, _host_copy, _pair_min, _pairing  # noqa: F401
 from ._update import _UpdateMixin, _side_room  # noqa: F401
-from ._warmup import _warm_batches, _warm_network, _warm_up  # noqa: F401
+from ._warmup import _warm_batches, _warm_network  # noqa: F401
 
 __all__ = ["MaxFlowSolver"]
 
@@ -149,7 +149,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
     -----
     Following Kannappan, Kumar and Nasre [1]_, the previous maximum flow is
     kept and repaired instead of recomputed, here guided by the last
-    minimum cut ``S`` (see :mod:`gpumatch.flow._dynamic`).  A decrease below
+    minimum cut ``S`` (see :mod:`gpumatch.flow.dynamic._dynamic`).  A decrease below
     the flow on an arc cuts that flow to the new capacity (excess at the
     tail, deficit at the head); an increase of an arc from ``S`` to its
     complement pushes the new residual along it (excess at the head, deficit
@@ -160,7 +160,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
     preferring those on the sink side of the cut, else back towards the
     source, and fills every deficit from the source, else by
     cancelling flow towards the sink: first along augmenting paths that
-    stay on one side of the cut (:mod:`gpumatch.flow._paths`: disjoint BFS
+    stay on one side of the cut (:mod:`gpumatch.flow.dynamic._paths`: disjoint BFS
     trees from every imbalance, a few passes), then by push-relabel for
     whatever those left (on the transposed network for the deficits).
     When the resulting value equals the updated capacity of ``S``, the
@@ -401,8 +401,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         g = self._g
         data = self._data
         if g.cupy_out:
-            import cupyx.scipy.sparse as cpx
-
+            cpx = _backend.cpx_sparse
             cp = _backend.cp
             return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.array(g.indices, copy=True),
                                    cp.array(g.indptr, copy=True)), shape=g.shape)
@@ -464,7 +463,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
             return _mf.MaximumFlowResult(res.flow_value, self._flow_matrix(),
                                          _backend.output_like(self._side.copy(), self._g.cupy_out), stats)
         if self.backend == "numba":   # the compiled CPU engine: push-relabel from the previous flow
-            from . import _cpu
+            from .. import _cpu
 
             return _cpu.solver_solve(self)
         t_start = time.perf_counter()
@@ -585,8 +584,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
             data[p_at] += xp.where(p_neg, -y, y)
         shape = (self._V, self._V)
         if g.cupy_out:
-            import cupyx.scipy.sparse as cpx
-
+            cpx = _backend.cpx_sparse
             cp = _backend.cp
             # copies of the plan's pattern: the result is the caller's to change
             return cpx.csr_matrix((cp.asarray(data).astype(cp.float64), cp.array(ucol, copy=True),
@@ -659,3 +657,94 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         """Raise :class:`_OverBudget` once the repair's deadline has passed."""
         if self._deadline is not None and time.perf_counter() > self._deadline:
             raise _OverBudget()
+
+
+# ---------------------------------------------------------------------------
+# one-time warm-up of the CUDA paths (per device and process); its network
+# and batches are in _warmup.py
+# ---------------------------------------------------------------------------
+
+_WARMED = set()
+
+
+
+def _warm_up(backend):
+    """Solve a six-vertex network, then repair a small one, once per device and process.
+
+    On CuPy the first solve of a process compiles (or loads from CuPy's
+    cache) the element-wise kernels a from-scratch solve and a repair use;
+    doing it here keeps that one-time cost out of the from-scratch time
+    that sets the repair's time budget, and out of the first repair (which
+    would run out of that budget while compiling).
+    """
+    if backend != "cupy":
+        return
+    cp = _backend.cp
+    dev = int(cp.cuda.Device().id)
+    if dev in _WARMED:
+        return
+    _WARMED.add(dev)   # before the solver below, whose constructor calls this
+    # 0 -> 1 -> 2 -> 3 -> 4 -> 5 (sink) with a bottleneck at 4 -> 5 and a
+    # side arc 1 -> 5: the greedy start, phase 1, the direct return and
+    # phase 2 (excess stranded three arcs from the source) all run
+    indptr = cp.asarray([0, 1, 3, 4, 5, 6, 6], dtype=np.int32)
+    indices = cp.asarray([1, 2, 5, 3, 4, 5], dtype=np.int32)
+    cap = cp.asarray([9, 9, 1, 9, 9, 1], dtype=np.int64)
+    _mf._solve(indptr, indices, cap, 0, 5, "cupy", "reverse_csr")
+    # repairs of a small grid network reach the path passes, both
+    # push-relabel phases and the cut's BFS
+    C = _warm_network()
+    solver = MaxFlowSolver(C, 16, 17, backend="cupy", rebuild_fraction=1.0, time_budget=None)
+    solver.solve()
+    # (C follows the solver's capacities).  The detour pass goes off for
+    # these runs, which would leave the later steps little to do, and runs
+    # alone last, where either settings use it (its kernels and
+    # element-wise steps compile on first use); so do the bounds on the
+    # pushes across the cut, whose excess reaches both phases here
+    saved = dict(REPAIR)
+    detour = int((REPAIR.get("small") or {}).get("detour") or REPAIR.get("detour") or 0)
+    try:
+        REPAIR.update(detour=0, push_bound=False, small=dict(saved.get("small") or {}, detour=0))
+        _warm_batches(solver, C, cp.asarray)
+        if saved.get("small_batch") and saved.get("small"):
+            # and with the settings of small batches (the early-stopping
+            # relabels' reductions took 4-5 s each to compile on a fresh CuPy
+            # cache), without the path passes, which would leave the phases
+            # little to do; once without the passes over pairs, which would
+            # leave the phases' first steps nothing to do (a kernel of them then
+            # compiled during the first real repair: 3.5-4.5 s on a fresh cache),
+            # and once with them (their element-wise steps compile on first use)
+            for pair in (0, max(1, int(saved["small"].get("pair") or 0))):
+                REPAIR.update(small_batch=1.0, paths=False, pair_min=1,
+                              small=dict(saved["small"], pair=pair, detour=0))
+                _warm_batches(solver, C, cp.asarray)
+        if detour or saved.get("push_bound"):
+            REPAIR.update(small_batch=1.0, paths=False, pair_min=1, push_bound=saved.get("push_bound"),
+                          small=dict(saved.get("small") or {}, detour=detour))
+            _warm_batches(solver, C, cp.asarray)
+    finally:
+        REPAIR.clear()
+        REPAIR.update(saved)
+    # the fallback F's passes from the source (one, which finds the flow
+    # maximum) and the comparison that gives their cut: compiled inside the
+    # first repair with a phase F, ~0.35 s on an H100 with a fresh cache
+    if REPAIR.get("paths") and REPAIR.get("f_root"):
+        solver._root_pass(solver._cap_cut - 1, 1)
+        _ = solver._pbufs.owner == solver.source
+    # the fallback F's saturation of the source arcs, which the batches
+    # above need not reach: its element-wise kernels compiled mid-repair
+    # took 0.2-0.3 s on an H100 (the solver is thrown away after this)
+    solver._height.fill(0)
+    solver._saturate_source()
+    # two more element-wise steps the batches above need not reach, each
+    # ~0.1 s to compile on a fresh CuPy cache: the lazy far targets'
+    # heights of a complete relabel (``h[far] = hlimit`` in
+    # _Phase._relabel_full, on a list of the relabel steps of two vertices
+    # or more: the scalar broadcast over a list of one is another kernel;
+    # compiled inside the first RLG repair with a phase, whose budget is
+    # ~35 ms), and the value's subtraction of a sink's out-arcs' flow (the
+    # warm network's sink has none)
+    far = solver._label_steps().lists[1][:2]
+    far[...] = cp.arange(2, dtype=far.dtype)
+    solver._height[far] = solver._hlimit2
+    int(cp.zeros((), dtype=np.int64) - solver._L["flow"][:1].sum())

@@ -1,14 +1,14 @@
 """The repair phases of :class:`~gpumatch.flow.MaxFlowSolver`, and their tuning.
 
 After :meth:`~gpumatch.flow.MaxFlowSolver.update_capacities` (in
-:mod:`gpumatch.flow._update`) left excesses and deficits, a solve repairs
+:mod:`gpumatch.flow.dynamic._update`) left excesses and deficits, a solve repairs
 the pseudo-flow: phase X sends every excess to the sink side's targets or
 back to the source, phase D fills every deficit (push-relabel on the
 transposed network), each first routing what it can along augmenting paths
-(:mod:`gpumatch.flow._paths`) and pairing cut arcs with their own deficits
-(:mod:`gpumatch.flow._detour`); phase F, when the value moved, finds the
+(:mod:`gpumatch.flow.dynamic._paths`) and pairing cut arcs with their own deficits
+(:mod:`gpumatch.flow.dynamic._detour`); phase F, when the value moved, finds the
 new cut.  The overview of the whole method is the docstring of
-:mod:`gpumatch.flow._dynamic`.
+:mod:`gpumatch.flow.dynamic._dynamic`.
 
 :data:`REPAIR` is the one place of the dynamic flow solver's tuning
 constants: what each trades and how it was measured is written next to it.
@@ -21,10 +21,10 @@ import time
 
 import numpy as np
 
-from .. import _backend, csr
-from . import _maxflow as _mf
+from ... import _backend, _cuda, csr
+from .. import _maxflow as _mf
 from . import _detour, _labels, _paths
-from ._tuning import _RELABEL_KEYS, REPAIR  # noqa: F401  (re-exported)
+from .._tuning import _RELABEL_KEYS, REPAIR  # noqa: F401  (re-exported)
 
 
 __all__ = ["REPAIR"]
@@ -456,8 +456,6 @@ class _RepairMixin:
         one read-back (``gpumatch_dyn_signs`` on the GPU)."""
         s, t = self.source, self.sink
         if self.backend == "cupy":
-            from .. import _cuda
-
             if self._flags is None:
                 self._flags = _backend.cp.zeros(2, dtype=np.int32)
             f = self._flags
@@ -744,8 +742,6 @@ class _RepairMixin:
         if self.backend == "cupy":
             # a kernel of ours: CuPy's reductions compile a kernel per size
             # class of their input (seconds each on a fresh cache, mid-repair)
-            from .. import _cuda
-
             n = int(st.shape[0] + ts.shape[0])
             flag = xp.zeros(1, dtype=np.int32)
             if n:
@@ -815,10 +811,10 @@ class _RepairMixin:
 
     def _path_pass(self, name, L, excess, mask, target, other, moved=False, pairs=None, limits=None,
                    source_root=False, full=False):
-        """The augmenting-path pass of :mod:`gpumatch.flow._paths` on one side
+        """The augmenting-path pass of :mod:`gpumatch.flow.dynamic._paths` on one side
         (`mask` None: everywhere), with its statistics; returns whether it
         placed all it could (``exhausted``), or with `moved` whether it moved
-        any flow, or with `full` the statistics of :func:`~gpumatch.flow._paths.route`."""
+        any flow, or with `full` the statistics of :func:`~gpumatch.flow.dynamic._paths.route`."""
         if self._pbufs is None:
             self._pbufs = _paths.buffers(self.backend, self._V, self._idt)
         if mask is None:
@@ -838,7 +834,7 @@ class _RepairMixin:
         """Phase F's first try: augmenting paths from the source itself, one
         a pass, at most `phases` passes (``REPAIR["f_root"]``); the source's
         excess for them is what the kept cut still allows above `value`.
-        Returns the statistics of :func:`gpumatch.flow._paths.route`:
+        Returns the statistics of :func:`gpumatch.flow.dynamic._paths.route`:
         ``exhausted`` when the last pass found no path (the flow is then
         maximum), ``amount`` the flow moved."""
         s = self.source
@@ -851,7 +847,7 @@ class _RepairMixin:
             self._excess[s] = 0
 
     def _detour_pass(self, tails, heads, rounds):
-        """The detour pass of :mod:`gpumatch.flow._detour` over the pairs
+        """The detour pass of :mod:`gpumatch.flow.dynamic._detour` over the pairs
         ``tails[i] -> heads[i]``, at most `rounds` rounds, with its
         statistics (``stats["detours"]``)."""
         if self._dbufs is None:

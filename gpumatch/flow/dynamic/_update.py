@@ -6,7 +6,7 @@ changed arc against the kept minimum cut (NumPy, or one CUDA launch of
 it and pushes the new residual of raised arcs of the cut, bounded by what
 can use it a few arcs away (:func:`_side_room`, the NumPy twin of
 ``dyn_side_room`` in ``flow/dynamic.cu``).  The overview is the docstring
-of :mod:`gpumatch.flow._dynamic`.
+of :mod:`gpumatch.flow.dynamic._dynamic`.
 """
 
 from __future__ import annotations
@@ -16,9 +16,9 @@ import itertools
 
 import numpy as np
 
-from .. import _backend
-from .._typing import IndexLike
-from . import _maxflow as _mf
+from ... import _backend, _cuda
+from ..._typing import IndexLike
+from .. import _maxflow as _mf
 
 from ._repair import REPAIR, _pair_min, _pairing, _scatter_add
 
@@ -236,8 +236,6 @@ class _UpdateMixin:
 
     def _classify_cuda(self, rows, cols, caps):
         """As :meth:`_classify_xp` with the kernels of ``flow/dynamic.cu`` (one read-back)."""
-        from .. import _cuda
-
         cp = _backend.cp
         n, nnz, E = int(rows.shape[0]), self._nnz, self._E
         rows, cols, caps = (cp.ascontiguousarray(x) for x in (rows, cols, caps))

@@ -5,7 +5,7 @@ at the tail ``u`` and the same deficit at the head ``v``.  Where the flow's
 value does not change, nearly every such arc has a detour close by, and
 re-routing the flow round it (a path from ``u`` to ``v`` in the residual
 network) repairs the pair without moving any other imbalance.  The pair
-passes of :func:`gpumatch.flow._paths.route` do that with vertex-disjoint
+passes of :func:`gpumatch.flow.dynamic._paths.route` do that with vertex-disjoint
 trees, one per pair, which cut each other off where pairs share a
 neighbourhood; what they leave drifts to the nearest deficit under
 push-relabel and costs as much as a solve from scratch.  This pass gives
@@ -61,7 +61,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import _backend, csr
+from ... import _backend, _cuda, csr
 from ._paths import _push, _resid
 
 #: ``rounds``: rounds at most; ``paths``: paths per search at most (from its
@@ -319,8 +319,6 @@ class _Cuda:
     """Launcher of the ``flow/detour.cu`` kernel (one launch and one read-back per round)."""
 
     def __init__(self, V, idt):
-        from .. import _cuda
-
         cp = _backend.cp
         self.k_route = _cuda.get_kernel("flow/detour.cu", "gpumatch_dt_route", _cuda.index_defines(idt))
         self.V = V
@@ -502,7 +500,8 @@ def reroute(bufs, L, excess, side, tails, heads, source, sink, check=None, limit
     Examples
     --------
     >>> import numpy as np
-    >>> from gpumatch.flow import _maxflow, _detour
+    >>> from gpumatch.flow import _maxflow
+    >>> from gpumatch.flow.dynamic import _detour
     >>> # 0 -> 1 -> 2 -> 3 and the detour 1 -> 4 -> 2, capacity 5 each; the
     >>> # arc 1 -> 2 carried 5 and now has capacity 2: 3 units go round it
     >>> L = _maxflow._build_rcsr(np, np.array([0, 1, 3, 4, 4, 5]), np.array([1, 2, 4, 3, 2]),

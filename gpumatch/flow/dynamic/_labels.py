@@ -40,7 +40,7 @@ buffers: a list is valid until the step after the one that uses it
 
 import numpy as np
 
-from .. import _backend
+from ... import _backend, _cuda
 
 _BLOCK = 256
 
@@ -90,8 +90,6 @@ class _Cuda:
     """Launchers of the ``flow/labels.cu`` kernels (one read-back each)."""
 
     def __init__(self, V, idt):
-        from .. import _cuda
-
         cp = _backend.cp
         self.V, self.idt = V, idt
         defines = _cuda.index_defines(idt)

@@ -1,0 +1,613 @@
+"""Compiled CPU maximum bipartite matching: the sequential engine (Numba).
+
+The engine of :func:`gpumatch.matching.maximum_bipartite_matching`,
+:func:`~gpumatch.matching.structural_rank`,
+:func:`~gpumatch.matching.bipartite_matching` and
+:class:`~gpumatch.matching.MatchingSolver` when ``backend="numba"`` (and of
+``backend="auto"`` without a usable GPU), through
+:mod:`gpumatch.matching._cpu`, and of maximum flow on unit bipartite
+networks (:mod:`gpumatch.flow._cpu_unit`): it sits below both solvers, so
+that flow and matching meet here and not in each other.  Sequential CPU
+algorithms that win on a CPU, after Duff, Kaya and Uçar [1]_:
+
+* ``greedy`` then ``karp_sipser``: a greedy pass (each free column takes
+  its first free row), then the Karp–Sipser heuristic [2]_ on the vertices
+  it left free (a vertex with one free neighbour left is matched to it;
+  when there is none, a free column takes its free row of least remaining
+  degree), O(nnz).  Karp–Sipser from an empty matching touches both
+  adjacencies of every pair it makes; the greedy pass first is 5-10x
+  cheaper on shuffled inputs (a 2-core CPU: arrowhead and block-diagonal
+  100k 27-64 -> 3 ms, banded 40 -> 18 ms, a block-triangular Jacobian of
+  120k rows 0.17 -> 0.16 s end to end of the serial engine; a shuffled
+  chain of 300k rows, which Karp–Sipser alone solves by its degree-one
+  rule, 0.14-0.26 -> 0.19-0.23 s);
+* ``pothen_fan``: Pothen–Fan+ [3]_ (PF+): phases of vertex-disjoint
+  depth-first searches for augmenting paths from every free column, with
+  *lookahead* (a column first looks for a free row among its remaining
+  rows, each row looked at once per column over the whole run) and
+  *fairness* (the searches scan the rows of a column forwards in odd phases
+  and backwards in even ones).  The run stops after a phase that finds no
+  augmenting path, which proves the matching maximum (Berge).
+* ``push_relabel``: push-relabel with global relabels [4]_, which takes
+  over from Pothen–Fan+ once its phases have looked at more than
+  ``TUNING["pf_budget"]`` times ``nnz + m + n`` edges (``augment``).  Where
+  augmenting paths are long (shuffled block-triangular Jacobians: a phase
+  of Pothen–Fan+ there searches most of the graph for one or two paths)
+  its exact labels lead each free column along a shortest path: the
+  Jacobian of 120k rows and 481k entries 6.9 -> 0.2 s, of 481k rows 214 ->
+  0.7 s (serial, 2-core CPU).  Random graphs and meshes finish within the
+  budget, as before.
+
+On graphs of at least 1M edges with at least 2 Numba threads
+(:data:`TUNING`, :func:`parallel_threads`) both stages run multi-threaded
+instead (:mod:`gpumatch.matching._cpu_parallel`): Karp–Sipser on slices of
+the graph, then a multi-source BFS (MS-BFS) with tree grafting that hands
+over to PF+ on meshes (and to push-relabel past its budget), on Python
+threads running compiled code without the GIL
+(:mod:`gpumatch._cpu_threads`; ``numba.get_num_threads()`` of them).
+Random 1M x 1M d5 on 2 threads: 0.39-0.41 s end to end instead of 1.3-1.4 s.
+
+A König cover for ``certificate=True`` comes from one alternating BFS from
+the free rows (``konig_cover``).  The dynamic solver keeps its surviving
+pairs and runs PF+ (then push-relabel) from its free columns (serially, whatever the size; a
+solve from scratch takes the multi-threaded path where it applies).
+
+All functions are ``numba.njit(cache=True)``; they specialise on the index
+dtype of the graph (int32 for every graph below 2**31 entries).
+
+References
+----------
+.. [1] I. S. Duff, K. Kaya and B. Uçar, "Design, implementation, and analysis
+   of maximum transversal algorithms", ACM Trans. Math. Softw. 38(2), 2011.
+   :doi:`10.1145/2049673.2049677`
+.. [2] R. M. Karp and M. Sipser, "Maximum matchings in sparse random graphs",
+   FOCS 1981. :doi:`10.1109/SFCS.1981.21`
+.. [3] A. Pothen and C.-J. Fan, "Computing the block triangular form of a
+   sparse matrix", ACM Trans. Math. Softw. 16(4), 1990.
+   :doi:`10.1145/98267.98287`
+.. [4] K. Kaya, J. Langguth, F. Manne and B. Uçar, "Push-relabel based
+   algorithms for the maximum transversal problem", Computers & Operations
+   Research 40(5), 2013. :doi:`10.1016/j.cor.2012.12.009`
+"""
+
+from __future__ import annotations
+
+import numba
+import numpy as np
+
+from . import _cpu_threads
+
+__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
+           "push_relabel", "augment", "konig_cover"]
+
+#: When the engine runs multi-threaded (:func:`parallel_threads`): on
+#: graphs with at least ``parallel_min_nnz`` edges (None: never) when Numba
+#: has at least ``parallel_min_threads`` threads (``numba.get_num_threads()``:
+#: ``NUMBA_NUM_THREADS``, or ``numba.set_num_threads`` in the calling
+#: thread), from any thread (Python threads of :mod:`gpumatch._cpu_threads`,
+#: not Numba's ``parallel=True``; a thread of gpumatch's own pool stays
+#: serial).  The multi-threaded path replaces Karp–Sipser by
+#: :func:`gpumatch.matching._cpu_parallel.karp_sipser_parallel` (with
+#: ``parallel_init``; never on one thread) and Pothen–Fan+ by the MS-BFS of
+#: :func:`~gpumatch.matching._cpu_parallel.ms_bfs`, whose BFS levels of at
+#: least :func:`level_min` columns (``parallel_level_min`` on 2 threads)
+#: are split between the threads; with ``parallel_handover``, Pothen–Fan+
+#: finishes the search once MS-BFS's levels turn narrow (meshes);
+#: ``parallel_graft`` steers its tree grafting.
+#:
+#: What the default (1M edges, 2 threads) trades.  The serial path is
+#: Karp–Sipser (memory-latency bound: 0.6-0.9 s on random 1M x 1M d5) +
+#: Pothen–Fan+ (0.6-0.7 s there); the multi-threaded one splits both between
+#: the threads, but the matching it returns (a maximum one) may differ from
+#: run to run.  End to end (``benchmarks/bench_cpu_numba.py --threads 1,2``,
+#: 2-core CPU, median of 5, then over 6 processes): random 1M d5 1.47 ->
+#: 0.50 s, Delaunay 1M 1.41 -> 0.81 s, grid 1000 x 1000 0.31 -> 0.34 s (the
+#: search hands over to Pothen–Fan+; the grid's ~220 wide levels pay a
+#: thread hand-over each).  The 1M-edge threshold is conservative: on 2
+#: threads the path already wins or ties at 250k-300k edges (random 50k d5
+#: 6.7 -> 4.6 ms, Delaunay 50k 9.2 -> 9.0 ms, grid 300 x 300 11.3 -> 7.5
+#: ms), but its matching varies from run to run and small graphs gain little
+#: in absolute terms.  On one thread MS-BFS after serial Karp–Sipser beats
+#: Pothen–Fan+ on random graphs (1.33 -> 1.04 s) but not on Delaunay (1.38
+#: -> 1.70 s) or the grid (0.32 -> 0.47 s), so one thread stays serial.
+#: ``parallel_level_min``: a round of the threads costs about 50 µs of
+#: hand-over (a thread pool's wake-up and join, 2-core CPU), a level of 4096
+#: grid columns about 0.1 ms of work; handing only levels of 8192 / 16384 /
+#: 32768 columns to the threads (MS-BFS on 2 threads after serial
+#: Karp–Sipser, median of 7, the hand-over rule unchanged) made grid 1000 x
+#: 1000 0.13-0.15 -> 0.14-0.18 / 0.18 / 0.22 s and Delaunay 1M 0.55-0.59
+#: -> 0.61 / 0.60 / 0.70 s, random 1M d5 flat (0.22 s); 2048 ties with
+#: 4096 on the grid.
+#: Since then the claims of MS-BFS are compare-and-swaps (no column twice
+#: in a level) and the phases graft; 4096 stays the 2-thread value (a
+#: sweep of 4096 / 8192 / 16384 / 32768 on the three inputs was within the
+#: noise of this 2-core VM, where one configuration's Delaunay run spans
+#: 0.60-1.58 s; the grid's best was 16384: 0.23-0.30 s against 0.32-0.41
+#: s at 4096).  On more threads :func:`level_min` scales it by the round
+#: cost measured in the process (:func:`gpumatch._cpu_threads.round_cost`:
+#: 22-29 / 43-67 / 98-115 / 172-191 µs on 2 / 4 / 8 / 16 threads of the
+#: 2-core CPU, each pool thread taking the GIL in turn) over the share of
+#: a level the threads save (``1 - 1/nt``): about 10k-17k columns on 16
+#: threads, so that a mesh's many mid-width levels stay on one thread.
+#: ``parallel_graft``: after a phase, MS-BFS keeps the trees that found no
+#: path and grafts the renewed rows onto them when the kept trees hold at
+#: least 1 / ``parallel_graft`` as many rows as the renewed ones (counted
+#: on a sample of 4096 rows), else it grows a fresh forest; 0: never
+#: graft.  Random 1M d5 (2 threads): its last phase, the proof, no longer
+#: re-grows a forest over the graph (search 0.16-0.17 -> 0.08-0.10 s);
+#: Delaunay 1M never grafts at 5 (a perfect matching: few rows stay in
+#: kept trees), and grafting whatever the ratio (10**6) expanded 3.29M
+#: columns against 3.31M, no faster; the grid grafts twice before its
+#: hand-over (1.47M columns and 77 thread rounds against 1.60M and 218).
+#: ``parallel_max_threads``: at most this many threads (more are not used).
+#: On the 16-core host of the H100 (``NUMBA_NUM_THREADS=16
+#: benchmarks/bench_cpu_numba.py --threads 1,2,4,8,16 --paths
+#: serial,parallel --repeats 3``, end to end, serial against 2 / 4 / 8 / 16
+#: threads): random 1M d5 1.35 s against 0.71 / 0.33 / 0.20 / 0.14 s,
+#: Delaunay 1M 1.32 s against 1.09 / 0.69 / 0.66 / 0.69 s, but grid 1000 x
+#: 1000 0.47 s against 0.56 / 0.59 / 0.69 / 0.99 s (the more slices, the
+#: more each wide level's hand-over costs: 218 rounds a search then, each
+#: dearer with each thread; the multi-threaded Karp–Sipser's loss is small,
+#: 633 / 728 / 870 / 1170 pairs left to the search with 2 / 4 / 8 / 16
+#: slices against 806 for the serial one).  8 keeps most of the gain and
+#: halves the grid's loss at 16 (measured before :func:`level_min` scaled
+#: the levels and MS-BFS grafted).
+#: ``pf_budget``: the search's work before push-relabel takes over
+#: (:func:`augment`): Pothen–Fan+ may look at ``pf_budget * (nnz + m + n)``
+#: edges, MS-BFS expand ``pf_budget * (m + n)`` columns, counted over their
+#: phases and checked after each phase that augmented (None: never hand
+#: over).  Random graphs, meshes and grids finish within 2 (random 100k d5:
+#: 2.3 edges per entry in its one phase that augments); the Jacobians reach
+#: it after 3-7 phases instead of 694 (120k rows) or 2448 (481k rows).
+TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
+                "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
+                "parallel_graft": 5, "pf_budget": 2.0}
+
+
+def parallel_threads(nnz: int) -> int:
+    """Threads of the multi-threaded path for a graph of `nnz` edges under
+    :data:`TUNING`; 0 for the serial path (Karp–Sipser + Pothen–Fan+)."""
+    par = TUNING["parallel_min_nnz"]
+    if par is None or nnz < par:
+        return 0
+    if _cpu_threads.in_worker():      # a thread of gpumatch's own pool: no pool round from it
+        return 0
+    nt = int(numba.get_num_threads())
+    cap = TUNING.get("parallel_max_threads")
+    if cap is not None:
+        nt = min(nt, max(1, int(cap)))
+    return nt if nt >= max(1, int(TUNING["parallel_min_threads"])) else 0
+
+
+def level_min(nt: int) -> int:
+    """The fewest columns of an MS-BFS level that :func:`run` hands to `nt`
+    threads: ``TUNING["parallel_level_min"]`` on 2 threads, scaled on more
+    by what a round of the threads costs there against 2
+    (:func:`gpumatch._cpu_threads.round_cost`, measured in this process)
+    over what a level gains (``1 - 1/nt`` of its time, against ``1/2``)."""
+    base = max(1, int(TUNING["parallel_level_min"]))
+    if nt <= 2:
+        return base
+    r2 = _cpu_threads.round_cost(2)
+    scale = _cpu_threads.round_cost(nt) / r2 * 0.5 / (1.0 - 1.0 / nt) if r2 > 0 else 1.0
+    return int(base * max(1.0, scale))
+
+
+#: Slots of the engines' statistics array.
+_S_PHASES, _S_PATHS, _S_GRAFTS, _S_RELABELS, _S_PUSHES, _S_WORK = range(6)
+
+
+@numba.njit(cache=True, nogil=True)
+def greedy(m, n, cptr, cind, mu_row, mu_col):
+    """Each free column takes its first free row (one pass)."""
+    for c in range(n):
+        if mu_col[c] >= 0:
+            continue
+        for p in range(cptr[c], cptr[c + 1]):
+            r = cind[p]
+            if mu_row[r] < 0:
+                mu_row[r] = c
+                mu_col[c] = r
+                break
+
+
+@numba.njit(cache=True, nogil=True)
+def _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt):
+    """Match row r and column c; their free neighbours lose a degree
+    (vertices left with one go on the queue).  Returns the new queue end."""
+    mu_row[r] = c
+    mu_col[c] = r
+    for p in range(rptr[r], rptr[r + 1]):
+        x = rind[p]
+        if mu_col[x] < 0:
+            deg[m + x] -= 1
+            if deg[m + x] == 1:
+                queue[qt] = m + x
+                qt += 1
+    for p in range(cptr[c], cptr[c + 1]):
+        x = cind[p]
+        if mu_row[x] < 0:
+            deg[x] -= 1
+            if deg[x] == 1:
+                queue[qt] = x
+                qt += 1
+    return qt
+
+
+@numba.njit(cache=True, nogil=True)
+def free_pair(v, m, rptr, rind, cptr, cind, mu_row, mu_col):
+    """``(row, column)``: the free vertex `v` (row `v` if ``v < m``, else
+    column ``v - m``) and its first free neighbour, or ``(-1, -1)`` when `v`
+    is matched or has none (Karp–Sipser's degree-one step)."""
+    if v < m:
+        if mu_row[v] < 0:
+            for p in range(rptr[v], rptr[v + 1]):
+                if mu_col[rind[p]] < 0:
+                    return v, rind[p]
+    elif mu_col[v - m] < 0:
+        for p in range(cptr[v - m], cptr[v - m + 1]):
+            if mu_row[cind[p]] < 0:
+                return cind[p], v - m
+    return -1, -1
+
+
+@numba.njit(cache=True, nogil=True)
+def free_degree(v, ptr, ind, mu_nbr):
+    """Free neighbours of vertex `v` of one side (``ptr``/``ind``: its
+    side's adjacency; ``mu_nbr``: the mates of the other side)."""
+    d = 0
+    for p in range(ptr[v], ptr[v + 1]):
+        if mu_nbr[ind[p]] < 0:
+            d += 1
+    return d
+
+
+@numba.njit(cache=True, nogil=True)
+def least_degree_free_row(c, cptr, cind, mu_row, deg):
+    """The free row of column `c` of least ``deg`` (the first of ties), or -1
+    (Karp–Sipser's step when no degree-one vertex is left)."""
+    r = -1
+    bd = 0
+    for p in range(cptr[c], cptr[c + 1]):
+        x = cind[p]
+        if mu_row[x] < 0 and (r < 0 or deg[x] < bd):
+            r = x
+            bd = deg[x]
+    return r
+
+
+@numba.njit(cache=True, nogil=True)
+def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
+    """Karp–Sipser on top of the pairs already in `mu_row` / `mu_col`.
+
+    Vertex ids: rows ``0..m-1``, columns ``m..m+n-1``; ``deg`` counts free
+    neighbours.  Degree-one vertices are matched first (a maximum matching
+    of the rest contains such an edge); when none is left, the next free
+    column takes its free row of least degree.
+    """
+    deg = np.zeros(m + n, np.int64)
+    queue = np.empty(m + n + 1, np.int64)
+    qt = 0
+    fresh = True      # no pair yet: the free degrees are the degrees (no scan of the edges)
+    for r in range(m):
+        if mu_row[r] >= 0:
+            fresh = False
+            break
+    for r in range(m):
+        if mu_row[r] < 0:
+            d = rptr[r + 1] - rptr[r] if fresh else free_degree(r, rptr, rind, mu_col)
+            deg[r] = d
+            if d == 1:
+                queue[qt] = r
+                qt += 1
+    for c in range(n):
+        if mu_col[c] < 0:
+            d = cptr[c + 1] - cptr[c] if fresh else free_degree(c, cptr, cind, mu_row)
+            deg[m + c] = d
+            if d == 1:
+                queue[qt] = m + c
+                qt += 1
+    qh = 0
+    nxt = 0
+    while True:
+        # the next pair: a degree-one vertex and its free neighbour, else the
+        # next free column and its free row of least degree (one call site of
+        # _ks_match, so that it compiles once)
+        r = -1
+        c = -1
+        while qh < qt and r < 0:
+            v = queue[qh]
+            qh += 1
+            if deg[v] == 1:
+                r, c = free_pair(v, m, rptr, rind, cptr, cind, mu_row, mu_col)
+        if r < 0:
+            while nxt < n and (mu_col[nxt] >= 0 or deg[m + nxt] == 0):
+                nxt += 1
+            if nxt == n:
+                break
+            c = nxt
+            r = least_degree_free_row(c, cptr, cind, mu_row, deg)
+            if r < 0:  # pragma: no cover - deg[c] > 0 says a free row exists
+                deg[m + c] = 0
+                continue
+        qt = _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
+
+
+@numba.njit(cache=True, nogil=True)
+def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats, budget=-1):
+    """Pothen–Fan+ from every free column until a phase augments nothing.
+
+    `cptr` / `cind`: the rows of each column (CSC); `mu_row` / `mu_col` a
+    consistent matching, extended in place.  ``stats[0]`` += phases,
+    ``stats[1]`` += augmenting paths, ``stats[5]`` += edges looked at
+    (when `stats` has that slot).
+
+    `budget` (< 0: none): after a phase that augmented, stop once the
+    phases have looked at more than `budget` edges, and return True (the
+    matching is then not proved maximum; :func:`push_relabel` finishes
+    it).  Returns False when a phase found no augmenting path.
+    """
+    visited = np.zeros(m, np.int64)          # phase stamp of each row
+    look = np.empty(n, np.int64)             # lookahead position of each column
+    for c in range(n):
+        look[c] = cptr[c]
+    stack = np.empty(n + 1, np.int64)        # columns of the search path
+    pos = np.empty(n + 1, np.int64)          # next row position to try, per level
+    via = np.empty(n + 1, np.int64)          # row from level i to level i + 1
+    free = np.empty(n, np.int64)
+    nfree = 0
+    for c in range(n):
+        if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
+            free[nfree] = c
+            nfree += 1
+    phase = 0
+    work = 0          # edges looked at, all phases
+    counted = 0
+    while nfree > 0:
+        phase += 1
+        forward = (phase & 1) == 1
+        paths = 0
+        kept = 0
+        for i in range(nfree):
+            c0 = free[i]
+            top = 0
+            stack[0] = c0
+            pos[0] = cptr[c0] if forward else cptr[c0 + 1] - 1
+            found = -1
+            while top >= 0:
+                c = stack[top]
+                # lookahead: a free row among the rows not looked at yet
+                p = look[c]
+                e = cptr[c + 1]
+                while p < e:
+                    r = cind[p]
+                    p += 1
+                    if mu_row[r] < 0:
+                        found = r
+                        break
+                work += p - look[c] + 1
+                look[c] = p
+                if found >= 0:
+                    break
+                # depth-first step to the next unvisited row
+                nx = -1
+                q = pos[top]
+                if forward:
+                    while q < e:
+                        r = cind[q]
+                        q += 1
+                        if visited[r] != phase:
+                            nx = r
+                            break
+                else:
+                    b = cptr[c]
+                    while q >= b:
+                        r = cind[q]
+                        q -= 1
+                        if visited[r] != phase:
+                            nx = r
+                            break
+                work += q - pos[top] if forward else pos[top] - q
+                pos[top] = q
+                if nx < 0:
+                    top -= 1
+                    continue
+                visited[nx] = phase
+                c2 = mu_row[nx]
+                if c2 < 0:  # pragma: no cover - the lookahead takes free rows first
+                    found = nx
+                    break
+                via[top] = nx
+                top += 1
+                stack[top] = c2
+                pos[top] = cptr[c2] if forward else cptr[c2 + 1] - 1
+            if found >= 0:
+                # flip the path: level i's column takes via[i], the last one the free row
+                r = found
+                for lvl in range(top, -1, -1):
+                    c = stack[lvl]
+                    mu_col[c] = r
+                    mu_row[r] = c
+                    if lvl > 0:
+                        r = via[lvl - 1]
+                paths += 1
+            else:
+                free[kept] = c0
+                kept += 1
+        nfree = kept
+        stats[0] += 1
+        stats[1] += paths
+        if stats.shape[0] > _S_WORK:
+            stats[_S_WORK] += work - counted
+        counted = work
+        if paths == 0:
+            return False
+        if 0 <= budget < work:
+            return nfree > 0
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def global_relabel(m, rptr, rind, mu_row, mu_col, label, queue):
+    """Exact row labels: ``label[r]`` = the fewest matched edges on an
+    alternating path from row `r` to a free row (a breadth-first search
+    backwards from every free row: row -> a column of it -> that column's
+    mate), ``m + 1`` where no free row is reachable.  `queue`: scratch of
+    at least `m` slots.  Returns the rows reached."""
+    inf = m + 1
+    qt = 0
+    for r in range(m):
+        if mu_row[r] < 0:
+            label[r] = 0
+            queue[qt] = r
+            qt += 1
+        else:
+            label[r] = inf
+    qh = 0
+    while qh < qt:
+        r = queue[qh]
+        qh += 1
+        d = label[r] + 1
+        for p in range(rptr[r], rptr[r + 1]):
+            r2 = mu_col[rind[p]]
+            if r2 >= 0 and label[r2] == inf:
+                label[r2] = d
+                queue[qt] = r2
+                qt += 1
+    return qt
+
+
+@numba.njit(cache=True, nogil=True)
+def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
+    """Push-relabel from every free column, with global relabels, to a
+    maximum matching (after Kaya, Langguth, Manne and Uçar [4]_).
+
+    Each row carries a label, a lower bound on the matched edges between
+    it and a free row (:func:`global_relabel` makes them exact).  A free
+    column *pushes*: it takes its row of least label (a free row ends the
+    path), the row's old mate becomes free and pushes next, and the row is
+    *relabelled* to one more than the column's second-least label.  A
+    column whose rows are all at ``m + 1`` has no augmenting path (labels
+    stay valid lower bounds) and stays free.  Columns are taken in order,
+    each followed along its path until it ends.
+
+    Work is counted in edges looked at; once it passes ``nnz + m + n``
+    since the last global relabel, the labels are made exact again, so the
+    relabels cost at most as much as the pushes.  On matrices whose
+    augmenting paths are long (shuffled block-triangular Jacobians) this
+    finds them without the full-graph searches of a phase per path that
+    Pothen–Fan+ pays there.
+
+    `rptr` / `rind`: the columns of each row (CSR); `cptr` / `cind`: the
+    rows of each column (CSC); `mu_row` / `mu_col`: a consistent matching,
+    extended in place.  ``stats[3]`` += global relabels, ``stats[4]`` +=
+    pushes, ``stats[5]`` += edges looked at.
+    """
+    inf = m + 1
+    free = np.empty(n, np.int64)
+    nfree = 0
+    for c in range(n):
+        if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
+            free[nfree] = c
+            nfree += 1
+    if nfree == 0:
+        return
+    label = np.empty(m, np.int64)
+    queue = np.empty(m + 1, np.int64)
+    budget = rptr[m] + m + n
+    work = global_relabel(m, rptr, rind, mu_row, mu_col, label, queue)
+    total = work
+    stats[_S_RELABELS] += 1
+    pushes = 0
+    for i in range(nfree):
+        c = free[i]
+        while c >= 0:
+            if work >= budget:
+                work = global_relabel(m, rptr, rind, mu_row, mu_col, label, queue)
+                total += work
+                stats[_S_RELABELS] += 1
+            b = cptr[c]
+            e = cptr[c + 1]
+            work += e - b + 1
+            total += e - b + 1
+            best = -1
+            l1 = inf
+            l2 = inf
+            for p in range(b, e):
+                lr = label[cind[p]]
+                if lr < l1:
+                    l2 = l1
+                    l1 = lr
+                    best = cind[p]
+                elif lr < l2:
+                    l2 = lr
+            if l1 >= inf:
+                break                    # no augmenting path from c
+            c2 = mu_row[best]            # push: c takes its lowest row
+            mu_row[best] = c
+            mu_col[c] = best
+            label[best] = min(l2 + 1, inf)
+            pushes += 1
+            if c2 >= 0:
+                mu_col[c2] = -1
+            c = c2
+    stats[_S_PUSHES] += pushes
+    stats[_S_WORK] += total
+
+
+def augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw, pf=True):
+    """Extend a consistent matching to a maximum one (serially):
+    Pothen–Fan+ while its phases stay cheap, then :func:`push_relabel`.
+
+    Pothen–Fan+ is the fastest search where augmenting paths are short
+    (random graphs, meshes: a few phases).  Where they are long, each of
+    its phases may search most of the graph for a handful of paths; once
+    its phases have looked at more than ``TUNING["pf_budget"]`` times
+    ``nnz + m + n`` edges, :func:`push_relabel` takes the free columns
+    left; without `pf`, push-relabel runs alone.  `raw`: the statistics
+    slots (``_S_*``).  Returns the name of what ran.
+    """
+    if not pf:
+        push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+        return "push-relabel"
+    nnz = int(rptr[m])
+    factor = TUNING["pf_budget"]
+    budget = -1 if factor is None else int(factor * (nnz + m + n))
+    if pothen_fan(m, n, cptr, cind, mu_row, mu_col, raw, budget):
+        push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+        return "Pothen-Fan+ then push-relabel"
+    return "Pothen-Fan+"
+
+
+@numba.njit(cache=True, nogil=True)
+def konig_cover(m, n, rptr, rind, mu_row, mu_col, zr, zc):
+    """Alternating BFS from the free rows (row -> any column, column -> its
+    row): ``zr`` / ``zc`` mark what it reaches.  Returns False when it
+    reaches a free column (the matching is then not maximum)."""
+    queue = np.empty(m + 1, np.int64)
+    qt = 0
+    for r in range(m):
+        zr[r] = False
+    for c in range(n):
+        zc[c] = False
+    for r in range(m):
+        if mu_row[r] < 0:
+            zr[r] = True
+            queue[qt] = r
+            qt += 1
+    qh = 0
+    while qh < qt:
+        r = queue[qh]
+        qh += 1
+        for p in range(rptr[r], rptr[r + 1]):
+            c = rind[p]
+            if not zc[c]:
+                zc[c] = True
+                r2 = mu_col[c]
+                if r2 < 0:
+                    return False
+                if not zr[r2]:
+                    zr[r2] = True
+                    queue[qt] = r2
+                    qt += 1
+    return True
