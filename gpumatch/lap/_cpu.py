@@ -165,6 +165,8 @@ def solve(indptr, indices, cost, m, n, skip_failed, arr_passes, x, y, v, failed)
     for t in range(nfree):
         s = free[t]
         size = 0
+        end = -1                    # the nearest free column reached so far, and its distance
+        mu = cost.dtype.type(0)
         for p in range(indptr[s], indptr[s + 1]):
             j = indices[p]
             h = cost[p] - v[j]
@@ -173,21 +175,22 @@ def solve(indptr, indices, cost, m, n, skip_failed, arr_passes, x, y, v, failed)
                 d[j] = h
                 pred[j] = s
                 pcost[j] = cost[p]
-                size = _push(hd, hj, size, h, j)
-        end = -1
-        mu = cost.dtype.type(0)
+                if y[j] < 0:        # free columns wait outside the heap: only the nearest matters
+                    if end < 0 or h < mu:
+                        end = j
+                        mu = h
+                else:
+                    size = _push(hd, hj, size, h, j)
         nsc = 0
         while size > 0:
             dj = hd[0]
+            if end >= 0 and dj >= mu:
+                break               # no column left to settle is nearer than the free one (ties: take it)
             j = hj[0]
             size = _pop(hd, hj, size)
             if done[j] == t or dj > d[j]:
                 continue          # settled already, or a stale copy
             done[j] = t
-            if y[j] < 0:
-                end = j
-                mu = dj
-                break
             scanned[nsc] = j
             nsc += 1
             i = y[j]
@@ -202,7 +205,12 @@ def solve(indptr, indices, cost, m, n, skip_failed, arr_passes, x, y, v, failed)
                     d[j2] = h
                     pred[j2] = i
                     pcost[j2] = cost[p]
-                    size = _push(hd, hj, size, h, j2)
+                    if y[j2] < 0:
+                        if end < 0 or h < mu:
+                            end = j2
+                            mu = h
+                    else:
+                        size = _push(hd, hj, size, h, j2)
         if end < 0:
             if not skip_failed:
                 return -1 - s

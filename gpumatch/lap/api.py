@@ -162,7 +162,7 @@ def _dense_problem(cost_matrix, maximize):
     else:
         finite = None
     if finite is None:
-        indptr = np.arange(0, (m + 1) * n, n, dtype=np.int64) if m else np.zeros(1, dtype=np.int64)
+        indptr = np.arange(m + 1, dtype=np.int64) * n
         idx = np.int32 if n <= np.iinfo(np.int32).max else np.int64
         indices = np.tile(np.arange(n, dtype=idx), m)
         vals = c.reshape(-1)
