@@ -22,6 +22,13 @@ its price lowered (it is still 0), while every price is ``<= 0``.  With
 ``m <= n`` this makes the matched columns' prices no larger than the free
 ones', which is the complementary slackness of the rectangular problem.
 
+Square problems get their start prices from :func:`auction_prices`
+(Bertsekas' forward auction with epsilon scaling): prices near the optimal
+duals leave the row reduction few rows to miss and make the searches short,
+where the searches from zero prices each cross most of the graph once few
+free columns are left (10 times fewer searches, 20 times less time on the
+random sparse family of issue 64 at 100k rows).
+
 All functions are ``numba.njit(cache=True, nogil=True)``; they specialise on
 the cost dtype (int64 for exact integer costs, float64) and on the index
 dtype.  The engine needs ``m <= n`` (the caller transposes).
@@ -32,7 +39,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["solve", "alternating_reach"]
+__all__ = ["solve", "auction_prices", "alternating_reach"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -257,3 +264,74 @@ def alternating_reach(indptr, indices, m, x, y, free_rows):
                 queue[tail] = k
                 tail += 1
     return mark
+
+
+
+@numba.njit(cache=True, nogil=True)
+def auction_prices(indptr, indices, cost, m, n, v, eps0, factor, eps_min, floor, budget):
+    """Column prices by forward auction with epsilon scaling (square problems).
+
+    Each phase starts with every row free and the prices of the last one;
+    a free row bids for its column of least ``c_ij - v_j``, lowering that
+    price by its margin over the second best plus ``eps``, and takes the
+    column from its owner, who bids next.  ``eps`` starts at `eps0` and is
+    divided by `factor` after each phase down to `eps_min`.  Only `v` is
+    kept: prices that are near the optimal duals make the exact phases of
+    :func:`solve` that follow short.  Stops early (keeping the prices) when
+    the bids pass `budget` or a price would pass `floor`, which a problem
+    without a full matching reaches.
+    """
+    x = np.empty(m, dtype=np.int64)
+    y = np.empty(n, dtype=np.int64)
+    queue = np.empty(m, dtype=np.int64)
+    eps = eps0
+    bids = 0
+    while True:
+        x[:] = -1
+        y[:] = -1
+        for i in range(m):
+            queue[i] = i
+        head = 0
+        count = m           # rows in the circular queue
+        while count > 0:
+            i = queue[head]
+            head += 1
+            if head == m:
+                head = 0
+            count -= 1
+            j1 = -1
+            j2 = -1
+            w1 = cost.dtype.type(0)
+            w2 = cost.dtype.type(0)
+            for p in range(indptr[i], indptr[i + 1]):
+                j = indices[p]
+                h = cost[p] - v[j]
+                if j1 < 0 or h < w1:
+                    j2, w2 = j1, w1
+                    j1, w1 = j, h
+                elif j2 < 0 or h < w2:
+                    j2, w2 = j, h
+            if j1 < 0:
+                return False
+            step = (w2 - w1 if j2 >= 0 else cost.dtype.type(0)) + eps
+            if v[j1] - step < floor:
+                return False
+            v[j1] -= step
+            k = y[j1]
+            y[j1] = i
+            x[i] = j1
+            if k >= 0:
+                x[k] = -1
+                tail = head + count
+                if tail >= m:
+                    tail -= m
+                queue[tail] = k
+                count += 1
+            bids += 1
+            if bids > budget:
+                return False
+        if eps <= eps_min:
+            return True
+        eps = eps // factor if cost.dtype.kind == "i" else eps / factor
+        if eps < eps_min:
+            eps = eps_min

@@ -195,8 +195,36 @@ def _run(indptr, indices, c, m, n, skip_failed):
     failed = np.empty(m, dtype=np.int64)
     if indices.dtype not in (np.int32, np.int64):
         indices = indices.astype(np.int64)
+    if m == n and m > 1 and not skip_failed:
+        _auction_prices(indptr, indices, c, m, v)
     status = int(_cpu.solve(indptr, indices, c, m, n, bool(skip_failed), 2, x, y, v, failed))
     return x, y, v, status, failed
+
+
+def _auction_prices(indptr, indices, c, m, v):
+    """Start prices for a square problem from epsilon-scaling auction phases.
+
+    Any prices are valid start prices of the exact engine on a square problem
+    (every column ends matched, so no order between free and matched prices is
+    needed); near-optimal ones make its searches short.  The first phase's
+    ``eps`` is a quarter of the largest weight, each next a fifth of the last,
+    down to 1 (integers) or ``max|c| / (10 m)`` (floats).  The bids are capped
+    (``10 nnz + m``) and prices kept above ``-2 (m + 1) max|c|``, which an input
+    without a full matching reaches instead of ending; the exact engine then
+    reports it.
+    """
+    from . import _cpu
+
+    if c.size == 0:
+        return
+    big = float(np.abs(c).max())
+    if c.dtype.kind == "i":
+        R = int(big)
+        eps0, eps_min, floor = np.int64(max(1, R // 4)), np.int64(1), np.int64(-2 * (m + 1) * max(R, 1))
+    else:
+        R = big if big > 0 else 1.0
+        eps0, eps_min, floor = R / 4, R / (10 * m), -2.0 * (m + 1) * R
+    _cpu.auction_prices(indptr, indices, c, m, m, v, eps0, 5, eps_min, floor, 10 * indices.shape[0] + m)
 
 
 def _solve_min(indptr, indices, c, m, n, full, what):
