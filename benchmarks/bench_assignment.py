@@ -79,7 +79,7 @@ def main(argv=None) -> None:
 
     gpumatch.min_weight_full_bipartite_matching(random_instance(50, seed=1))   # load / compile the engine
     ort = ortools_solver()
-    print(f"{'input':<28}{'solver':<34}{'time (s)':>10}{'cost':>14}{'vs scipy':>10}")
+    print(f"{'input':<34}{'solver':<34}{'time (s)':>10}{'cost':>14}{'vs scipy':>10}")
     for n in args.n:
         A = random_instance(n, args.per_row, seed=n)
         name = f"sparse {n}x{n} nnz={A.nnz}"
@@ -88,33 +88,33 @@ def main(argv=None) -> None:
         if n <= args.no_scipy_above:
             (r, c), t_ref = best_of(lambda: scipy_mwfbm(A), args.repeat)
             ref = int(A[r, c].sum())
-            print(f"{name:<28}{'scipy (LAPJVsp)':<34}{t_ref:>10.3f}{ref:>14}{1.0:>10.2f}")
+            print(f"{name:<34}{'scipy (LAPJVsp)':<34}{t_ref:>10.3f}{ref:>14}{1.0:>10.2f}")
         (r, c), t = best_of(lambda: gpumatch.min_weight_full_bipartite_matching(A, backend="numba"), args.repeat)
         cost = int(A[r, c].sum())
         assert ref is None or cost == ref, (cost, ref)
         ratio = f"{t_ref / t:>10.2f}" if t_ref else f"{'-':>10}"
-        print(f"{name:<28}{'gpumatch numba (min_weight_full)':<34}{t:>10.3f}{cost:>14}{ratio}")
+        print(f"{name:<34}{'gpumatch numba (min_weight_full)':<34}{t:>10.3f}{cost:>14}{ratio}")
         res, t = best_of(lambda: gpumatch.assignment(A, backend="numba"), args.repeat)
         check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, expected_cost=cost)
         ratio = f"{t_ref / t:>10.2f}" if t_ref else f"{'-':>10}"
-        print(f"{name:<28}{'gpumatch numba (assignment+duals)':<34}{t:>10.3f}{res.cost:>14}{ratio}")
+        print(f"{name:<34}{'gpumatch numba (assignment+duals)':<34}{t:>10.3f}{res.cost:>14}{ratio}")
         if ort is not None:
             oc, t = best_of(lambda: ort(A), args.repeat)
             assert oc == cost, (oc, cost)
             ratio = f"{t_ref / t:>10.2f}" if t_ref else f"{'-':>10}"
-            print(f"{name:<28}{'OR-Tools (cost scaling)':<34}{t:>10.3f}{oc:>14}{ratio}")
+            print(f"{name:<34}{'OR-Tools (cost scaling)':<34}{t:>10.3f}{oc:>14}{ratio}")
         else:
-            print(f"{name:<28}{'OR-Tools':<34}{'skipped (not installed)':>34}")
+            print(f"{name:<34}{'OR-Tools':<34}{'skipped (not installed)':>34}")
     for n in args.dense:
         C = np.random.default_rng(n).integers(1, 1000, (n, n))
         name = f"dense {n}x{n}"
         (r, c), t_ref = best_of(lambda: scipy.optimize.linear_sum_assignment(C), args.repeat)
         ref = int(C[r, c].sum())
-        print(f"{name:<28}{'scipy linear_sum_assignment':<34}{t_ref:>10.3f}{ref:>14}{1.0:>10.2f}")
+        print(f"{name:<34}{'scipy linear_sum_assignment':<34}{t_ref:>10.3f}{ref:>14}{1.0:>10.2f}")
         (r, c), t = best_of(lambda: gpumatch.linear_sum_assignment(C), args.repeat)
         cost = int(C[r, c].sum())
         assert cost == ref, (cost, ref)
-        print(f"{name:<28}{'gpumatch linear_sum_assignment':<34}{t:>10.3f}{cost:>14}{t_ref / t:>10.2f}")
+        print(f"{name:<34}{'gpumatch linear_sum_assignment':<34}{t:>10.3f}{cost:>14}{t_ref / t:>10.2f}")
 
 
 if __name__ == "__main__":

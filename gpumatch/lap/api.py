@@ -227,46 +227,80 @@ def _auction_prices(indptr, indices, c, m, v):
     _cpu.auction_prices(indptr, indices, c, m, m, v, eps0, 5, eps_min, floor, 10 * indices.shape[0] + m)
 
 
+def _maximum_matching(indptr, indices, m, n):
+    """A maximum matching (row -> column, -1 free) by gpumatch's compiled matching engine."""
+    if indices.shape[0] == 0:
+        return np.full(m, -1, dtype=np.int64)
+    from ..matching import maximum_bipartite_matching
+
+    r2c = maximum_bipartite_matching((indptr, indices, (m, n)), perm_type="column", backend="numba")
+    return np.asarray(r2c, dtype=np.int64)
+
+
+def _extended(indptr, indices, c, m, n, dummy_cols_rows, ndc, dummy_rows_cols, ndr):
+    """The CSR of ``[[C, D], [E, .]]``: `ndc` dummy columns of weight 0 on the rows
+    `dummy_cols_rows`, and `ndr` dummy rows of weight 0 on the columns `dummy_rows_cols`."""
+    counts = np.diff(indptr)
+    counts[dummy_cols_rows] += ndc
+    counts = np.concatenate([counts, np.full(ndr, dummy_rows_cols.size, dtype=np.int64)])
+    ext_ptr = np.zeros(m + ndr + 1, dtype=np.int64)
+    np.cumsum(counts, out=ext_ptr[1:])
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
+    pos = np.arange(indices.shape[0], dtype=np.int64) - indptr[rows] + ext_ptr[rows]
+    ext_idx = np.empty(int(ext_ptr[-1]), dtype=np.int64)
+    ext_c = np.zeros(int(ext_ptr[-1]), dtype=c.dtype)
+    ext_idx[pos] = indices
+    ext_c[pos] = c
+    if ndc:
+        ext_idx[(ext_ptr[dummy_cols_rows + 1] - ndc)[:, None] + np.arange(ndc)] = n + np.arange(ndc)
+    if ndr:
+        ext_idx[ext_ptr[m]:] = np.tile(dummy_rows_cols, ndr)
+    return ext_ptr, ext_idx, ext_c
+
+
 def _solve_min(indptr, indices, c, m, n, full, what):
     """Solve the minimisation form with ``m <= n``.  Returns ``(x, u, v, rows_left_free)``
-    or raises ValueError (full) when some row cannot be matched."""
+    or raises ValueError (`full`) when no matching covers every row.
+
+    A maximum matching (the compiled matching engine, a small part of the
+    time) comes first: it tells at once whether a full matching exists, and,
+    when none does and `full` is False, how to reduce the cheapest maximum
+    matching to a full one (see :func:`assignment`).
+    """
     from . import _cpu
 
-    if not full:
-        x, y, v, nfree, failed = _run(indptr, indices, c, m, n, True)
-        if nfree == 0:
-            pass
-        else:
-            # A maximum matching leaves `nfree` rows free.  Which rows may be
-            # among them: the rows its alternating paths reach from its free
-            # rows (the same set for every maximum matching).  Give those rows
-            # `nfree` dummy columns of weight 0: every full matching of the
-            # extended matrix then holds exactly a maximum matching of real
-            # entries, and the cheapest one the cheapest maximum matching.
-            reach = np.flatnonzero(_cpu.alternating_reach(indptr, indices, m, x, y, failed[:nfree]))
-            counts = np.diff(indptr)
-            counts[reach] += nfree
-            ext_ptr = np.zeros(m + 1, dtype=np.int64)
-            np.cumsum(counts, out=ext_ptr[1:])
-            rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
-            pos = np.arange(indices.shape[0], dtype=np.int64) - indptr[rows] + ext_ptr[rows]
-            ext_idx = np.empty(int(ext_ptr[-1]), dtype=np.int64)
-            ext_c = np.zeros(int(ext_ptr[-1]), dtype=c.dtype)
-            ext_idx[pos] = indices
-            ext_c[pos] = c
-            dummy_pos = (ext_ptr[reach + 1] - nfree)[:, None] + np.arange(nfree)
-            ext_idx[dummy_pos] = n + np.arange(nfree)
-            x, y, v, status, _ = _run(ext_ptr, ext_idx, ext_c, m, n + nfree, False)
-            if status < 0:   # pragma: no cover - the extended problem always has a full matching
-                raise AssertionError("internal error: the extended assignment problem has no full matching")
-            u = _row_potentials(ext_ptr, ext_idx, ext_c, x, v)
-            x = np.where(x >= n, -1, x)
-            return x, u, v[:n].copy(), nfree
-    else:
+    x0 = _maximum_matching(indptr, indices, m, n)
+    k = int((x0 >= 0).sum())
+    if k == m:
         x, y, v, status, _ = _run(indptr, indices, c, m, n, False)
-        if status < 0:
-            raise ValueError(what)
-    return x, _row_potentials(indptr, indices, c, x, v), v, 0
+        if status < 0:   # pragma: no cover - a full matching exists
+            raise AssertionError("internal error: the engine found no full matching where one exists")
+        return x, _row_potentials(indptr, indices, c, x, v), v, 0
+    if full:
+        raise ValueError(what)
+    # Every maximum matching leaves m - k rows and n - k columns free, among
+    # the rows (columns) that alternating paths of x0 reach from its free
+    # rows (columns).  Those rows get m - k dummy columns of weight 0, and,
+    # when it costs at most about nnz more entries, those columns get n - k
+    # dummy rows (a square problem, which the auction prices speed up).
+    # Every full matching of the extension holds exactly k real pairs, a
+    # maximum matching, and the cheapest one the cheapest of them.
+    y0 = np.full(n, -1, dtype=np.int64)
+    y0[x0[x0 >= 0]] = np.flatnonzero(x0 >= 0)
+    zr = np.flatnonzero(_cpu.alternating_reach(indptr, indices, m, x0, y0, np.flatnonzero(x0 < 0)))
+    T = sp.csr_matrix((np.ones(indices.shape[0], dtype=np.int8), indices, indptr), shape=(m, n)).T.tocsr()
+    zc = np.flatnonzero(_cpu.alternating_reach(T.indptr.astype(np.int64), T.indices, n, y0, x0,
+                                               np.flatnonzero(y0 < 0)))
+    ndc, ndr = m - k, n - k
+    if ndr * zc.size > indices.shape[0] + m:
+        ndr = 0
+    ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, zr, ndc, zc, ndr)
+    x, y, v, status, _ = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False)
+    if status < 0:   # pragma: no cover - the extended problem always has a full matching
+        raise AssertionError("internal error: the extended assignment problem has no full matching")
+    u = _row_potentials(ext_ptr, ext_idx, ext_c, x, v)[:m].copy()
+    x = x[:m]
+    return np.where(x >= n, -1, x), u, v[:n].copy(), m - k
 
 
 def _row_potentials(indptr, indices, c, x, v):
