@@ -763,7 +763,7 @@ def check_assignment(A, row_ind: IndexLike, col_ind: IndexLike, u: IndexLike | N
         if sp.issparse(A) or _backend.is_cupy_sparse(A):
             indptr, indices, c, (m, n), _, _ = _asg._sparse_problem(A, maximize, name="A")
         else:
-            indptr, indices, c, (m, n), _, _ = _asg._dense_problem(A, maximize)
+            indptr, indices, c, (m, n), _, _, _ = _asg._dense_problem(A, maximize)
     rows = _host_vector(row_ind, "row_ind")
     cols = _host_vector(col_ind, "col_ind")
     for arr, what in ((rows, "row_ind"), (cols, "col_ind")):

@@ -39,7 +39,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["solve", "auction_prices", "alternating_reach"]
+__all__ = ["solve", "solve_dense", "auction_prices", "alternating_reach", "matched_costs"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -335,3 +335,102 @@ def auction_prices(indptr, indices, cost, m, n, v, eps0, factor, eps_min, floor,
         eps = eps // factor if cost.dtype.kind == "i" else eps / factor
         if eps < eps_min:
             eps = eps_min
+
+
+@numba.njit(cache=True, nogil=True)
+def solve_dense(indptr, indices, cost, C, m, n, arr_passes, x, y, v):
+    """:func:`solve` for a dense ``m x n`` cost matrix `C` (``m <= n``).
+
+    The row reduction reads the CSR view ``(indptr, indices, cost)`` of the
+    allowed entries; the searches read `C` itself, where a forbidden pair is
+    ``+inf`` (float costs only).  A search keeps the columns in one array
+    split into settled, to-scan (at the current least distance) and the
+    rest, and finds each new least distance by one pass over the rest, as
+    Jonker and Volgenant's dense LAPJV does: ``O(n)`` per settled column
+    without a heap, and every column at the least distance is checked for
+    being free before any is scanned (integer costs tie often).
+
+    Returns 0, or ``-1 - row`` for a row that no augmenting path reaches.
+    """
+    cx = np.zeros(m, dtype=cost.dtype)
+    free = np.arange(m)
+    nfree = _row_reduction(indptr, indices, cost, m, x, y, v, cx, free, m, arr_passes)
+    d = np.empty(n, dtype=C.dtype)
+    pred = np.empty(n, dtype=np.int64)
+    cols = np.arange(n)
+    for t in range(nfree):
+        s = free[t]
+        for j in range(n):
+            d[j] = C[s, j] - v[j]
+            pred[j] = s
+            cols[j] = j
+        lo = 0
+        hi = 0
+        end = -1
+        mn = C.dtype.type(0)
+        while end < 0:
+            if lo == hi:
+                # the least distance among the columns not reached yet, and all columns at it
+                mn = d[cols[hi]]
+                hi += 1
+                for k in range(hi, n):
+                    j = cols[k]
+                    h = d[j]
+                    if h <= mn:
+                        if h < mn:
+                            hi = lo
+                            mn = h
+                        cols[k] = cols[hi]
+                        cols[hi] = j
+                        hi += 1
+                if not (mn < np.inf):
+                    return -1 - s
+                for k in range(lo, hi):
+                    if y[cols[k]] < 0:
+                        end = cols[k]
+                        break
+                if end >= 0:
+                    break
+            j1 = cols[lo]
+            lo += 1
+            i = y[j1]
+            u1 = C[i, j1] - v[j1] - mn
+            for k in range(hi, n):
+                j = cols[k]
+                h = C[i, j] - v[j] - u1
+                if h < d[j]:
+                    d[j] = h
+                    pred[j] = i
+                    if h == mn:
+                        if y[j] < 0:
+                            end = j
+                            break
+                        cols[k] = cols[hi]
+                        cols[hi] = j
+                        hi += 1
+        for k in range(lo):             # settled columns: prices drop by what they are short of mn
+            j = cols[k]
+            v[j] += d[j] - mn
+        j = end
+        while True:
+            i = pred[j]
+            y[j] = i
+            nxt = x[i]
+            x[i] = j
+            if i == s:
+                break
+            j = nxt
+    return 0
+
+
+@numba.njit(cache=True, nogil=True)
+def matched_costs(indptr, indices, cost, x):
+    """``cost`` of the entry ``(i, x[i])`` of every row (0 for a free row)."""
+    m = x.shape[0]
+    out = np.zeros(m, dtype=cost.dtype)
+    for i in range(m):
+        for p in range(indptr[i], indptr[i + 1]):
+            if indices[p] == x[i]:
+                out[i] = cost[p]
+                break
+    return out

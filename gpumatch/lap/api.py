@@ -140,7 +140,8 @@ def _sparse_problem(graph, maximize, name="biadjacency"):
 
 
 def _dense_problem(cost_matrix, maximize):
-    """CSR of the finite entries of a dense cost matrix, in minimisation form."""
+    """CSR of the finite entries of a dense cost matrix, in minimisation form, and
+    the matrix itself in minimisation form (the caller's when it needs no change)."""
     if sp.issparse(cost_matrix) or _backend.is_cupy_sparse(cost_matrix):
         raise ValueError("cost_matrix must be a dense array; for sparse input use "
                          "min_weight_full_bipartite_matching or assignment")
@@ -173,7 +174,11 @@ def _dense_problem(cost_matrix, maximize):
         vals = c[finite]
     if maximize:
         vals = -vals          # the engine only reads `vals`: no copy otherwise
-    return indptr, indices, vals, (m, n), cupy_out, c.dtype.kind
+    if finite is None:
+        dense = vals.reshape(m, n)
+    else:
+        dense = -c if maximize else c
+    return indptr, indices, vals, (m, n), cupy_out, c.dtype.kind, dense
 
 
 # ---------------------------------------------------------------------------
@@ -225,6 +230,19 @@ def _auction_prices(indptr, indices, c, m, v):
         R = big if big > 0 else 1.0
         eps0, eps_min, floor = R / 4, R / (10 * m), -2.0 * (m + 1) * R
     _cpu.auction_prices(indptr, indices, c, m, m, v, eps0, 5, eps_min, floor, 10 * indices.shape[0] + m)
+
+
+def _solve_dense(indptr, indices, c, dense, m, n, what):
+    from . import _cpu
+
+    x = np.full(m, -1, dtype=np.int64)
+    y = np.full(n, -1, dtype=np.int64)
+    v = np.zeros(n, dtype=c.dtype)
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    if _cpu.solve_dense(indptr, indices, c, dense, m, n, 2, x, y, v) < 0:
+        raise ValueError(what)
+    return x, dense[np.arange(m), x] - v[x], v
 
 
 def _maximum_matching(indptr, indices, m, n):
@@ -308,15 +326,16 @@ def _row_potentials(indptr, indices, c, x, v):
     m = x.shape[0]
     if m == 0:
         return np.zeros(0, dtype=c.dtype)
-    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
-    hit = indices == x[rows]
-    cm = np.zeros(m, dtype=c.dtype)
-    cm[rows[hit]] = c[hit]
-    return cm - v[x]
+    from . import _cpu
+
+    return _cpu.matched_costs(indptr, indices, c, x) - v[x]
 
 
-def _solve(indptr, indices, c, shape, full, what):
-    """Rows and columns of the optimum, potentials, and whether the engine ran transposed."""
+def _solve(indptr, indices, c, shape, full, what, dense=None):
+    """Rows and columns of the optimum, potentials, and whether the engine ran transposed.
+
+    `dense`: the 2-D matrix of a dense input, whose full solves run the
+    dense searches of :func:`gpumatch.lap._cpu.solve_dense`."""
     m, n = shape
     if c.dtype.kind == "i":
         _check_int_range(c, min(m, n), "weights")
@@ -324,7 +343,13 @@ def _solve(indptr, indices, c, shape, full, what):
     if transposed:
         indptr, indices, c = _transpose(indptr, indices, c, m, n)
         m, n = n, m
-    x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what)
+        if dense is not None and full:
+            dense = np.ascontiguousarray(dense.T)
+    if dense is not None and full:
+        x, u, v = _solve_dense(indptr, indices, c, dense, m, n, what)
+        nfree = 0
+    else:
+        x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what)
     rows = np.flatnonzero(x >= 0)
     cols = x[rows]
     if transposed:
@@ -543,8 +568,8 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False) -> tuple[Array, A
     """
     maximize = _as_maximize(maximize)
     _engine_backend("numba")
-    indptr, indices, c, (m, n), cupy_out, _ = _dense_problem(cost_matrix, maximize)
-    rows, cols, _, _, _, _ = _solve(indptr, indices, c, (m, n), True, "cost matrix is infeasible")
+    indptr, indices, c, (m, n), cupy_out, _, dense = _dense_problem(cost_matrix, maximize)
+    rows, cols, _, _, _, _ = _solve(indptr, indices, c, (m, n), True, "cost matrix is infeasible", dense)
     return _backend.output_like(rows, cupy_out), _backend.output_like(cols, cupy_out)
 
 
@@ -658,11 +683,13 @@ def assignment(A, maximize: bool = False, *, full: bool = True, backend: Backend
     sparse = sp.issparse(A) or _backend.is_cupy_sparse(A)
     if sparse:
         indptr, indices, c, (m, n), cupy_out, kind = _sparse_problem(A, maximize, name="A")
+        dense = None
         what = "no full matching exists"
     else:
-        indptr, indices, c, (m, n), cupy_out, kind = _dense_problem(A, maximize)
+        indptr, indices, c, (m, n), cupy_out, kind, dense = _dense_problem(A, maximize)
         what = "cost matrix is infeasible"
-    rows, cols, u, v, transposed, nfree = _solve(indptr, indices, c, (m, n), bool(full), what)
+    rows, cols, u, v, transposed, nfree = _solve(indptr, indices, c, (m, n), bool(full), what,
+                                                 None if sparse else dense)
     vals = _weights_of(indptr, indices, c, rows, cols, n)
     cost = _exact_sum(vals)
     if maximize:
