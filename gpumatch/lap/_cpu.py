@@ -29,6 +29,9 @@ where the searches from zero prices each cross most of the graph once few
 free columns are left (10 times fewer searches, 20 times less time on the
 random sparse family of issue 64 at 100k rows).
 
+:func:`solve_dense` is the same method for a dense matrix, with Jonker
+and Volgenant's heap-free dense search.
+
 All functions are ``numba.njit(cache=True, nogil=True)``; they specialise on
 the cost dtype (int64 for exact integer costs, float64) and on the index
 dtype.  The engine needs ``m <= n`` (the caller transposes).

@@ -7,10 +7,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 
 from .. import _backend
-from .._typing import Array, Backend, GraphLike
+from .._typing import Array, Backend, GraphLike, SparseMatrix
 from .._validation import as_csr_graph, check_option
 
 __all__ = ["min_weight_full_bipartite_matching", "linear_sum_assignment", "assignment", "AssignmentResult"]
@@ -450,9 +451,16 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     scipy): two passes of augmenting row reduction, then one Dijkstra search
     on reduced costs from each row still free, over the entries it reaches
     (a heap, so a search costs the part of the graph it explores), stopped
-    at the first free column.  A full matching costs at most ``min(m, n)``
-    searches of ``O(nnz log nnz)`` each; far less is typical, because the
-    row reduction matches most rows.
+    at the first free column.  A maximum matching (gpumatch's compiled
+    matching engine) first tells whether a full matching exists at all.
+    Square inputs start from column prices found by a few phases of
+    Bertsekas' forward auction with epsilon scaling [3]_: near-optimal
+    prices leave the row reduction few rows unmatched and make the searches
+    short, where from zero prices the last searches each cross most of the
+    graph.  The answer and its potentials come from the exact phases, so
+    they do not depend on the auction being accurate.  A full matching costs
+    at most ``min(m, n)`` searches of ``O(nnz log nnz)`` each; far less is
+    typical.
 
     Integer weights are solved exactly in int64 when
     ``max|w| * (4 min(m, n) + 8) < 2**62`` (the prices never pass that
@@ -472,6 +480,9 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     .. [2] R. M. Karp, "An algorithm to solve the m x n assignment problem in
            expected time O(mn log n)", Networks 10(2), 143-152, 1980.
            :doi:`10.1002/net.3230100205`
+    .. [3] D. P. Bertsekas, "The auction algorithm: a distributed relaxation
+           method for the assignment problem", Annals of Operations Research
+           14, 105-123, 1988. :doi:`10.1007/BF02186476`
 
     Examples
     --------
@@ -498,7 +509,7 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
 
 
 @_backend.device_entry
-def linear_sum_assignment(cost_matrix, maximize: bool = False) -> tuple[Array, Array]:
+def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = False) -> tuple[Array, Array]:
     r"""Solve the linear sum assignment problem of a dense cost matrix (drop-in for scipy).
 
     Same semantics, results and errors as
@@ -543,9 +554,12 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False) -> tuple[Array, A
 
     Notes
     -----
-    The finite entries are handed to the same engine as
-    :func:`min_weight_full_bipartite_matching` (shortest augmenting paths
-    after Jonker and Volgenant [1]_), as a CSR view.
+    Shortest augmenting paths after Jonker and Volgenant [1]_, as in
+    :func:`min_weight_full_bipartite_matching`, with their dense search:
+    the columns kept in one array split into settled, to-scan and the rest,
+    each new least distance found by one pass over the rest (``O(n)`` per
+    settled column, no heap).  The row reduction reads a CSR view of the
+    finite entries.  ``O(n^2)`` per search, ``O(n^3)`` in the worst case.
 
     References
     ----------
@@ -574,7 +588,7 @@ def linear_sum_assignment(cost_matrix, maximize: bool = False) -> tuple[Array, A
 
 
 @_backend.device_entry
-def assignment(A, maximize: bool = False, *, full: bool = True, backend: Backend = "auto") -> AssignmentResult:
+def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, *, full: bool = True, backend: Backend = "auto") -> AssignmentResult:
     r"""Optimal assignment with its cost and a dual certificate of optimality.
 
     Parameters
@@ -637,16 +651,15 @@ def assignment(A, maximize: bool = False, *, full: bool = True, backend: Backend
     practice (the default of ``check_assignment``), and the cost equals
     scipy's to the same relative tolerance.
 
-    **``full=False``.**  A first pass of the engine leaves free the rows no
-    augmenting path reaches; the matching it ends with is maximum (a row
-    that cannot be augmented once never can be later), of size ``k``, but
-    not necessarily of least weight among the maximum matchings.  The rows
-    that some maximum matching leaves free are those its alternating paths
-    reach from its free rows; each of them gets ``m - k`` extra columns of
-    weight 0 (on the smaller side, after transposing when ``m > n``).  A
-    full matching of that extended matrix holds exactly ``k`` real pairs,
-    and the cheapest one holds the cheapest maximum matching; the second
-    solve finds it.  The extension adds ``(m - k)`` entries per such row.
+    **``full=False``.**  A maximum matching of size ``k`` comes first
+    (gpumatch's unweighted engine); it need not be of least weight.  The
+    rows that some maximum matching leaves free are those its alternating
+    paths reach from its free rows, and the same for columns.  Each such
+    row gets ``m - k`` extra columns of weight 0, and, when that adds at
+    most about ``nnz`` entries, each such column ``n - k`` extra rows of
+    weight 0 (a square problem, which the auction prices speed up).  A full
+    matching of the extended matrix holds exactly ``k`` real pairs, and the
+    cheapest one the cheapest maximum matching; one solve finds it.
 
     References
     ----------
