@@ -410,6 +410,16 @@ def test_medium_size_sanity():
     assert elapsed < 30, elapsed        # generous: shared 2-core CI machines; about 1 s here
 
 
+def test_warm_up_loads_the_assignment_engine():
+    from gpumatch.backends import warm_up
+
+    steps = []
+    assert warm_up("auto", ["assignment"], progress=lambda step, sec: steps.append(step)) >= 0
+    assert steps == ["assignment"]
+    with pytest.raises(ValueError, match="'assignment'"):
+        warm_up("auto", ["weights"])
+
+
 def test_public_names():
     for name in ("min_weight_full_bipartite_matching", "linear_sum_assignment", "assignment", "AssignmentResult"):
         assert name in gpumatch.__all__ and hasattr(gpumatch, name)
