@@ -338,8 +338,8 @@ def _solve(indptr, indices, c, shape, full, what, dense=None):
     `dense`: the 2-D matrix of a dense input, whose full solves run the
     dense searches of :func:`gpumatch.lap._cpu.solve_dense`."""
     m, n = shape
-    if c.dtype.kind == "i":
-        _check_int_range(c, min(m, n), "weights")
+    if c.dtype.kind == "i":   # full=False may solve an extension of up to m + n rows
+        _check_int_range(c, min(m, n) if full else m + n, "weights")
     transposed = m > n
     if transposed:
         indptr, indices, c = _transpose(indptr, indices, c, m, n)
