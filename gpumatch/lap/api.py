@@ -95,6 +95,10 @@ def _numeric_values(data, what: str):
     raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {data.dtype}")
 
 
+def _invalid_rule(maximize):
+    return "(NaN, or +inf when maximizing)" if maximize else "(NaN, or -inf when minimizing)"
+
+
 def _check_int_range(c, k, what):
     if c.size and c.dtype.kind == "i":
         big = max(-int(c.min()), int(c.max()))
@@ -125,7 +129,7 @@ def _sparse_problem(graph, maximize, name="biadjacency"):
             k = int(np.flatnonzero(bad)[0])
             row = int(np.searchsorted(indptr, k, side="right")) - 1
             raise ValueError(f"{name} contains invalid numeric entries: {c[k]!r} at ({row}, {int(indices[k])}) "
-                             f"(NaN, or {'+inf' if maximize else '-inf'} when {'maximizing' if maximize else 'minimizing'})")
+                             f"{_invalid_rule(maximize)}")
         forbidden = np.isinf(c)
         if forbidden.any():
             keep = ~forbidden if keep is None else keep & ~forbidden
@@ -157,7 +161,7 @@ def _dense_problem(cost_matrix, maximize):
         if invalid.any():
             i, j = (int(t) for t in np.argwhere(invalid)[0])
             raise ValueError(f"matrix contains invalid numeric entries: {c[i, j]!r} at ({i}, {j}) "
-                             f"(NaN, or {'+inf' if maximize else '-inf'} when {'maximizing' if maximize else 'minimizing'})")
+                             f"{_invalid_rule(maximize)}")
         finite = np.isfinite(c)
         if finite.all():
             finite = None
@@ -588,7 +592,8 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
 
 
 @_backend.device_entry
-def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, *, full: bool = True, backend: Backend = "auto") -> AssignmentResult:
+def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, *, full: bool = True,
+               backend: Backend = "auto") -> AssignmentResult:
     r"""Optimal assignment with its cost and a dual certificate of optimality.
 
     Parameters
