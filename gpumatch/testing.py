@@ -687,7 +687,8 @@ def _reached_rows(indptr, indices, row_to_col, col_to_row):
 @_backend.device_entry
 def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_ind: IndexLike,
                      u: IndexLike | None = None, v: IndexLike | None = None, *, maximize: bool = False,
-                     full: bool = True, expected_cost: float | None = None, rtol: float = 1e-9) -> AssignmentCertificate:
+                     full: bool = True, expected_cost: float | None = None,
+                     rtol: float = 1e-9) -> AssignmentCertificate:
     r"""Verify a weighted matching and, given potentials, prove it optimal.
 
     The checks, in order: `row_ind` and `col_ind` are one-dimensional
