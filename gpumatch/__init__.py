@@ -20,10 +20,14 @@ MaxFlowSolver, MatchingSolver
     Re-solve after batches of capacity or edge changes, from the previous answer.
 dulmage_mendelsohn, block_triangular_form
     Dulmage–Mendelsohn decomposition (MATLAB ``dmperm``) and block triangular form.
+min_weight_full_bipartite_matching, linear_sum_assignment
+    Weighted matching (the assignment problem), sparse and dense, as scipy's.
+assignment
+    The same with its cost, dual potentials (a certificate) and a maximum-cardinality mode.
 
 Submodules: :mod:`gpumatch.backends` (choosing the engine, results to the host, warm-up),
 :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.structure`, :mod:`gpumatch.io`,
-:mod:`gpumatch.generators`, :mod:`gpumatch.testing`.
+:mod:`gpumatch.generators`, :mod:`gpumatch.testing`, :mod:`gpumatch.lap` (the assignment engine).
 """
 
 from typing import TYPE_CHECKING
@@ -42,15 +46,18 @@ _EXPORTS = {
     "MatchingResult": "matching", "MatchingSolver": "matching",
     "dulmage_mendelsohn": "structure", "block_triangular_form": "structure",
     "DulmageMendelsohnResult": "structure", "BlockTriangularResult": "structure",
+    "min_weight_full_bipartite_matching": "lap", "linear_sum_assignment": "lap",
+    "assignment": "lap", "AssignmentResult": "lap",
 }
 
 #: Submodules reachable as attributes of the package (``gpumatch.testing``),
 #: imported on first use.
 _SUBMODULES = ("testing", "io", "generators", "csr", "flow", "matching", "structure", "batch", "cli", "bench",
-               "backends")
+               "backends", "lap")
 
 if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ below
     from .flow import MaxFlowSolver, MaximumFlowResult, MinimumCutResult, maximum_flow, minimum_cut
+    from .lap import AssignmentResult, assignment, linear_sum_assignment, min_weight_full_bipartite_matching
     from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
                            structural_rank)
     from .structure import (BlockTriangularResult, DulmageMendelsohnResult, block_triangular_form,
@@ -88,5 +95,9 @@ __all__ = [
     "block_triangular_form",
     "DulmageMendelsohnResult",
     "BlockTriangularResult",
+    "min_weight_full_bipartite_matching",
+    "linear_sum_assignment",
+    "assignment",
+    "AssignmentResult",
     "__version__",
 ]

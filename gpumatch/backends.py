@@ -196,10 +196,13 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
     ----------
     backend : {"auto", "numpy", "cupy", "numba"}, optional
         The backend to warm up (resolved by :func:`resolve_backend`).
-    solvers : sequence of {"matching", "flow"}, optional
+    solvers : sequence of {"matching", "flow", "assignment"}, optional
         The engines to load: ``"matching"`` serves the matchings, the
         structural rank and the Dulmage–Mendelsohn decomposition,
-        ``"flow"`` the max flows and minimum cuts.  Default: both.
+        ``"flow"`` the max flows and minimum cuts, ``"assignment"`` the
+        weighted matchings (:func:`~gpumatch.assignment` and the scipy
+        drop-ins; always the compiled CPU engine, integer and float
+        weights, sparse and dense).  Default: matching and flow.
     progress : callable, optional
         Called as ``progress(step, seconds)`` after each step (``step``
         names it, for example ``"matching"``; ``seconds`` is its time), for
@@ -239,9 +242,9 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
 
     name = resolve_backend(backend)
     solvers = [solvers] if isinstance(solvers, str) else list(solvers)
-    unknown = [s for s in solvers if s not in ("matching", "flow")]
+    unknown = [s for s in solvers if s not in ("matching", "flow", "assignment")]
     if unknown:
-        raise ValueError(f"solvers must name 'matching' or 'flow', got {unknown[0]!r}")
+        raise ValueError(f"solvers must name 'matching', 'flow' or 'assignment', got {unknown[0]!r}")
     start = time.perf_counter()
     if name == "numpy":
         return 0.0
@@ -286,5 +289,18 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
 
     if "flow" in solvers:
         step("max flow", flow)
+
+    def weighted():
+        from .lap import assignment, linear_sum_assignment
+
+        W = np.array([[3, 3, 6, 1], [4, 3, 5, 2], [10, 1, 8, 7], [2, 9, 4, 3]])
+        for weights in (W, W + 0.5):
+            assignment(sp.csr_array(weights))                       # square: auction prices
+            assignment(sp.csr_array(weights[:3]))                   # rectangular
+            assignment(sp.csr_array(np.triu(weights)), full=False)  # partial
+            linear_sum_assignment(weights)                          # dense
+
+    if "assignment" in solvers and numba_available():
+        step("assignment", weighted)
     _backend.synchronize(name)
     return time.perf_counter() - start

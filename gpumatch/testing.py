@@ -6,6 +6,9 @@ compare a result with a stored answer.  They check it instead:
 * :func:`check_matching` verifies that a matching is a set of edges of the
   graph with no shared endpoint, then proves it maximum with a König vertex
   cover of the same size (:func:`konig_cover`).
+* :func:`check_assignment` verifies that a weighted matching is a matching of
+  the stored entries, of the right size, and, given dual potentials, proves
+  it of least weight with them.
 * :func:`check_flow` verifies skew symmetry, capacity bounds and flow
   conservation, then proves the flow maximum with an s-t cut whose capacity
   equals the flow value.
@@ -27,6 +30,7 @@ import numbers
 from dataclasses import dataclass
 
 import numpy as np
+import numpy.typing as npt
 import scipy.sparse as sp
 from scipy.sparse.csgraph import breadth_first_order
 
@@ -40,6 +44,8 @@ __all__ = [
     "check_matching",
     "konig_cover",
     "check_flow",
+    "check_assignment",
+    "AssignmentCertificate",
 ]
 
 _PATH_SHOWN = 12  # vertices of an augmenting path printed in full
@@ -637,3 +643,224 @@ def check_flow(capacity: GraphLike, source: int, sink: int, flow: SparseMatrix |
     if cut != flow_value:  # pragma: no cover - max-flow min-cut theorem
         raise AssertionError(f"cut capacity {cut} differs from the flow value {flow_value}")
     return FlowCertificate(flow_value, side, cut)
+
+
+# ---------------------------------------------------------------------------
+# assignment (weighted matching)
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class AssignmentCertificate:
+    """What :func:`check_assignment` proved.
+
+    Attributes
+    ----------
+    size : int
+        Number of matched pairs.
+    cost : int or float
+        Total weight of the matched entries (an exact Python ``int`` for
+        integer weights).
+    optimal : bool
+        True when potentials were given and proved the matching optimal.
+    max_violation : int or float
+        Largest violation of the dual conditions found (0 for integers;
+        below the tolerance for floats), 0 without potentials.
+    """
+
+    size: int
+    cost: int | float
+    optimal: bool
+    max_violation: int | float
+
+
+def _reached_rows(indptr, indices, row_to_col, col_to_row):
+    """Rows that alternating paths reach from the free rows (free rows included)."""
+    m = row_to_col.shape[0]
+    g = as_csr_graph((indptr, indices, (m, col_to_row.shape[0])), "numpy", name="graph")
+    order, _ = _alternating_search(g, row_to_col, col_to_row)
+    mark = np.zeros(m + col_to_row.shape[0] + 1, dtype=bool)
+    mark[order] = True
+    return mark[:m]
+
+
+@_backend.device_entry
+def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_ind: IndexLike,
+                     u: IndexLike | None = None, v: IndexLike | None = None, *, maximize: bool = False,
+                     full: bool = True, expected_cost: float | None = None,
+                     rtol: float = 1e-9) -> AssignmentCertificate:
+    r"""Verify a weighted matching and, given potentials, prove it optimal.
+
+    The checks, in order: `row_ind` and `col_ind` are one-dimensional
+    integer arrays of one length, in range, with no row and no column twice;
+    every pair is an edge (sparse `A`: a stored non-zero entry; dense `A`: a
+    finite entry, the rules of :func:`gpumatch.assignment`); the size is
+    ``min(m, n)`` (`full`) or maximum (a König cover, as
+    :func:`check_matching`); the cost equals `expected_cost` when given;
+    and with potentials `u` (rows) and `v` (columns), the dual conditions
+    of :func:`gpumatch.assignment` hold: reduced costs
+    ``c_ij - u_i - v_j >= 0`` on every entry, ``= 0`` on matched ones, and
+    among the vertices that alternating paths reach from a free vertex of
+    the same side, every free one's potential is at least every matched
+    one's (all signs flipped with `maximize`).  These conditions prove that
+    no matching of the same size weighs less.
+
+    Parameters
+    ----------
+    A : sparse matrix or dense array_like
+        The weights, as given to :func:`gpumatch.assignment`.
+    row_ind, col_ind : array_like of int
+        The matched pairs.
+    u, v : array_like, optional
+        Row and column potentials (lengths m and n); both or neither.
+    maximize : bool, optional
+        The matching claims the largest weight.
+    full : bool, optional
+        True: the matching must cover the smaller side.  False: it must be
+        of maximum cardinality.
+    expected_cost : int or float, optional
+        The cost the matching must have (exact for integers, to `rtol`
+        for floats), e.g. scipy's.
+    rtol : float, optional
+        Float tolerance of the dual conditions and of `expected_cost`,
+        relative to ``max(1, max|c|, max|u|, max|v|)``.  Integer weights
+        and integer potentials are checked exactly.
+
+    Returns
+    -------
+    AssignmentCertificate
+
+    Raises
+    ------
+    AssertionError
+        A check fails; the message names the row, column or entry.
+    ValueError, TypeError
+        Malformed arguments (lengths of `u`/`v`, one of them missing,
+        weights the solvers reject).
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch import assignment
+    >>> from gpumatch.testing import check_assignment
+    >>> A = sp.csr_array([[3, 3, 6], [4, 3, 5], [10, 1, 8]])
+    >>> res = assignment(A)
+    >>> cert = check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, expected_cost=9)
+    >>> cert.cost, cert.optimal
+    (9, True)
+    >>> check_assignment(A, [0, 1, 2], [0, 1, 2], res.u, res.v)  # doctest: +ELLIPSIS
+    Traceback (most recent call last):
+    ...
+    AssertionError: matched entry ... not 0: the potentials do not prove this matching optimal
+    """
+    import warnings
+
+    from .lap import api as _asg
+
+    if (u is None) != (v is None):
+        raise ValueError("give both potentials u and v, or neither")
+    maximize = bool(maximize)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)    # the solvers' explicit-zero warning
+        if sp.issparse(A) or _backend.is_cupy_sparse(A):
+            indptr, indices, c, (m, n), _, _ = _asg._sparse_problem(A, maximize, name="A")
+        else:
+            indptr, indices, c, (m, n), _, _, _ = _asg._dense_problem(A, maximize)
+    rows = _host_vector(row_ind, "row_ind")
+    cols = _host_vector(col_ind, "col_ind")
+    for arr, what in ((rows, "row_ind"), (cols, "col_ind")):
+        if arr.size and arr.dtype.kind not in "iu":
+            raise AssertionError(f"{what} must hold integers, got dtype {arr.dtype}")
+    if rows.shape != cols.shape:
+        raise AssertionError(f"row_ind and col_ind differ in length: {rows.shape[0]} and {cols.shape[0]}")
+    rows = rows.astype(np.int64)
+    cols = cols.astype(np.int64)
+    for arr, what, bound in ((rows, "row", m), (cols, "column", n)):
+        bad = np.flatnonzero((arr < 0) | (arr >= bound))
+        if bad.size:
+            raise AssertionError(f"{what} index {int(arr[bad[0]])} (pair {int(bad[0])}) is out of range [0, {bound})")
+        counts = np.bincount(arr, minlength=bound)
+        if arr.size and counts.max() > 1:
+            raise AssertionError(f"{what} {int(np.argmax(counts))} is matched more than once")
+    keys = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr)) * max(n, 1) + indices.astype(np.int64)
+    want = rows * max(n, 1) + cols
+    at = np.minimum(np.searchsorted(keys, want), max(keys.size - 1, 0))
+    missing = np.flatnonzero(keys[at] != want) if keys.size else np.arange(want.size)
+    if missing.size:
+        k = int(missing[0])
+        raise AssertionError(f"pair ({int(rows[k])}, {int(cols[k])}) is not an edge (a stored non-zero, finite "
+                             "entry)")
+    r2c = np.full(m, -1, dtype=np.int64)
+    c2r = np.full(n, -1, dtype=np.int64)
+    r2c[rows] = cols
+    c2r[cols] = rows
+    size = int(rows.size)
+    if full and size != min(m, n):
+        raise AssertionError(f"the matching has {size} pairs, not min(m, n) = {min(m, n)}: it is not full")
+    if not full:
+        _konig(as_csr_graph((indptr, indices, (m, n)), "numpy", name="A"), r2c, c2r)
+    vals = c[at] if size else c[:0]
+    cost = _asg._exact_sum(vals)
+    if maximize:
+        cost = -cost
+    is_int = c.dtype.kind == "i"
+    scale = max(1.0, float(np.abs(c).max()) if c.size else 0.0)
+    if expected_cost is not None:
+        tol = 0 if is_int and isinstance(expected_cost, numbers.Integral) else rtol * max(scale, abs(expected_cost))
+        if abs(cost - expected_cost) > tol:
+            raise AssertionError(f"the matching costs {cost}, not the expected {expected_cost}")
+    if u is None:
+        return AssignmentCertificate(size, cost, False, 0)
+    uu = _backend.to_numpy(u)
+    vv = _backend.to_numpy(v)
+    if uu.ndim != 1 or uu.shape[0] != m or vv.ndim != 1 or vv.shape[0] != n:
+        raise ValueError(f"u must have length m = {m} and v length n = {n}, got shapes {uu.shape} and {vv.shape}")
+    exact = is_int and uu.dtype.kind in "iu" and vv.dtype.kind in "iu"
+    if exact:
+        uu = uu.astype(np.int64)
+        vv = vv.astype(np.int64)
+    else:
+        uu = uu.astype(np.float64)
+        vv = vv.astype(np.float64)
+        c = c.astype(np.float64)
+    if maximize:
+        uu, vv = -uu, -vv
+    tol = 0 if exact else rtol * max(scale, float(np.abs(uu).max(initial=0)), float(np.abs(vv).max(initial=0)))
+    erow = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
+    red = c - uu[erow] - vv[indices]
+    worst = 0
+    if red.size:
+        k = int(np.argmin(red))
+        worst = max(worst, -red[k])
+        if red[k] < -tol:
+            sign = -1 if maximize else 1
+            raise AssertionError(f"entry ({int(erow[k])}, {int(indices[k])}) has reduced cost {sign * red[k]}, "
+                                 f"{'above' if maximize else 'below'} 0: the potentials are not feasible")
+    if size:
+        rm = red[at]
+        k = int(np.argmax(np.abs(rm)))
+        worst = max(worst, abs(rm[k]))
+        if abs(rm[k]) > tol:
+            sign = -1 if maximize else 1
+            raise AssertionError(f"matched entry ({int(rows[k])}, {int(cols[k])}) has reduced cost {sign * rm[k]}, "
+                                 "not 0: the potentials do not prove this matching optimal")
+    # free vertices reachable from free vertices of their side must not be undercut by matched ones
+    T = sp.csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr), shape=(m, n)).T.tocsr()
+    for side, pot, mate, reach in (("row", uu, r2c, _reached_rows(indptr, indices, r2c, c2r)),
+                                   ("column", vv, c2r, _reached_rows(T.indptr, T.indices, c2r, r2c))):
+        free = reach & (mate < 0)
+        held = reach & (mate >= 0)
+        if free.any() and held.any():
+            lo = pot[free].min()
+            hi = pot[held].max()
+            worst = max(worst, hi - lo)
+            if hi - lo > tol:
+                a = int(np.flatnonzero(held & (pot == hi))[0])
+                b = int(np.flatnonzero(free & (pot == lo))[0])
+                raise AssertionError(f"matched {side} {a} has a larger potential than free {side} {b} that "
+                                     f"alternating paths connect it with: the potentials do not prove optimality")
+    if not exact:
+        worst = float(worst)
+    else:
+        worst = int(worst)
+    return AssignmentCertificate(size, cost, True, max(worst, 0) if exact else max(worst, 0.0))

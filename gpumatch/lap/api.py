@@ -1,0 +1,723 @@
+"""Public assignment functions: scipy-compatible wrappers around the compiled engine."""
+
+from __future__ import annotations
+
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+import scipy.sparse as sp
+
+from .. import _backend
+from .._typing import Array, Backend, GraphLike, SparseMatrix
+from .._validation import as_csr_graph, check_option
+
+__all__ = ["min_weight_full_bipartite_matching", "linear_sum_assignment", "assignment", "AssignmentResult"]
+
+_I64_MAX = np.iinfo(np.int64).max
+#: Integer costs are solved exactly in int64 when ``max|c| * (4 min(m, n) + 8)``
+#: stays below this: every price and path length of the engine is bounded by
+#: ``(2 min(m, n) + 1) max|c|`` (a shortest path alternates at most
+#: ``min(m, n)`` matched and ``min(m, n) + 1`` unmatched entries).
+_INT_BOUND = 2 ** 62
+
+
+@dataclass
+class AssignmentResult:
+    """A minimum-cost (or maximum-weight) assignment and its certificate.
+
+    Attributes
+    ----------
+    row_ind, col_ind : ndarray of int64
+        The matched pairs, sorted by row.
+    cost : int or float
+        Total weight of the matched entries, in the caller's weights (not
+        negated for ``maximize=True``): a Python ``int`` for integer or
+        boolean input (summed exactly, never wrapped), else a ``float``.
+    u : ndarray, length m
+        Row potentials (int64 for integer input, else float64).
+    v : ndarray, length n
+        Column potentials.  Together with `u` they prove the assignment
+        optimal (see Notes of :func:`assignment` and
+        :func:`gpumatch.testing.check_assignment`).
+    size : int
+        Number of matched pairs.
+    full : bool
+        True when the matching covers the smaller side (a full matching).
+    maximize : bool
+        The `maximize` option the problem was solved with.
+    stats : dict
+        ``backend``, ``engine``, ``transposed`` (the engine ran on the
+        transpose because ``m > n``) and ``rows_left_free`` (``full=False``).
+    """
+
+    row_ind: Any
+    col_ind: Any
+    cost: Any
+    u: Any
+    v: Any
+    size: int
+    full: bool
+    maximize: bool = False
+    stats: dict = field(default_factory=dict)
+
+
+# ---------------------------------------------------------------------------
+# validation
+# ---------------------------------------------------------------------------
+
+
+def _engine_backend(backend) -> str:
+    """The engine that runs for `backend`: the compiled CPU one, for now."""
+    check_option("backend", backend, _backend.BACKENDS)
+    if backend == "cupy":
+        raise NotImplementedError("backend='cupy' is not implemented for assignment yet (no GPU kernels); "
+                                  "use backend='auto' or 'numba', which run the compiled CPU engine "
+                                  "(CuPy input is copied to the host and the result copied back)")
+    return _backend.resolve_backend("numba")   # "auto" and "numpy" share it; RuntimeError without Numba
+
+
+def _as_maximize(maximize) -> bool:
+    return bool(maximize)   # scipy takes any truthy value
+
+
+def _numeric_values(data, what: str):
+    """int64 (integers, booleans) or float64 values; TypeError for anything else."""
+    kind = data.dtype.kind
+    if kind in "iub":
+        if kind == "u" and data.size and data.dtype.itemsize == 8 and int(data.max()) > _I64_MAX:
+            raise OverflowError(f"{what}: value {int(data.max())} does not fit int64")
+        return data.astype(np.int64, copy=False)
+    if kind == "f":
+        return data.astype(np.float64, copy=False)
+    raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {data.dtype}")
+
+
+def _invalid_rule(maximize):
+    return "(NaN, or +inf when maximizing)" if maximize else "(NaN, or -inf when minimizing)"
+
+
+def _check_int_range(c, k, what):
+    if c.size and c.dtype.kind == "i":
+        big = max(-int(c.min()), int(c.max()))
+        if big * (4 * k + 8) >= _INT_BOUND:
+            raise OverflowError(f"{what}: integer weights up to {big} in magnitude are too large to solve exactly "
+                                f"in int64 for a matching of {k} pairs (need max|weight| * (4*{k} + 8) < 2**62); "
+                                "scale them down or pass floating-point weights")
+
+
+def _sparse_problem(graph, maximize, name="biadjacency"):
+    """Validated CSR ``(indptr, indices, cost, (m, n), cupy_out, dtype_kind)``
+    of a sparse input, in minimisation form, explicit zeros dropped with
+    scipy's warning, the forbidden infinity dropped."""
+    g = as_csr_graph(graph, "numpy", name=name, with_data=True)
+    m, n = g.shape
+    indptr = np.asarray(g.indptr, dtype=np.int64)
+    indices = np.asarray(g.indices)
+    c = _numeric_values(np.asarray(g.data), name)
+    kind = c.dtype.kind
+    keep = None
+    zero = c == 0
+    if zero.any():
+        warnings.warn("explicit zero weights are removed before matching", UserWarning, stacklevel=3)
+        keep = ~zero
+    if kind == "f":
+        bad = np.isnan(c) | (c == (np.inf if maximize else -np.inf))
+        if bad.any():
+            k = int(np.flatnonzero(bad)[0])
+            row = int(np.searchsorted(indptr, k, side="right")) - 1
+            raise ValueError(f"{name} contains invalid numeric entries: {c[k]!r} at ({row}, {int(indices[k])}) "
+                             f"{_invalid_rule(maximize)}")
+        forbidden = np.isinf(c)
+        if forbidden.any():
+            keep = ~forbidden if keep is None else keep & ~forbidden
+    if keep is not None:
+        rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))[keep]
+        indices = indices[keep]
+        c = c[keep]
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(np.bincount(rows, minlength=m), out=indptr[1:])
+    if maximize:
+        c = -c
+    return indptr, indices, c, (m, n), g.cupy_out, kind
+
+
+def _dense_problem(cost_matrix, maximize):
+    """CSR of the finite entries of a dense cost matrix, in minimisation form, and
+    the matrix itself in minimisation form (the caller's when it needs no change)."""
+    if sp.issparse(cost_matrix) or _backend.is_cupy_sparse(cost_matrix):
+        raise ValueError("cost_matrix must be a dense array; for sparse input use "
+                         "min_weight_full_bipartite_matching or assignment")
+    cupy_out = _backend.is_cupy_array(cost_matrix)
+    a = np.asarray(_backend.to_numpy(cost_matrix) if cupy_out else cost_matrix)
+    if a.ndim != 2:
+        raise ValueError(f"expected a matrix (2-D array), got a {a.ndim} array")
+    c = _numeric_values(a, "cost_matrix")
+    m, n = c.shape
+    if c.dtype.kind == "f":
+        invalid = np.isnan(c) | (c == (np.inf if maximize else -np.inf))
+        if invalid.any():
+            i, j = (int(t) for t in np.argwhere(invalid)[0])
+            raise ValueError(f"matrix contains invalid numeric entries: {c[i, j]!r} at ({i}, {j}) "
+                             f"{_invalid_rule(maximize)}")
+        finite = np.isfinite(c)
+        if finite.all():
+            finite = None
+    else:
+        finite = None
+    if finite is None:
+        indptr = np.arange(m + 1, dtype=np.int64) * n
+        idx = np.int32 if n <= np.iinfo(np.int32).max else np.int64
+        indices = np.tile(np.arange(n, dtype=idx), m)
+        vals = c.reshape(-1)
+    else:
+        indptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(finite.sum(axis=1), out=indptr[1:])
+        indices = np.nonzero(finite)[1]
+        vals = c[finite]
+    if maximize:
+        vals = -vals          # the engine only reads `vals`: no copy otherwise
+    if finite is None:
+        dense = vals.reshape(m, n)
+    else:
+        dense = -c if maximize else c
+    return indptr, indices, vals, (m, n), cupy_out, c.dtype.kind, dense
+
+
+# ---------------------------------------------------------------------------
+# the solve
+# ---------------------------------------------------------------------------
+
+
+def _transpose(indptr, indices, c, m, n):
+    T = sp.csr_matrix((c, indices, indptr), shape=(m, n)).T.tocsr()
+    return T.indptr.astype(np.int64, copy=False), T.indices, T.data
+
+
+def _run(indptr, indices, c, m, n, skip_failed):
+    from . import _cpu
+
+    x = np.full(m, -1, dtype=np.int64)
+    y = np.full(n, -1, dtype=np.int64)
+    v = np.zeros(n, dtype=c.dtype)
+    failed = np.empty(m, dtype=np.int64)
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    if m == n and m > 1 and not skip_failed:
+        _auction_prices(indptr, indices, c, m, v)
+    status = int(_cpu.solve(indptr, indices, c, m, n, bool(skip_failed), 2, x, y, v, failed))
+    return x, y, v, status, failed
+
+
+def _auction_prices(indptr, indices, c, m, v):
+    """Start prices for a square problem from epsilon-scaling auction phases.
+
+    Any prices are valid start prices of the exact engine on a square problem
+    (every column ends matched, so no order between free and matched prices is
+    needed); near-optimal ones make its searches short.  The first phase's
+    ``eps`` is a quarter of the largest weight, each next a fifth of the last,
+    down to 1 (integers) or ``max|c| / (10 m)`` (floats).  The bids are capped
+    (``10 nnz + m``) and prices kept above ``-2 (m + 1) max|c|``, which an input
+    without a full matching reaches instead of ending; the exact engine then
+    reports it.
+    """
+    from . import _cpu
+
+    if c.size == 0:
+        return
+    big = float(np.abs(c).max())
+    if c.dtype.kind == "i":
+        R = int(big)
+        eps0, eps_min, floor = np.int64(max(1, R // 4)), np.int64(1), np.int64(-2 * (m + 1) * max(R, 1))
+    else:
+        R = big if big > 0 else 1.0
+        eps0, eps_min, floor = R / 4, R / (10 * m), -2.0 * (m + 1) * R
+    _cpu.auction_prices(indptr, indices, c, m, m, v, eps0, 5, eps_min, floor, 10 * indices.shape[0] + m)
+
+
+def _solve_dense(indptr, indices, c, dense, m, n, what):
+    from . import _cpu
+
+    x = np.full(m, -1, dtype=np.int64)
+    y = np.full(n, -1, dtype=np.int64)
+    v = np.zeros(n, dtype=c.dtype)
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    if _cpu.solve_dense(indptr, indices, c, dense, m, n, 2, x, y, v) < 0:
+        raise ValueError(what)
+    return x, dense[np.arange(m), x] - v[x], v
+
+
+def _maximum_matching(indptr, indices, m, n):
+    """A maximum matching (row -> column, -1 free) by gpumatch's compiled matching engine."""
+    if indices.shape[0] == 0:
+        return np.full(m, -1, dtype=np.int64)
+    from ..matching import maximum_bipartite_matching
+
+    r2c = maximum_bipartite_matching((indptr, indices, (m, n)), perm_type="column", backend="numba")
+    return np.asarray(r2c, dtype=np.int64)
+
+
+def _extended(indptr, indices, c, m, n, dummy_cols_rows, ndc, dummy_rows_cols, ndr):
+    """The CSR of ``[[C, D], [E, .]]``: `ndc` dummy columns of weight 0 on the rows
+    `dummy_cols_rows`, and `ndr` dummy rows of weight 0 on the columns `dummy_rows_cols`."""
+    counts = np.diff(indptr)
+    counts[dummy_cols_rows] += ndc
+    counts = np.concatenate([counts, np.full(ndr, dummy_rows_cols.size, dtype=np.int64)])
+    ext_ptr = np.zeros(m + ndr + 1, dtype=np.int64)
+    np.cumsum(counts, out=ext_ptr[1:])
+    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
+    pos = np.arange(indices.shape[0], dtype=np.int64) - indptr[rows] + ext_ptr[rows]
+    ext_idx = np.empty(int(ext_ptr[-1]), dtype=np.int64)
+    ext_c = np.zeros(int(ext_ptr[-1]), dtype=c.dtype)
+    ext_idx[pos] = indices
+    ext_c[pos] = c
+    if ndc:
+        ext_idx[(ext_ptr[dummy_cols_rows + 1] - ndc)[:, None] + np.arange(ndc)] = n + np.arange(ndc)
+    if ndr:
+        ext_idx[ext_ptr[m]:] = np.tile(dummy_rows_cols, ndr)
+    return ext_ptr, ext_idx, ext_c
+
+
+def _solve_min(indptr, indices, c, m, n, full, what):
+    """Solve the minimisation form with ``m <= n``.  Returns ``(x, u, v, rows_left_free)``
+    or raises ValueError (`full`) when no matching covers every row.
+
+    A maximum matching (the compiled matching engine, a small part of the
+    time) comes first: it tells at once whether a full matching exists, and,
+    when none does and `full` is False, how to reduce the cheapest maximum
+    matching to a full one (see :func:`assignment`).
+    """
+    from . import _cpu
+
+    x0 = _maximum_matching(indptr, indices, m, n)
+    k = int((x0 >= 0).sum())
+    if k == m:
+        x, y, v, status, _ = _run(indptr, indices, c, m, n, False)
+        if status < 0:   # pragma: no cover - a full matching exists
+            raise AssertionError("internal error: the engine found no full matching where one exists")
+        return x, _row_potentials(indptr, indices, c, x, v), v, 0
+    if full:
+        raise ValueError(what)
+    # Every maximum matching leaves m - k rows and n - k columns free, among
+    # the rows (columns) that alternating paths of x0 reach from its free
+    # rows (columns).  Those rows get m - k dummy columns of weight 0, and,
+    # when it costs at most about nnz more entries, those columns get n - k
+    # dummy rows (a square problem, which the auction prices speed up).
+    # Every full matching of the extension holds exactly k real pairs, a
+    # maximum matching, and the cheapest one the cheapest of them.
+    y0 = np.full(n, -1, dtype=np.int64)
+    y0[x0[x0 >= 0]] = np.flatnonzero(x0 >= 0)
+    zr = np.flatnonzero(_cpu.alternating_reach(indptr, indices, m, x0, y0, np.flatnonzero(x0 < 0)))
+    T = sp.csr_matrix((np.ones(indices.shape[0], dtype=np.int8), indices, indptr), shape=(m, n)).T.tocsr()
+    zc = np.flatnonzero(_cpu.alternating_reach(T.indptr.astype(np.int64), T.indices, n, y0, x0,
+                                               np.flatnonzero(y0 < 0)))
+    ndc, ndr = m - k, n - k
+    if ndr * zc.size > indices.shape[0] + m:
+        ndr = 0
+    ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, zr, ndc, zc, ndr)
+    x, y, v, status, _ = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False)
+    if status < 0:   # pragma: no cover - the extended problem always has a full matching
+        raise AssertionError("internal error: the extended assignment problem has no full matching")
+    u = _row_potentials(ext_ptr, ext_idx, ext_c, x, v)[:m].copy()
+    x = x[:m]
+    return np.where(x >= n, -1, x), u, v[:n].copy(), m - k
+
+
+def _row_potentials(indptr, indices, c, x, v):
+    """``u_i = c_{i, x_i} - v_{x_i}`` (every row is matched here)."""
+    m = x.shape[0]
+    if m == 0:
+        return np.zeros(0, dtype=c.dtype)
+    from . import _cpu
+
+    return _cpu.matched_costs(indptr, indices, c, x) - v[x]
+
+
+def _solve(indptr, indices, c, shape, full, what, dense=None):
+    """Rows and columns of the optimum, potentials, and whether the engine ran transposed.
+
+    `dense`: the 2-D matrix of a dense input, whose full solves run the
+    dense searches of :func:`gpumatch.lap._cpu.solve_dense`."""
+    m, n = shape
+    if c.dtype.kind == "i":   # full=False may solve an extension of up to m + n rows
+        _check_int_range(c, min(m, n) if full else m + n, "weights")
+    transposed = m > n
+    if transposed:
+        indptr, indices, c = _transpose(indptr, indices, c, m, n)
+        m, n = n, m
+        if dense is not None and full:
+            dense = np.ascontiguousarray(dense.T)
+    if dense is not None and full:
+        x, u, v = _solve_dense(indptr, indices, c, dense, m, n, what)
+        nfree = 0
+    else:
+        x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what)
+    rows = np.flatnonzero(x >= 0)
+    cols = x[rows]
+    if transposed:
+        rows, cols = cols, rows
+        order = np.argsort(rows, kind="stable")
+        rows, cols = rows[order], cols[order]
+        u, v = v, u
+    return rows.astype(np.int64), cols.astype(np.int64), u, v, transposed, nfree
+
+
+def _weights_of(indptr, indices, c, rows, cols, n):
+    """The weights of the entries ``(rows[k], cols[k])`` of a canonical CSR
+    (sorted, unique columns per row): a search of ``row * n + col`` keys."""
+    if rows.size == 0:
+        return c[:0]
+    keys = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr)) * n + indices
+    return c[np.searchsorted(keys, rows * n + cols)]
+
+
+def _exact_sum(vals):
+    if vals.dtype.kind == "i":
+        big = int(np.abs(vals).max()) if vals.size else 0
+        if big * max(vals.size, 1) < _I64_MAX:
+            return int(vals.sum())
+        return sum(int(t) for t in vals)
+    return float(vals.sum())
+
+
+# ---------------------------------------------------------------------------
+# public functions
+# ---------------------------------------------------------------------------
+
+
+@_backend.device_entry
+def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = False, *,
+                                       backend: Backend = "auto") -> tuple[Array, Array]:
+    r"""Minimum weight full matching of a bipartite graph (drop-in for scipy).
+
+    Same signature, results and errors as
+    :func:`scipy.sparse.csgraph.min_weight_full_bipartite_matching`: the rows
+    and columns of the sparse ``m x n`` matrix `biadjacency` are the two
+    sides of a bipartite graph, each stored non-zero entry ``(i, j)`` an edge
+    of weight ``biadjacency[i, j]``, and the matching returned covers the
+    smaller side (``min(m, n)`` pairs) with the least total weight.
+
+    As in scipy, explicit zeros are *not* edges: they are removed, with
+    scipy's ``UserWarning`` ("explicit zero weights are removed before
+    matching").  Add a constant to every weight to use zero-weight edges.
+    Duplicate entries of COO or non-canonical CSR input are summed.
+
+    Parameters
+    ----------
+    biadjacency : sparse matrix or array
+        scipy.sparse (or cupyx.scipy.sparse) CSR, CSC or COO; integer,
+        boolean or floating-point weights.  The input is never densified
+        and never written into.
+    maximize : bool, optional
+        Find a maximum weight full matching instead.
+    backend : {"auto", "numba", "numpy", "cupy"}, optional
+        ``"auto"``, ``"numba"`` and ``"numpy"`` run the compiled CPU engine
+        (Numba; there is no vectorised NumPy twin yet).  ``"cupy"`` raises
+        ``NotImplementedError``: the GPU engine is not written yet.  CuPy
+        input is solved on the host and the result returned as CuPy arrays.
+
+    Returns
+    -------
+    row_ind, col_ind : ndarray
+        The matched pairs; ``biadjacency[row_ind, col_ind].sum()`` is the
+        total weight.  As in scipy, the row indices are sorted; for
+        ``m <= n`` they are ``numpy.arange(m)`` (int64) and `col_ind` has
+        the input's index dtype (int32 normally); for ``m > n`` it is the
+        other way round.
+
+    Raises
+    ------
+    ValueError
+        No full matching exists ("no full matching exists", scipy's
+        message); a NaN weight, or ``-inf`` (``+inf`` with `maximize`).
+    TypeError
+        Dense input or an unsupported sparse format, as scipy; complex
+        weights (scipy drops their imaginary part with a warning).
+    OverflowError
+        Integer weights too large to solve exactly in int64 (see Notes).
+    NotImplementedError
+        ``backend="cupy"``.
+
+    See Also
+    --------
+    assignment : the same solve with its cost, dual certificate and a
+        maximum-cardinality mode.
+    linear_sum_assignment : dense cost matrices.
+    gpumatch.maximum_bipartite_matching : unweighted matching.
+
+    Notes
+    -----
+    The engine is a shortest augmenting path method with dual potentials
+    after Jonker and Volgenant [1]_ (LAPJVsp is its sparse form, used by
+    scipy): two passes of augmenting row reduction, then one Dijkstra search
+    on reduced costs from each row still free, over the entries it reaches
+    (a heap, so a search costs the part of the graph it explores), stopped
+    at the first free column.  A maximum matching (gpumatch's compiled
+    matching engine) first tells whether a full matching exists at all.
+    Square inputs start from column prices found by a few phases of
+    Bertsekas' forward auction with epsilon scaling [3]_: near-optimal
+    prices leave the row reduction few rows unmatched and make the searches
+    short, where from zero prices the last searches each cross most of the
+    graph.  The answer and its potentials come from the exact phases, so
+    they do not depend on the auction being accurate.  A full matching costs
+    at most ``min(m, n)`` searches of ``O(nnz log nnz)`` each; far less is
+    typical.
+
+    Integer weights are solved exactly in int64 when
+    ``max|w| * (4 min(m, n) + 8) < 2**62`` (the prices never pass that
+    bound), else ``OverflowError`` (scipy solves such inputs in float64,
+    inexactly).  ``+inf`` (``-inf`` with `maximize`) marks a forbidden
+    pair and is dropped, as in :func:`scipy.optimize.linear_sum_assignment`
+    (scipy's sparse function does arithmetic with it); NaN is rejected.
+
+    Several optimal matchings may exist; which one is returned may differ
+    from scipy's (the total weight does not).
+
+    References
+    ----------
+    .. [1] R. Jonker and A. Volgenant, "A shortest augmenting path algorithm
+           for dense and sparse linear assignment problems", Computing 38,
+           325-340, 1987. :doi:`10.1007/BF02278710`
+    .. [2] R. M. Karp, "An algorithm to solve the m x n assignment problem in
+           expected time O(mn log n)", Networks 10(2), 143-152, 1980.
+           :doi:`10.1002/net.3230100205`
+    .. [3] D. P. Bertsekas, "The auction algorithm: a distributed relaxation
+           method for the assignment problem", Annals of Operations Research
+           14, 105-123, 1988. :doi:`10.1007/BF02186476`
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch import min_weight_full_bipartite_matching
+    >>> A = sp.csr_array([[3, 3, 6], [4, 3, 5], [10, 1, 8]])
+    >>> row_ind, col_ind = min_weight_full_bipartite_matching(A)
+    >>> col_ind.tolist(), int(A[row_ind, col_ind].sum())
+    ([0, 2, 1], 9)
+    >>> row_ind, col_ind = min_weight_full_bipartite_matching(sp.csr_array([[0, 1], [3, 1], [1, 4]]))
+    >>> row_ind.tolist(), col_ind.tolist()
+    ([0, 2], [1, 0])
+    """
+    maximize = _as_maximize(maximize)
+    _engine_backend(backend)
+    indptr, indices, c, (m, n), cupy_out, _ = _sparse_problem(biadjacency, maximize)
+    rows, cols, _, _, transposed, _ = _solve(indptr, indices, c, (m, n), True, "no full matching exists")
+    idx = np.int32 if max(m, n) <= np.iinfo(np.int32).max else np.int64
+    if transposed:
+        rows = rows.astype(idx)
+    else:
+        cols = cols.astype(idx)
+    return _backend.output_like(rows, cupy_out), _backend.output_like(cols, cupy_out)
+
+
+@_backend.device_entry
+def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = False) -> tuple[Array, Array]:
+    r"""Solve the linear sum assignment problem of a dense cost matrix (drop-in for scipy).
+
+    Same semantics, results and errors as
+    :func:`scipy.optimize.linear_sum_assignment`: each row is assigned to at
+    most one column and each column to at most one row, ``min(m, n)``
+    pairs in all, of least total cost.  ``inf`` (``-inf`` with `maximize`)
+    marks a forbidden pair.
+
+    Parameters
+    ----------
+    cost_matrix : array_like, 2-D
+        The cost matrix (NumPy array, nested list, or a CuPy array, solved
+        on the host).  Integer and boolean costs are solved exactly in
+        int64; floating-point costs in float64.
+    maximize : bool, optional
+        Maximise the total instead.
+
+    Returns
+    -------
+    row_ind, col_ind : ndarray of int64
+        Row indices (sorted; ``arange(m)`` when ``m <= n``) and the matched
+        column of each; ``cost_matrix[row_ind, col_ind].sum()`` is the
+        optimum.  CuPy arrays for CuPy input.
+
+    Raises
+    ------
+    ValueError
+        Not 2-D ("expected a matrix (2-D array), got a ... array"), NaN or
+        ``-inf`` (``+inf`` with `maximize`) entries ("matrix contains
+        invalid numeric entries"), no assignment of finite cost ("cost
+        matrix is infeasible"), or sparse input.
+    TypeError
+        Complex, string or object entries.
+    OverflowError
+        Integer costs too large to solve exactly in int64 (scipy solves
+        them in float64, inexactly).
+
+    See Also
+    --------
+    min_weight_full_bipartite_matching : sparse input.
+    assignment : the cost, the dual certificate, sparse or dense input.
+
+    Notes
+    -----
+    Shortest augmenting paths after Jonker and Volgenant [1]_, as in
+    :func:`min_weight_full_bipartite_matching`, with their dense search:
+    the columns kept in one array split into settled, to-scan and the rest,
+    each new least distance found by one pass over the rest (``O(n)`` per
+    settled column, no heap).  The row reduction reads a CSR view of the
+    finite entries.  ``O(n^2)`` per search, ``O(n^3)`` in the worst case.
+
+    References
+    ----------
+    .. [1] R. Jonker and A. Volgenant, "A shortest augmenting path algorithm
+           for dense and sparse linear assignment problems", Computing 38,
+           325-340, 1987. :doi:`10.1007/BF02278710`
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch import linear_sum_assignment
+    >>> cost = np.array([[4, 1, 3], [2, 0, 5], [3, 2, 2]])
+    >>> row_ind, col_ind = linear_sum_assignment(cost)
+    >>> col_ind.tolist(), int(cost[row_ind, col_ind].sum())
+    ([1, 0, 2], 5)
+    >>> linear_sum_assignment([[np.inf, 1.0], [np.inf, 2.0]])
+    Traceback (most recent call last):
+    ...
+    ValueError: cost matrix is infeasible
+    """
+    maximize = _as_maximize(maximize)
+    _engine_backend("numba")
+    indptr, indices, c, (m, n), cupy_out, _, dense = _dense_problem(cost_matrix, maximize)
+    rows, cols, _, _, _, _ = _solve(indptr, indices, c, (m, n), True, "cost matrix is infeasible", dense)
+    return _backend.output_like(rows, cupy_out), _backend.output_like(cols, cupy_out)
+
+
+@_backend.device_entry
+def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, *, full: bool = True,
+               backend: Backend = "auto") -> AssignmentResult:
+    r"""Optimal assignment with its cost and a dual certificate of optimality.
+
+    Parameters
+    ----------
+    A : sparse matrix or array, or dense array_like
+        Sparse input (scipy/cupyx CSR, CSC or COO) follows
+        :func:`min_weight_full_bipartite_matching`: stored non-zero entries
+        are the edges (explicit zeros removed with scipy's warning).  Dense
+        input follows :func:`linear_sum_assignment`: every entry is an
+        edge, zeros included, and ``inf`` (``-inf`` with `maximize`) is a
+        forbidden pair.
+    maximize : bool, optional
+        Maximise the total weight instead.
+    full : bool, optional
+        True (default): the matching must cover the smaller side, else
+        ``ValueError`` (as scipy).  False: return a maximum-cardinality
+        matching of least weight among them when no full matching exists
+        (scipy issue #14041); `size` says how many pairs.
+    backend : {"auto", "numba", "numpy", "cupy"}, optional
+        As for :func:`min_weight_full_bipartite_matching`.
+
+    Returns
+    -------
+    AssignmentResult
+        ``row_ind, col_ind`` (int64, sorted by row), ``cost`` (exact Python
+        ``int`` for integer weights), the potentials ``u`` (rows) and ``v``
+        (columns), ``size``, ``full``, ``stats``.
+
+    Raises
+    ------
+    ValueError
+        ``full=True`` and no full matching exists; invalid weights (NaN,
+        ``-inf``, or ``+inf`` with `maximize`); an unknown `backend`.
+    TypeError, OverflowError, NotImplementedError
+        As for :func:`min_weight_full_bipartite_matching`.
+
+    Notes
+    -----
+    **The certificate.**  With reduced costs ``r_ij = c_ij - u_i - v_j``
+    over the stored (finite) entries, a minimisation result satisfies
+
+    * ``r_ij >= 0`` on every entry and ``r_ij = 0`` on every matched one;
+    * among the columns that some maximum matching leaves free (those that
+      alternating paths reach from a free column), every free column's
+      ``v`` is at least every matched column's ``v``; the same for rows
+      and ``u``.
+
+    Then any matching ``M'`` of the same size costs at least
+    ``sum(u over its rows) + sum(v over its columns)``, which the second
+    condition bounds below by the same sum over the returned matching,
+    which equals its cost: the returned matching is optimal.  With
+    `maximize` the potentials are those of the negated problem, negated
+    back: ``r_ij <= 0`` everywhere and the order conditions flip.
+    :func:`gpumatch.testing.check_assignment` checks all of it.
+
+    Integer weights are exact (int64, see
+    :func:`min_weight_full_bipartite_matching` for the range).  With float
+    weights the engine's arithmetic rounds: the reduced costs hold to a
+    tolerance of about ``1e-9 * max(1, max|c|, max|u|, max|v|)`` in
+    practice (the default of ``check_assignment``), and the cost equals
+    scipy's to the same relative tolerance.
+
+    **``full=False``.**  A maximum matching of size ``k`` comes first
+    (gpumatch's unweighted engine); it need not be of least weight.  The
+    rows that some maximum matching leaves free are those its alternating
+    paths reach from its free rows, and the same for columns.  Each such
+    row gets ``m - k`` extra columns of weight 0, and, when that adds at
+    most about ``nnz`` entries, each such column ``n - k`` extra rows of
+    weight 0 (a square problem, which the auction prices speed up).  A full
+    matching of the extended matrix holds exactly ``k`` real pairs, and the
+    cheapest one the cheapest maximum matching; one solve finds it.
+
+    References
+    ----------
+    .. [1] R. Jonker and A. Volgenant, "A shortest augmenting path algorithm
+           for dense and sparse linear assignment problems", Computing 38,
+           325-340, 1987. :doi:`10.1007/BF02278710`
+    .. [2] D. F. Crouse, "On implementing 2D rectangular assignment
+           algorithms", IEEE Trans. Aerospace and Electronic Systems 52(4),
+           1679-1696, 2016. :doi:`10.1109/TAES.2016.140952`
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch import assignment
+    >>> A = sp.csr_array([[3, 3, 6], [4, 3, 5], [10, 1, 8]])
+    >>> res = assignment(A)
+    >>> res.col_ind.tolist(), res.cost
+    ([0, 2, 1], 9)
+    >>> bool((A.toarray()[res.row_ind, res.col_ind] - res.u - res.v[res.col_ind] == 0).all())
+    True
+
+    Rows 0 and 1 both have only column 0: no full matching exists, but the
+    cheapest matching of the largest size does.
+
+    >>> B = sp.csr_array([[5, 0, 0], [2, 0, 0], [7, 1, 0]])
+    >>> res = assignment(B, full=False)
+    >>> res.row_ind.tolist(), res.col_ind.tolist(), res.cost, res.full
+    ([1, 2], [0, 1], 3, False)
+    """
+    maximize = _as_maximize(maximize)
+    if not isinstance(full, (bool, np.bool_)):
+        raise ValueError(f"full must be True or False, got {full!r}")
+    engine = _engine_backend(backend)
+    sparse = sp.issparse(A) or _backend.is_cupy_sparse(A)
+    if sparse:
+        indptr, indices, c, (m, n), cupy_out, kind = _sparse_problem(A, maximize, name="A")
+        dense = None
+        what = "no full matching exists"
+    else:
+        indptr, indices, c, (m, n), cupy_out, kind, dense = _dense_problem(A, maximize)
+        what = "cost matrix is infeasible"
+    rows, cols, u, v, transposed, nfree = _solve(indptr, indices, c, (m, n), bool(full), what,
+                                                 None if sparse else dense)
+    vals = _weights_of(indptr, indices, c, rows, cols, n)
+    cost = _exact_sum(vals)
+    if maximize:
+        cost = -cost
+        u, v = -u, -v
+        if isinstance(cost, float) and cost == 0.0:
+            cost = 0.0
+    size = int(rows.shape[0])
+    out = lambda a: _backend.output_like(a, cupy_out)  # noqa: E731
+    stats = {"backend": engine, "engine": "shortest augmenting paths (Jonker-Volgenant)",
+             "transposed": transposed, "rows_left_free": int(nfree)}
+    return AssignmentResult(out(rows), out(cols), cost, out(u), out(v), size, size == min(m, n),
+                            maximize, stats)
