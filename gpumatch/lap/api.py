@@ -254,7 +254,7 @@ def _maximum_matching(indptr, indices, m, n):
     """A maximum matching (row -> column, -1 free) by gpumatch's compiled matching engine."""
     if indices.shape[0] == 0:
         return np.full(m, -1, dtype=np.int64)
-    from ..matching import maximum_bipartite_matching
+    from ..matching.api import maximum_bipartite_matching
 
     r2c = maximum_bipartite_matching((indptr, indices, (m, n)), perm_type="column", backend="numba")
     return np.asarray(r2c, dtype=np.int64)
