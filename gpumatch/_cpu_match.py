@@ -334,6 +334,19 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
 
 
 @numba.njit(cache=True, nogil=True)
+def _free_columns(n, cptr, mu_col):
+    """``(free, count)``: the free columns with at least one entry, in
+    ``free[:count]`` (ascending)."""
+    free = np.empty(n, np.int64)
+    nfree = 0
+    for c in range(n):
+        if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
+            free[nfree] = c
+            nfree += 1
+    return free, nfree
+
+
+@numba.njit(cache=True, nogil=True)
 def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats, budget=-1):
     """Pothen–Fan+ from every free column until a phase augments nothing.
 
@@ -354,12 +367,7 @@ def pothen_fan(m, n, cptr, cind, mu_row, mu_col, stats, budget=-1):
     stack = np.empty(n + 1, np.int64)        # columns of the search path
     pos = np.empty(n + 1, np.int64)          # next row position to try, per level
     via = np.empty(n + 1, np.int64)          # row from level i to level i + 1
-    free = np.empty(n, np.int64)
-    nfree = 0
-    for c in range(n):
-        if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
-            free[nfree] = c
-            nfree += 1
+    free, nfree = _free_columns(n, cptr, mu_col)
     phase = 0
     work = 0          # edges looked at, all phases
     counted = 0
@@ -504,12 +512,7 @@ def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
     pushes, ``stats[5]`` += edges looked at.
     """
     inf = m + 1
-    free = np.empty(n, np.int64)
-    nfree = 0
-    for c in range(n):
-        if mu_col[c] < 0 and cptr[c + 1] > cptr[c]:
-            free[nfree] = c
-            nfree += 1
+    free, nfree = _free_columns(n, cptr, mu_col)
     if nfree == 0:
         return
     label = np.empty(m, np.int64)
