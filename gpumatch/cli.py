@@ -84,6 +84,21 @@ def build_parser() -> argparse.ArgumentParser:
 
     _add_dm_parser(sub)
 
+    p = sub.add_parser("assign", help="minimum-weight assignment (weighted bipartite matching) of a Matrix Market file",
+                       description="Optimal assignment of the rows to the columns of a sparse matrix whose stored "
+                                   "entries are the weights (the CPU engine; explicit zeros are dropped, as scipy's "
+                                   "min_weight_full_bipartite_matching does).  Every row (or every column, if "
+                                   "fewer) is matched unless --partial.")
+    p.add_argument("file", metavar="FILE", help=".mtx or .mtx.gz file")
+    p.add_argument("--maximize", action="store_true", help="maximise the total weight instead")
+    p.add_argument("--partial", action="store_true",
+                   help="when no full matching exists, the cheapest matching of maximum size (instead of an error)")
+    p.add_argument("-o", "--output", metavar="OUT",
+                   help="write the matched pairs: one line 'row col' per pair, 0-based")
+    p.add_argument("--check", action="store_true",
+                   help="verify the assignment and prove it optimal (dual potentials)")
+    p.set_defaults(func=_cmd_assign)
+
     p = sub.add_parser("flow", help="maximum flow of a DIMACS max-flow file",
                        description="Maximum s-t flow (push-relabel). Vertex ids on the command line and in "
                                    "the outputs are 1-based, as in DIMACS and Matrix Market files.")
@@ -303,6 +318,34 @@ def _cmd_rank(args) -> int:
         print(f"structurally singular: {m - r} rows and {n - r} columns are unmatched")
     else:
         print("structurally full rank" + (" (structurally nonsingular)" if m == n else ""))
+    return 0
+
+
+def _cmd_assign(args) -> int:
+    from .lap import assignment
+
+    _check_output(args.output, "-o")
+    A = _read_matrix(args.file)
+    load_s = _warm_up("numba", ["assignment"], verbose=False)
+    t0 = _now()
+    res = assignment(A, maximize=args.maximize, full=not args.partial, backend="numba")
+    dt = _now() - t0
+    m, n = A.shape
+    print(f"{args.file}: {m} x {n}, {A.nnz} stored entries")
+    goal = "maximum" if args.maximize else "minimum"
+    print(f"assignment: {res.size} pairs of min(m, n) = {min(m, n)}, {goal} total weight {res.cost}  "
+          f"({_timing(dt, 'numba', load_s)})")
+    if args.check:
+        from .testing import check_assignment
+
+        check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, maximize=args.maximize,
+                         full=not args.partial, expected_cost=res.cost)
+        print("check: valid and optimal (dual potentials: every reduced cost >= 0, 0 on the pairs)")
+    if args.output:
+        header = f"gpumatch assignment of {os.path.basename(args.file)}: row col per pair, 0-based; total {res.cost}"
+        np.savetxt(args.output, np.column_stack([res.row_ind, res.col_ind]).astype(np.int64), fmt="%d",
+                   header=header)
+        print(f"wrote {args.output}")
     return 0
 
 

@@ -106,6 +106,51 @@ def test_match_reads_gzip(tmp_path, capsys):
 
 
 # ---------------------------------------------------------------------------
+# assign
+# ---------------------------------------------------------------------------
+
+
+def _weighted(n, seed):
+    """Square integer weights 1..99 with a perfect matching (the diagonal)."""
+    rng = np.random.default_rng(seed)
+    A = (sp.random(n, n, density=0.05, random_state=seed, format="csr") + sp.eye(n)).tocsr()
+    A.data = rng.integers(1, 100, A.nnz).astype(np.float64)
+    return A
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+def test_assign_writes_an_optimal_assignment(tmp_path, capsys, maximize):
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching
+
+    from gpumatch.testing import check_assignment
+
+    A = _weighted(120, seed=3)
+    path = tmp_path / "w.mtx"
+    scipy.io.mmwrite(str(path), A.astype(np.int64).tocoo())
+    out = tmp_path / "pairs.txt"
+    args = ["assign", str(path), "-o", str(out), "--check"] + (["--maximize"] if maximize else [])
+    assert main(args) == 0
+    r, c = min_weight_full_bipartite_matching(A, maximize=maximize)
+    cost = int(A[r, c].sum())
+    text = capsys.readouterr().out
+    assert f"total weight {cost}" in text and "check: valid and optimal" in text
+    pairs = np.loadtxt(out, dtype=np.int64, ndmin=2)
+    check_assignment(A, pairs[:, 0], pairs[:, 1], maximize=maximize, expected_cost=cost)
+
+
+def test_assign_without_a_full_matching(tmp_path, capsys):
+    """No full matching: exit 2 naming the problem; --partial gives the cheapest maximum one."""
+    A = sp.csr_matrix((np.array([5.0, 2.0, 7.0]), ([0, 1, 2], [0, 0, 1])), shape=(3, 3))
+    path = tmp_path / "short.mtx"
+    scipy.io.mmwrite(str(path), A.astype(np.int64).tocoo())
+    assert main(["assign", str(path)]) == 2
+    assert "no full matching exists" in capsys.readouterr().err
+    assert main(["assign", str(path), "--partial", "--check"]) == 0
+    text = capsys.readouterr().out
+    assert "2 pairs of min(m, n) = 3" in text and "total weight 9" in text   # (1, 0) + (2, 1)
+
+
+# ---------------------------------------------------------------------------
 # rank
 # ---------------------------------------------------------------------------
 
