@@ -434,9 +434,10 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     aligned with `indices` (0 on self-loops and zero-capacity arcs).
     `adaptive`: as in :func:`_push_relabel` (None: ``TUNING["adaptive"]``);
     `freq`: the first global relabel period (None: ``TUNING["freq"]`` or
-    its formula).  A device solve that passes ``TUNING["host_finish"]``'s
-    estimate with a tiny active set is finished by the host engine.
-    """
+    its formula).  A device solve whose relabels run deeper, or whose
+    measured progress projects longer, than ``TUNING["host_finish"]``'s
+    estimate of the host engine (or that runs past twice that estimate) is
+    finished by the host engine."""
     plan = TUNING.get("host_finish")
     if backend == "numba" or not plan or backend not in plan.get("backends", ()):
         return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None)
