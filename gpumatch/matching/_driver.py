@@ -487,13 +487,7 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
         astats = _augment.augment(st, max_phases=budget)
         _backend.synchronize(st.backend)
         t = time.perf_counter() - t
-        for k in _SUMMED:
-            total[k] = total.get(k, 0) + int(astats.get(k, 0) or 0)
-        for k, v in astats.items():
-            if k not in _SUMMED:
-                total.setdefault(k, v)
-                if k in ("aug_converged", "aug_certificate", "aug_cooperative", "aug_incremental"):
-                    total[k] = v
+        _add_phase_stats(total, astats)
         if astats.get("aug_converged") or total["aug_phases"] >= limit:
             return total
         if walks:
@@ -520,10 +514,21 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
         _finish_on_host(st, stats, how[len("host: "):])
         return dict(total, aug_converged=True, aug_certificate=None)
     # the walks stalled: the augmenting-path phases finish (they converge)
-    astats = _augment.augment(st, max_phases=limit)
+    return _add_phase_stats(total, _augment.augment(st, max_phases=limit))
+
+
+def _add_phase_stats(total, astats):
+    """Add one :func:`~gpumatch.matching._augment.augment` call's statistics
+    to `total` (counts summed, outcomes from the latest call, the rest from
+    the first) and return it."""
     for k in _SUMMED:
-        astats[k] = total.get(k, 0) + int(astats.get(k, 0) or 0)
-    return astats
+        total[k] = total.get(k, 0) + int(astats.get(k, 0) or 0)
+    for k, v in astats.items():
+        if k not in _SUMMED:
+            total.setdefault(k, v)
+            if k in ("aug_converged", "aug_certificate", "aug_cooperative", "aug_incremental"):
+                total[k] = v
+    return total
 
 
 def _walks(st, plan, stats, host_s):
@@ -589,16 +594,10 @@ def _finish_on_host(st, stats, reason):
     from . import _augment, _cpu
 
     t0 = time.perf_counter()
+    kernels_for(st.backend).fix_matching(st)   # only mutual pairs go over
     host = SimpleNamespace(m=st.m, n=st.n, rptr=_backend.to_numpy(st.rptr), rind=_backend.to_numpy(st.rind),
                            cptr=_backend.to_numpy(st.cptr), cind=_backend.to_numpy(st.cind),
                            mu_row=_backend.to_numpy(st.mu_row), mu_col=_backend.to_numpy(st.mu_col))
-    # only mutual pairs (FixMatching on both sides)
-    c = np.flatnonzero(host.mu_col >= 0)
-    bad = c[host.mu_row[host.mu_col[c]] != c]
-    host.mu_col[bad] = -1
-    r = np.flatnonzero(host.mu_row >= 0)
-    bad = r[host.mu_col[host.mu_row[r]] != r]
-    host.mu_row[bad] = -1
     t1 = time.perf_counter()
     hstats = _cpu.run(host, init="karp_sipser")
     t2 = time.perf_counter()
