@@ -631,6 +631,7 @@ def test_pairs_stop_the_adaptive_period(backend, monkeypatch, case):
     monkeypatch.setitem(_maxflow.TUNING, "pairs_after", 3)
     monkeypatch.setitem(_maxflow.TUNING, "pairs_freq", 50)
     monkeypatch.setitem(_maxflow.TUNING, "relabel_time_ratio", None)
+    monkeypatch.setitem(_maxflow.TUNING, "host_finish", None)  # the device's own period is under test
     if case == "no_watch":
         monkeypatch.setitem(_maxflow.TUNING, "pairs_share", None)
     calls = []
