@@ -86,6 +86,10 @@ def check_bounds(res, numpy_stats=None):
     if s["finished_by"] == "augmenting-paths":
         assert s["aug_converged"] and s["aug_phases"] <= 2 * hist[-1] + 4, s
         assert s["switch_reason"]
+    elif s["finished_by"] == "walks":   # the walks end on a relabel that reaches no free column
+        assert s["switch_reason"] and s["walk_relabels"] >= 1 and s["walk_rounds"] <= s["walk_relabels"], s
+    elif s["finished_by"] == "host":
+        assert s["switch_reason"] and s["host_algorithm"], s
     else:
         assert s["finished_by"] == "push-relabel" and s["switch_reason"] is None and hist[-1] == 0
     if numpy_stats is not None:

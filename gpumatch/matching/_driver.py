@@ -343,9 +343,10 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     ``RuntimeError`` names the input's size and the statistics.
 
     Statistics (besides the counts and times): ``finished_by``
-    (``"push-relabel"`` or ``"augmenting-paths"``), ``switch_reason``
-    (None, or why G-PR handed over) and ``active_history`` (``a_k`` of
-    every relabel).
+    (``"push-relabel"``, ``"augmenting-paths"``, ``"walks"`` or
+    ``"host"``), ``switch_reason`` (None, or why G-PR handed over) and
+    ``active_history`` (``a_k`` of every G-PR relabel; the walks' relabels
+    are counted in ``walk_relabels``).
     """
     kern = kernels_for(st.backend)
     xp = st.xp
@@ -547,11 +548,12 @@ def _walks(st, plan, stats, host_s):
     stalls = 0
     stats.setdefault("walk_rounds", 0)
     stats.setdefault("walk_pushes", 0)
+    stats.setdefault("walk_relabels", 0)
     while True:
         t_r = time.perf_counter()
         max_level, active = kern.relabel_collect(st, fix=True)    # (reads the counts back: synchronises)
         t_r = time.perf_counter() - t_r
-        stats["global_relabels"] += 1
+        stats["walk_relabels"] += 1   # (``global_relabels`` stays G-PR's own count, one per ``active_history`` entry)
         stats["max_level"] = max(stats["max_level"], int(max_level))
         length = int(active.shape[0])
         size = st.m - st.extra["free_rows"]
