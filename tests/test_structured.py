@@ -248,3 +248,90 @@ def test_structured_flow(name, backend):
     flow = res.flow
     check_flow(C, s, t, flow, value)
     assert value == int(maximum_flow(C.astype(np.int32), s, t).flow_value)
+
+
+def _relabel_state(A, backend, unmatch=()):
+    """A G-PR state of `A` whose matching is its diagonal less the columns
+    `unmatch` (so their augmenting paths are known), on `backend`."""
+    from gpumatch._validation import as_csr_graph
+    from gpumatch.matching import _driver
+
+    st = _driver.make_state(as_csr_graph(A, backend=backend))
+    xp = st.xp
+    n = st.n
+    diag = xp.arange(n, dtype=st.idx)
+    st.mu_col[...] = diag
+    st.mu_row[...] = -1
+    st.mu_row[:n] = diag
+    for c in unmatch:
+        st.mu_col[c] = -1
+        st.mu_row[c] = -1
+    return st
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_deep_relabel_stops_once_every_free_column_is_reached(backend, monkeypatch):
+    """A band of 6000 rows (bandwidth 1, not shuffled) with its diagonal
+    matched but for two columns near the end: the relabel's BFS from the
+    two free rows reaches both free columns within a few levels, then stops
+    (the band would go on for 12000 levels).  The labels it gives are valid
+    lower bounds of the exact ones (push-relabel needs no more), exact on the
+    free columns; with every column matched, no BFS runs at all."""
+    from gpumatch.matching import _driver, _kernels_numpy
+
+    monkeypatch.setattr(_kernels_numpy, "REACH_CHECK", 4)
+    A = G.banded(6000, 1)
+    kern = _driver.kernels_for(backend)
+    st = _relabel_state(A, backend, unmatch=(5990, 5995))
+    _, active = kern.relabel_collect(st, fix=True)
+    assert sorted(to_numpy(active).tolist()) == [5990, 5995]
+    assert not st.extra["bfs_truncated"] and st.extra["bfs_depth"] < 100
+    early = (to_numpy(st.psi_row).copy(), to_numpy(st.psi_col).copy())
+    monkeypatch.setattr(_kernels_numpy, "REACH_CHECK", 10**9)   # the full BFS, for the exact labels
+    st.extra.pop("bfs_depth")
+    kern.relabel_collect(st, fix=True)
+    exact = (to_numpy(st.psi_row), to_numpy(st.psi_col))
+    assert st.extra["bfs_depth"] > 5000
+    for got, want in zip(early, exact):
+        assert (got <= want).all() and (got < st.inf).all()
+    assert (early[1][[5990, 5995]] == exact[1][[5990, 5995]]).all()
+    # one more row, on column 0: every column matched, the free row starts a BFS down the band, and
+    # the look at step 0 (after a deep relabel) ends it at once
+    monkeypatch.setattr(_kernels_numpy, "REACH_CHECK", 4)
+    B = sp.vstack([A, sp.csr_matrix(([1.0], ([0], [0])), shape=(1, 6000))]).tocsr()
+    st = _relabel_state(B, backend)
+    st.extra["bfs_depth"] = 10**6
+    _, active = kern.relabel_collect(st, fix=True)
+    assert active.shape[0] == 0 and st.extra["bfs_depth"] == 0
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_relabel_cap_and_walks_hand_over(backend, monkeypatch):
+    """A relabel given ``max_steps`` stops there and says so; the walks
+    give a chain whose relabel passes their cap (half the host's estimate at
+    ``level_s`` per level) to the host, which finishes it maximum."""
+    from gpumatch.matching import _driver
+
+    from gpumatch._validation import as_csr_graph
+
+    # the upper bidiagonal with row i matched to column i + 1: one augmenting path, from column 0
+    # through every row to the free last row (a BFS of 12000 levels)
+    A = G.bidiagonal(6000)
+    kern = _driver.kernels_for(backend)
+    st = _driver.make_state(as_csr_graph(A, backend=backend))
+    xp = st.xp
+    st.mu_row[...] = xp.concatenate([xp.arange(1, 6000, dtype=st.idx), xp.asarray([-1], dtype=st.idx)])
+    st.mu_col[...] = xp.concatenate([xp.asarray([-1], dtype=st.idx), xp.arange(0, 5999, dtype=st.idx)])
+    kern.relabel_collect(st, fix=True, max_steps=300)
+    assert st.extra["bfs_truncated"] and st.extra["bfs_depth"] < 400
+    kern.relabel_collect(st, fix=True)
+    assert not st.extra["bfs_truncated"] and int(st.psi_col[0]) == 2 * 6000 - 1
+    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
+    monkeypatch.setitem(_driver.HOST_FINISH, "chunk", 1)
+    monkeypatch.setitem(_driver.HOST_FINISH, "level_s", 1.0)   # any relabel past REACH_CHECK steps is too dear
+    B = G.bidiagonal(20000, permute=True, seed=2)
+    res = gpumatch.bipartite_matching(B, backend=backend)
+    check_matching(B, to_numpy(res.col_to_row), "row", expected_size=20000)
+    st = res.stats
+    assert st["finished_by"] == "host" and "device walks: a global relabel passed" in st["switch_reason"], st
+    assert st["walk_relabels"] >= 1

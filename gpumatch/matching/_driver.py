@@ -61,6 +61,7 @@ import numpy as np
 from .. import _backend
 from .. import csr as _csr
 from .._validation import index_dtype_for
+from ._kernels_numpy import REACH_CHECK
 
 __all__ = ["GPRState", "make_state", "kernels_for", "run_gpr", "konig_cover_masks"]
 
@@ -141,14 +142,15 @@ AUGMENT_AFTER = 2
 #: still to match (at most the active columns G-PR handed over less the
 #: paths flipped since) at the last chunk's paths and seconds per phase;
 #: with walks, from the third round at the rate of the rounds so far, or at
-#: once when one relabel took half the estimate (a chain of millions of
-#: rows: a BFS of 10^5 levels and more).  Random graphs, meshes and R-MAT
+#: once when one relabel takes half the estimate (a chain of millions of
+#: rows: a BFS of 10^5 levels and more; at ``level_s`` seconds per level,
+#: the walks' relabels stop at that depth).  Random graphs, meshes and R-MAT
 #: graphs converge within 12 phases (benchmarks/results), inside the first
 #: chunk.  ``entry_s``: the engine's time per entry on the H200's host (16
 #: cores) ran 25 ns (random 1M d5) to 175 ns (a permuted chain of 300k) and
 #: 420 ns (a Jacobian of 1.9M rows).
 HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9, "walks": True,
-               "walk_cap": 4}
+               "walk_cap": 4, "level_s": 2e-6}
 #: The backends whose driver may hand the tail to the host (the NumPy
 #: twin stays a twin of the device's schedule; tests add it to run the
 #: hand-over without a GPU).
@@ -549,12 +551,20 @@ def _walks(st, plan, stats, host_s):
     stats.setdefault("walk_rounds", 0)
     stats.setdefault("walk_pushes", 0)
     stats.setdefault("walk_relabels", 0)
+    # a relabel is a BFS of one launch or barrier per level: at ``level_s`` each, one of more than
+    # this many steps (two levels each) would take half the host's estimate
+    cap_steps = (None if not math.isfinite(host_s) else
+                 max(REACH_CHECK, int(0.5 * host_s / (2.0 * float(plan.get("level_s", 2e-6))))))
     while True:
         t_r = time.perf_counter()
-        max_level, active = kern.relabel_collect(st, fix=True)    # (reads the counts back: synchronises)
+        # (reads the counts back: synchronises); a BFS past half the host's estimate stops there
+        max_level, active = kern.relabel_collect(st, fix=True, max_steps=cap_steps)
         t_r = time.perf_counter() - t_r
         stats["walk_relabels"] += 1   # (``global_relabels`` stays G-PR's own count, one per ``active_history`` entry)
         stats["max_level"] = max(stats["max_level"], int(max_level))
+        if st.extra.get("bfs_truncated"):
+            return (f"host: device walks: a global relabel passed {2 * cap_steps} levels in {t_r:.3f} s, "
+                    f"against {host_s:.3f} s on the host")
         length = int(active.shape[0])
         size = st.m - st.extra["free_rows"]
         if length == 0:

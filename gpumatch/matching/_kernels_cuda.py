@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from .. import _backend, _cuda
+from . import _kernels_numpy as _reach   # the early stop of a deep relabel: array code shared by both twins
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
@@ -91,7 +92,7 @@ def _stride_grid(st, count):
     return (max(1, min(st.extra["sms"] * 16, (int(count) + _cuda.BLOCK - 1) // _cuda.BLOCK)),)
 
 
-def _relabel_body(st, fix=False):
+def _relabel_body(st, fix=False, max_steps=None):
     """The BFS of a global relabel (after FixMatching when `fix`), without
     any host read of its own: the number of roots is not read back; the
     count of the previous relabel (roots only ever become matched) picks
@@ -121,7 +122,21 @@ def _relabel_body(st, fix=False):
     grid = _bfs_grid(st)
     step = 0
     chunk = BFS_STEPS_PER_CHECK[0]
+    check = _reach.first_check(st)
+    st.extra["bfs_truncated"] = False
+    if max_steps is not None:
+        check = min(check, int(max_steps))
     while True:
+        if max_steps is not None and step >= max_steps:   # the caller's cap: labels left partial
+            st.extra["bfs_truncated"] = True
+            break
+        if step >= check:   # a deep BFS: stop once it has reached every free column
+            if _reach.unreached(st) == 0:
+                _reach.fill_lower_bounds(st, step)
+                break
+            check = _reach.next_check(step)
+            if max_steps is not None:
+                check = min(check, int(max_steps))
         if size <= BFS_LOOP_MAX:  # small frontier: levels in one block
             if "bfs_state" not in st.extra:
                 st.extra["bfs_state"] = cp.zeros(2, dtype=np.int64)
@@ -130,7 +145,7 @@ def _relabel_body(st, fix=False):
                 (1,), (BFS_LOOP_BLOCK,),
                 (st.rptr, st.rind, st.mu_col, st.psi_row, st.psi_col,
                  st.bfs_buf[0], st.bfs_buf[1], st.bfs_counts, st.bfs_max,
-                 np.int64(step), np.int64(BFS_LOOP_MAX), np.int64(st.m + st.n + 2),
+                 np.int64(step), np.int64(BFS_LOOP_MAX), np.int64(min(st.m + st.n + 2, check - step)),
                  _scalar(st, inf), state))
             step, size = (int(x) for x in state.get())
             if size == 0:
@@ -147,6 +162,7 @@ def _relabel_body(st, fix=False):
         if size == 0:
             break
         chunk = min(2 * chunk, BFS_STEPS_PER_CHECK[1])
+    st.extra["bfs_depth"] = step
 
 
 def _read_relabel_counts(st):
@@ -165,12 +181,13 @@ def global_relabel(st):
     return int(st.bfs_max[0])
 
 
-def relabel_collect(st, fix=False):
+def relabel_collect(st, fix=False, max_steps=None):
     """:func:`global_relabel` (after :func:`fix_matching` when `fix`, fused
     into the relabel's set-up launch) then :func:`collect_active`, reading
     maxLevel and the list length back in ONE host sync; returns
-    ``(max_level, active)``."""
-    _relabel_body(st, fix)
+    ``(max_level, active)``.  `max_steps`: as in the NumPy twin (checked
+    between launches, so a BFS may run up to 64 steps past it)."""
+    _relabel_body(st, fix, max_steps)
     buf = _active_buf(st)
     # counts[3] <- number of active columns, counts[4] <- maxLevel
     _k(st, "gpumatch_gpr_collect_active")(

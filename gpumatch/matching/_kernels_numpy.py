@@ -26,6 +26,51 @@ __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "r
 GREEDY_ROUNDS = 16
 
 
+#: BFS steps (one step: a column level and a row level) a global relabel
+#: runs before it first looks whether it has reached every free column
+#: (:func:`unreached`); then it looks after each further quarter of its
+#: depth.  A shallow BFS never looks; a deep one (chains, bands, shuffled
+#: Jacobians: 10^4..10^5 levels beyond the last free column) stops there.
+REACH_CHECK = 256
+
+
+def first_check(st):
+    """The BFS step of a relabel's first look at the free columns it has
+    not reached: step 0 after a relabel that ran :data:`REACH_CHECK` steps
+    or more (the matching may now be complete: no BFS at all), else
+    :data:`REACH_CHECK`."""
+    return 0 if st.extra.get("bfs_depth", 0) >= REACH_CHECK else REACH_CHECK
+
+
+def next_check(step):
+    """The next look after one at `step` (a quarter of the depth on, at
+    least :data:`REACH_CHECK` steps: the looks cost a fifth of the BFS at
+    most)."""
+    return step + max(REACH_CHECK, step // 4)
+
+
+def unreached(st):
+    """Free columns with entries that the running BFS has not labelled (either
+    backend's arrays): 0 means every augmenting path's free end has its
+    exact label, so the BFS can stop."""
+    has = st.cptr[1:] > st.cptr[:-1]   # (not cached: the dynamic solver re-points the state's arrays)
+    return int(st.xp.count_nonzero((st.mu_col < 0) & has & (st.psi_col >= st.inf)))
+
+
+def fill_lower_bounds(st, step):
+    """After a BFS stopped with the rows of label ``2 step`` as its frontier
+    (not expanded), give the vertices it did not reach the least labels they
+    can have: ``2 step + 1`` to matched columns and ``2 step + 2`` to rows.
+    Labels stay valid lower bounds of the distances (push-relabel needs no
+    more); free columns stay unreached (none has entries: see
+    :func:`unreached`), so no new active column appears."""
+    xp = st.xp
+    inf = st.inf
+    pr, pc = st.psi_row, st.psi_col
+    pr[...] = xp.where(pr >= inf, pr.dtype.type(2 * step + 2), pr)
+    pc[...] = xp.where((pc >= inf) & (st.mu_col >= 0), pc.dtype.type(2 * step + 1), pc)
+
+
 def _expand(ptr, verts):
     """Owner (index into `verts`), CSR position, and segment offsets of the
     stored entries of the vertices `verts`."""
@@ -200,7 +245,7 @@ def fix_matching(st):
     mc[bad] = -1
 
 
-def global_relabel(st):
+def global_relabel(st, max_steps=None):
     """Exact labels by a level-synchronous BFS from the free rows over a
     frontier worklist; returns the largest finite label (maxLevel).  Free
     rows without entries get label 0 but start no search (they reach
@@ -214,7 +259,18 @@ def global_relabel(st):
     st.extra["roots_est"] = int(frontier.shape[0])
     level = 0
     max_level = 0
+    check = first_check(st)
+    st.extra["bfs_truncated"] = False
     while frontier.shape[0]:
+        step = level // 2
+        if max_steps is not None and step >= max_steps:   # the caller's cap: labels left partial
+            st.extra["bfs_truncated"] = True
+            break
+        if step >= check:   # a deep BFS: stop once it has reached every free column (as the CUDA twin)
+            if unreached(st) == 0:
+                fill_lower_bounds(st, step)
+                break
+            check = next_check(step)
         _, pos, _, _ = _expand(st.rptr, frontier)
         cols = st.rind[pos]
         cols = cols[st.psi_col[cols] == inf]
@@ -236,15 +292,19 @@ def global_relabel(st):
             max_level = level + 2
         frontier = rows
         level += 2
+    st.extra["bfs_depth"] = level // 2
     return max_level
 
 
-def relabel_collect(st, fix=False):
+def relabel_collect(st, fix=False, max_steps=None):
     """:func:`global_relabel` (after :func:`fix_matching` when `fix`) then
-    :func:`collect_active`; returns ``(max_level, active)``."""
+    :func:`collect_active`; returns ``(max_level, active)``.  With
+    `max_steps`, a BFS still going after that many steps stops there and
+    sets ``st.extra["bfs_truncated"]`` (the labels are then partial: the
+    caller must not trust them)."""
     if fix:
         fix_matching(st)
-    return global_relabel(st), collect_active(st)
+    return global_relabel(st, max_steps), collect_active(st)
 
 
 def collect_active(st):
