@@ -132,7 +132,9 @@ AUGMENT_AFTER = 2
 #: distances of ``long_level`` or more (a phase is then a BFS of thousands
 #: of levels), the walks start at once.  H200, block-triangular Jacobians
 #: of 120k / 481k / 1.9M rows: 0.125 / 0.50 / 2.8 s by phases alone, 0.045 /
-#: 0.077 / 0.16 s with the walks (5-6 rounds).
+#: 0.077 / 0.16 s with the walks (5-6 rounds), 0.042 / 0.062 / 0.128 s with
+#: ``walk_cap`` 2 rather than 4 (a walk that has not met a free row within
+#: twice the depth is usually circling among its block's rows).
 #:
 #: The host (the compiled CPU engine, :mod:`gpumatch.matching._cpu`:
 #: Karp–Sipser on top of the pairs, then Pothen–Fan+ / push-relabel) takes
@@ -150,7 +152,7 @@ AUGMENT_AFTER = 2
 #: cores) ran 25 ns (random 1M d5) to 175 ns (a permuted chain of 300k) and
 #: 420 ns (a Jacobian of 1.9M rows).
 HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9, "walks": True,
-               "walk_cap": 4, "level_s": 2e-6}
+               "walk_cap": 2, "level_s": 2e-6}
 #: The backends whose driver may hand the tail to the host (the NumPy
 #: twin stays a twin of the device's schedule; tests add it to run the
 #: hand-over without a GPU).
