@@ -9,8 +9,8 @@
 #endif
 
 // gpumatch_first_min_neighbor: segmented arg-min of G-PR's push scan.
-//   indptr    : rows + 1, CSR pointers
-//   indices   : nnz, CSR neighbours
+//   indptr    : rows + 1, CSR pointers (ofs_t, -DOFF)
+//   indices   : nnz, CSR neighbours (idx_t, -DIDX)
 //   labels    : number of neighbour vertices, label of each
 //   vertices  : k, the rows to scan
 //   stop_at   : k, early-stop level per row (used when use_stop != 0)
@@ -19,7 +19,7 @@
 // Thread mapping: one thread per listed row, scanning its entries in order
 // (so "first" is the same as NumPy's).  No shared writes.
 extern "C" __global__ void gpumatch_first_min_neighbor(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const LABEL_T* __restrict__ labels, const idx_t* __restrict__ vertices,
     const LABEL_T* __restrict__ stop_at, int use_stop,
     idx_t* __restrict__ neighbor, LABEL_T* __restrict__ min_label, long long k)
@@ -31,7 +31,7 @@ extern "C" __global__ void gpumatch_first_min_neighbor(
     if (sizeof(LABEL_T) == 4) best = (LABEL_T)0x7fffffff;
     idx_t arg = -1;
     LABEL_T stop = use_stop ? stop_at[i] : 0;
-    for (idx_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+    for (ofs_t p = indptr[v]; p < indptr[v + 1]; ++p) {
         idx_t u = indices[p];
         LABEL_T l = labels[u];
         if (l < best) { best = l; arg = u; }
