@@ -186,9 +186,9 @@ def memory_estimate(shape, nnz, problem="matching", backend="cupy", certificate=
     Notes
     -----
     For a random bipartite graph of degree 5 past ``2**31`` entries (int32
-    ids, int64 offsets), a certified matching holds about 31-32 bytes per
+    ids, int64 offsets), a certified matching holds about 30 bytes per
     entry at its peak (the augmenting-path forest's per-vertex arrays beside
-    the graph and its transpose); all-int64 indices would need about 50.
+    the graph and its transpose); int64 ids too would need about 50.
     Counted: the arrays of the drivers and of cuSPARSE's transpose; not
     counted: CuPy's reduction scratch and kernel launch state (kilobytes),
     and, with int64 offsets, the batch sort of columns of more than 64
@@ -200,7 +200,7 @@ def memory_estimate(shape, nnz, problem="matching", backend="cupy", certificate=
     >>> import gpumatch
     >>> need = gpumatch.memory_estimate((800_000_000, 800_000_000), 4_000_000_000, certificate=True)
     >>> round(need / 4_000_000_000, 1)        # bytes per entry
-    31.6
+    30.4
     >>> need < 141e9                           # fits one H200
     True
     """
