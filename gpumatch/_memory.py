@@ -17,6 +17,7 @@ something new (``tests/test_memory.py`` checks the phases on the NumPy twin,
 from __future__ import annotations
 
 import os
+from typing import Literal
 
 from . import _backend
 from .csr import index_dtype_for, offset_dtype_for, widest
@@ -36,7 +37,7 @@ class DeviceMemoryError(MemoryError):
 
     Attributes ``need`` and ``free``: bytes."""
 
-    def __init__(self, message, need=0, free=0):
+    def __init__(self, message: str, need: int = 0, free: int = 0) -> None:
         super().__init__(message)
         self.need = int(need)
         self.free = int(free)
@@ -52,8 +53,10 @@ def _sizes(shape, nnz, problem):
     return m, n, nnz
 
 
-def memory_phases(shape, nnz, problem="matching", backend="cupy", certificate=False, *,
-                  layout="reverse_csr", flow_matrix=True, include_input=True) -> dict:
+def memory_phases(shape: tuple, nnz: int, problem: Literal["matching", "flow"] = "matching",
+                  backend: Literal["cupy", "numpy"] = "cupy", certificate: bool = False, *,
+                  layout: Literal["reverse_csr", "bcsr"] = "reverse_csr", flow_matrix: bool = True,
+                  include_input: bool = True) -> dict:
     """Bytes held at each phase of a solve: ``{phase: bytes}`` (see :func:`memory_estimate`)."""
     if problem not in PROBLEMS:
         raise ValueError(f"problem must be one of {PROBLEMS}, got {problem!r}")
@@ -137,8 +140,10 @@ def _flow(V, E, backend, layout, flow_matrix, include_input):
     return out
 
 
-def memory_estimate(shape, nnz, problem="matching", backend="cupy", certificate=False, *,
-                    layout="reverse_csr", flow_matrix=True, include_input=True) -> int:
+def memory_estimate(shape: tuple, nnz: int, problem: Literal["matching", "flow"] = "matching",
+                    backend: Literal["cupy", "numpy"] = "cupy", certificate: bool = False, *,
+                    layout: Literal["reverse_csr", "bcsr"] = "reverse_csr", flow_matrix: bool = True,
+                    include_input: bool = True) -> int:
     """Bytes of memory a solve needs at its peak (on the GPU: CuPy's memory pool).
 
     The arrays the driver allocates are counted phase by phase for the
