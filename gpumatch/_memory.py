@@ -10,8 +10,8 @@ with the free memory before a driver allocates, and raises
 :class:`DeviceMemoryError` (a :class:`MemoryError`) naming both.
 
 The counts follow the drivers; keep them in step when a driver allocates
-something new (``tests/test_memory.py`` checks the phases on the NumPy twin,
-``benchmarks/bench_scale.py`` against CuPy's pool on a GPU).
+something new (``benchmarks/bench_scale.py`` prints the estimate beside the
+peak of CuPy's pool, measured on a GPU).
 """
 
 from __future__ import annotations
