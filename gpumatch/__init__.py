@@ -24,6 +24,8 @@ min_weight_full_bipartite_matching, linear_sum_assignment
     Weighted matching (the assignment problem), sparse and dense, as scipy's.
 assignment
     The same with its cost, dual potentials (a certificate) and a maximum-cardinality mode.
+memory_estimate
+    Bytes of GPU memory a matching or a maximum flow needs at its peak.
 
 Submodules: :mod:`gpumatch.backends` (choosing the engine, results to the host, warm-up),
 :mod:`gpumatch.csr` (shared CSR utilities), :mod:`gpumatch.structure`, :mod:`gpumatch.io`,
@@ -48,6 +50,7 @@ _EXPORTS = {
     "DulmageMendelsohnResult": "structure", "BlockTriangularResult": "structure",
     "min_weight_full_bipartite_matching": "lap", "linear_sum_assignment": "lap",
     "assignment": "lap", "AssignmentResult": "lap",
+    "memory_estimate": "_memory", "DeviceMemoryError": "_memory",
 }
 
 #: Submodules reachable as attributes of the package (``gpumatch.testing``),
@@ -60,6 +63,7 @@ if TYPE_CHECKING:  # what type checkers and IDEs see; at run time, __getattr__ b
     from .lap import AssignmentResult, assignment, linear_sum_assignment, min_weight_full_bipartite_matching
     from .matching import (MatchingResult, MatchingSolver, bipartite_matching, maximum_bipartite_matching,
                            structural_rank)
+    from ._memory import DeviceMemoryError, memory_estimate
     from .structure import (BlockTriangularResult, DulmageMendelsohnResult, block_triangular_form,
                             dulmage_mendelsohn)
 
@@ -99,5 +103,7 @@ __all__ = [
     "linear_sum_assignment",
     "assignment",
     "AssignmentResult",
+    "memory_estimate",
+    "DeviceMemoryError",
     "__version__",
 ]

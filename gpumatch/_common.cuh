@@ -1,10 +1,24 @@
 // Shared definitions prepended (as text, by gpumatch/_cuda.py) to every
-// gpumatch CUDA source.  Index type: IDX is int (default) or long long,
-// chosen by the launcher with -DIDX=... when a graph needs 64-bit indices.
+// gpumatch CUDA source.  Two integer widths, each int or long long:
+//   IDX (idx_t): vertex ids and everything sized by them (row and column
+//       ids, mates, labels, worklists), long long only when rows + columns
+//       (or the vertices) do not fit int;
+//   OFF (ofs_t): offsets, i.e. pointer arrays (indptr, the transpose's
+//       pointers) and every array or variable that holds or walks entry
+//       positions (loop counters over entries, in_to_out, partner), long
+//       long when the number of stored entries does not fit int.
+// The launcher passes both (-DIDX=... -DOFF=...); OFF defaults to IDX.  A
+// graph of 4e9 entries over 1.6e9 vertices keeps int ids and long long
+// offsets.  ofs_t is never narrower than idx_t where the launchers build the
+// arrays.  (Not "off_t": POSIX headers define that name.)
 #ifndef IDX
 #define IDX int
 #endif
+#ifndef OFF
+#define OFF IDX
+#endif
 typedef IDX idx_t;
+typedef OFF ofs_t;
 typedef long long i64;
 typedef unsigned long long u64;
 

@@ -70,9 +70,20 @@ def value_defines(values, extra=()):
     return (("VALUE_T", t),) + tuple(extra)
 
 
-def index_defines(idt) -> tuple:
-    """The ``-D`` definition of the kernels' index type ``IDX`` for index dtype `idt` (int32 or int64)."""
-    return (("IDX", "int" if np.dtype(idt) == np.int32 else "long long"),)
+def index_defines(idt, odt=None) -> tuple:
+    """The ``-D`` definitions of the kernels' id type ``IDX`` (vertex ids,
+    dtype `idt`) and offset type ``OFF`` (pointer arrays and entry
+    positions, dtype `odt`; None: the same as `idt`), each int32 or int64.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch._cuda import index_defines
+    >>> index_defines(np.int32, np.int64)
+    (('IDX', 'int'), ('OFF', 'long long'))
+    """
+    c = lambda d: "int" if np.dtype(d) == np.int32 else "long long"  # noqa: E731
+    return (("IDX", c(idt)), ("OFF", c(idt if odt is None else odt)))
 
 
 _modules: dict = {}

@@ -46,11 +46,14 @@ __all__ = ["ARCHS", "variants", "options", "key", "best_arch", "load", "build", 
 def variants() -> list:
     """The module specialisations shipped pre-built: ``(relpath, defines, cooperative)``.
 
-    32-bit indices (every graph below 2**31 entries) and the default tuning
-    of each launcher; the lane-group sizes of push-relabel are all three
-    that :func:`gpumatch.flow._maxflow._tile` picks.
+    32-bit ids and offsets (every graph below 2**31 entries: ``-DIDX=int
+    -DOFF=int``) and the default tuning of each launcher; the lane-group
+    sizes of push-relabel are all three that
+    :func:`gpumatch.flow._maxflow._tile` picks.  Larger graphs (int64
+    offsets) compile their kernels on a first call, which their solve
+    dwarfs.
     """
-    i32 = (("IDX", "int"),)
+    i32 = (("IDX", "int"), ("OFF", "int"))
     out = [("matching/gpr.cu", i32, False),
            ("matching/augment.cu", i32, False),
            ("matching/augment_coop.cu", i32, True),
@@ -64,12 +67,12 @@ def variants() -> list:
            ("flow/dynamic.cu", (), False),
            ("flow/dynamic.cu", i32, False)]
     for tile in (8, 16, 32):
-        d = _pr_cupy.kernel_defines(np.int32, tile, 8)
+        d = _pr_cupy.kernel_defines(np.int32, np.int32, tile, 8)
         out += [("flow/pr.cu", d, False), ("flow/pr_coop.cu", d, True), ("flow/pr_walk.cu", d, False)]
     for ptr in ("int", "long long"):
         out.append(("csr.cu", (("PTR_T", ptr), ("IND_T", "int")), False))
     out += [("csr.cu", (("VALUE_T", "int"),), False),
-            ("csr.cu", (("IDX", "int"), ("LABEL_T", "int")), False)]
+            ("csr.cu", (("IDX", "int"), ("OFF", "int"), ("LABEL_T", "int")), False)]
     return out
 
 

@@ -3,8 +3,12 @@
 Every public entry point validates its input here, in one flat ordered pass,
 before any work is done.  The result is a :class:`CSRGraph`: a CSR pattern
 with sorted column indices and merged duplicates, on the backend that will
-run, in int32 indices, or int64 when the number of stored entries or a
-dimension does not fit int32 (never a silent wrap).
+run.  Two widths, each int32 or int64 (never a silent wrap): the column
+indices (vertex ids) are int32 while the rows and columns fit int32, the
+row pointers (entry offsets) int32 while the number of stored entries does
+(:func:`gpumatch.csr.offset_dtype_for`), and never narrower than the ids.  A
+graph of 4e9 entries over 1.6e9 vertices is int64 pointers over int32
+indices: 4 bytes an entry less than int64 throughout.
 
 Stored entries are edges, explicit zeros included (scipy's rule for
 ``maximum_bipartite_matching``).  Callers that want MATLAB ``sprank``
@@ -26,13 +30,16 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _backend
-from .csr import csr_from_keys, index_dtype_for, pattern_summary, segment_owner  # noqa: F401 (re-exported)
+from .csr import (csr_from_keys, index_dtype_for, offset_dtype_for, pattern_summary,  # noqa: F401 (re-exported)
+                  segment_owner, widest)
 
 __all__ = [
     "CSRGraph",
     "as_csr_graph",
     "check_option",
     "index_dtype_for",
+    "offset_dtype_for",
+    "graph_dtypes",
     "square_capacity_graph",
     "as_index_array",
     "INT32_MAX",
@@ -114,7 +121,30 @@ class CSRGraph:
 
     @property
     def index_dtype(self):
+        """dtype of the vertex ids (`indices`)."""
         return self.indices.dtype
+
+    @property
+    def offset_dtype(self):
+        """dtype of the entry offsets (`indptr`): int64 past ``2**31`` entries
+        even where the ids stay int32."""
+        return self.indptr.dtype
+
+
+def graph_dtypes(m: int, n: int, nnz: int) -> tuple:
+    """``(id dtype, offset dtype)`` of a canonical ``m x n`` pattern with
+    `nnz` stored entries: ids int32 while ``m + 1`` and ``n + 1`` fit int32,
+    offsets int32 while `nnz` does (:func:`gpumatch.csr.offset_dtype_for`),
+    never narrower than the ids.
+
+    Examples
+    --------
+    >>> from gpumatch._validation import graph_dtypes
+    >>> [str(d) for d in graph_dtypes(800_000_000, 800_000_000, 4_000_000_000)]
+    ['int32', 'int64']
+    """
+    idt = index_dtype_for(m + 1, n + 1)
+    return idt, widest(offset_dtype_for(nnz), idt)
 
 
 def _check_shape(shape, name):
@@ -239,6 +269,15 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
     The returned arrays may be the caller's own (a canonical CSR, or an
     already canonical tuple): callers read them and never write into them.
 
+    Widths (:func:`graph_dtypes`): `indices` int32 while the rows and the
+    columns fit int32, `indptr` int64 only past ``2**31 - 1`` entries.  An
+    ``(indptr, indices, shape)`` tuple of int64 `indptr` and int32
+    `indices` past that size comes through without a copy, on NumPy and on
+    CuPy alike (the way to hand over a graph too large for
+    ``cupyx.scipy.sparse``, whose indices are int32 throughout).  int64
+    `indices` are narrowed to int32 where the ids fit, except for a host
+    graph past ``2**31`` entries solved on the host (a second copy there).
+
     Examples
     --------
     >>> import scipy.sparse as sp
@@ -284,14 +323,40 @@ def as_csr_graph(graph, backend: str = "auto", *, name: str = "graph", with_data
         raise TypeError(f"{name} must be sparse, got {type(graph).__name__}; accepted: {_ACCEPTED}")
 
     m, n = shape
-    idt = index_dtype_for(m + 1, n + 1, int(indices.shape[0]))
-    indptr = _backend.to_backend(indptr, name_b).astype(idt, copy=False)
-    indices = _backend.to_backend(indices, name_b).astype(idt, copy=False)
+    nnz = int(indices.shape[0])
+    idt, odt = graph_dtypes(m, n, nnz)
+    if np.dtype(indices.dtype) == np.int64 and idt == np.int32 and _keep_wide(indices, name_b, nnz):
+        idt = odt = np.dtype(np.int64)
+    indptr = _cast_to(indptr, odt, name_b)
+    indices = _cast_to(indices, idt, name_b)
     if data is not None:
         data = _backend.to_backend(data, name_b)
         if data_dtype is not None:
             data = data.astype(data_dtype, copy=False)
     return CSRGraph(indptr, indices, (m, n), name_b, cupy_out, data, kind, fmt, sparray)
+
+
+def _keep_wide(indices, backend, nnz):
+    """Whether int64 column indices whose values fit int32 stay int64: only
+    for a graph past ``2**31`` entries whose index array stays on the host,
+    where narrowing would be a second copy of the whole array beside the
+    caller's.  Every other case narrows: a small array is a cheap copy, and
+    one going to the device is copied anyway (narrowed on the host first:
+    the device then holds half the bytes, and never both widths)."""
+    if nnz < INT32_MAX:
+        return False
+    return backend != "cupy" and not _backend.is_cupy_array(indices)
+
+
+def _cast_to(a, dt, backend):
+    """`a` on `backend` in dtype `dt`: narrowed on the host before a copy to
+    the device (never both widths on the device at once), the caller's own
+    array where it already is so."""
+    dt = np.dtype(dt)
+    if backend == "cupy" and not _backend.is_cupy_array(a) and np.dtype(a.dtype) != dt:
+        a = np.asarray(a).astype(dt)
+    a = _backend.to_backend(a, backend)
+    return a.astype(dt, copy=False)
 
 
 def _exact_values(data, nnz, name):
@@ -404,13 +469,15 @@ def _canonical_scipy(graph, shape, name, with_data, compiled=False, device=False
 
 def _device_ready(graph, m, n) -> bool:
     """A scipy CSR whose arrays the GPU summary can read as they are:
-    one-dimensional host int32 arrays, or int64 ones where the graph keeps
-    64-bit indices (narrowing on the device would hold both widths at once)."""
+    one-dimensional host arrays already in the graph's widths
+    (:func:`graph_dtypes`: int32 ids, and int32 pointers or int64 ones past
+    ``2**31`` entries), so that nothing is narrowed on the device (which
+    would hold both widths at once); others are narrowed on the host first."""
     arrays = (graph.indptr, graph.indices)
     if not all(isinstance(a, np.ndarray) and a.ndim == 1 for a in arrays):
         return False
-    wide = index_dtype_for(m + 1, n + 1, int(graph.indices.shape[0])) == np.int64
-    return all(a.dtype == np.int32 or (wide and a.dtype == np.int64) for a in arrays)
+    idt, odt = graph_dtypes(m, n, int(graph.indices.shape[0]))
+    return graph.indptr.dtype == odt and graph.indices.dtype == idt
 
 
 def _canonical_cupyx(graph, shape, name, with_data):

@@ -9,8 +9,8 @@
 #endif
 
 // gpumatch_first_min_neighbor: segmented arg-min of G-PR's push scan.
-//   indptr    : rows + 1, CSR pointers
-//   indices   : nnz, CSR neighbours
+//   indptr    : rows + 1, CSR pointers (ofs_t, -DOFF)
+//   indices   : nnz, CSR neighbours (idx_t, -DIDX)
 //   labels    : number of neighbour vertices, label of each
 //   vertices  : k, the rows to scan
 //   stop_at   : k, early-stop level per row (used when use_stop != 0)
@@ -19,7 +19,7 @@
 // Thread mapping: one thread per listed row, scanning its entries in order
 // (so "first" is the same as NumPy's).  No shared writes.
 extern "C" __global__ void gpumatch_first_min_neighbor(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const LABEL_T* __restrict__ labels, const idx_t* __restrict__ vertices,
     const LABEL_T* __restrict__ stop_at, int use_stop,
     idx_t* __restrict__ neighbor, LABEL_T* __restrict__ min_label, long long k)
@@ -31,7 +31,7 @@ extern "C" __global__ void gpumatch_first_min_neighbor(
     if (sizeof(LABEL_T) == 4) best = (LABEL_T)0x7fffffff;
     idx_t arg = -1;
     LABEL_T stop = use_stop ? stop_at[i] : 0;
-    for (idx_t p = indptr[v]; p < indptr[v + 1]; ++p) {
+    for (ofs_t p = indptr[v]; p < indptr[v + 1]; ++p) {
         idx_t u = indices[p];
         LABEL_T l = labels[u];
         if (l < best) { best = l; arg = u; }
@@ -528,5 +528,98 @@ extern "C" __global__ void gpumatch_unmatch_pairs(
     if ((long long)mate_col[c] == r && (long long)mate_row[r] == c) {
         mate_col[c] = (IND_T)-1;
         mate_row[r] = (IND_T)-1;
+    }
+}
+
+// ---------------------------------------------------------------------------
+// Counting transpose of a CSR pattern (gpumatch.csr.transpose on the GPU where
+// cuSPARSE's 32-bit csr2csc does not apply: int64 pointers, e.g. past 2**31
+// entries with int32 ids).  Memory: the transpose itself and one cursor per
+// column, where a sort of (column, row) keys needs about 40 bytes per entry.
+// Three launches and a prefix sum on the host side:
+//   1. gpumatch_csr_t_count: t_ptr[c + 1] += entries of column c;
+//   2. (host) t_ptr = cumsum; cursor = t_ptr[:-1];
+//   3. gpumatch_csr_t_scatter: each entry goes to the next free slot of its
+//      column (rows of a column come out in any order);
+//   4. gpumatch_csr_t_sort_short: the rows of each column of at most
+//      GM_T_SHORT entries sorted in place (the host sorts longer ones).
+
+// One more in *a (int or long long counter), returning the old value.
+__device__ __forceinline__ int gm_inc(int* a) { return atomicAdd(a, 1); }
+__device__ __forceinline__ long long gm_inc(long long* a)
+{
+    return (long long)atomicAdd((unsigned long long*)a, 1ULL);
+}
+
+// gpumatch_csr_t_count: the column counts of a pattern.
+//   indices : nnz, column of each entry (IND_T)
+//   t_ptr   : n + 1 (PTR_T), zero on entry; out: t_ptr[c + 1] = entries of
+//             column c (t_ptr[0] stays 0)
+// Thread mapping: grid-stride over the entries, one atomic each.
+extern "C" __global__ void gpumatch_csr_t_count(const IND_T* __restrict__ indices, long long nnz,
+                                                PTR_T* __restrict__ t_ptr)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride)
+        gm_inc(&t_ptr[(long long)indices[k] + 1]);
+}
+
+// gpumatch_csr_t_scatter: deal every entry (r, c) to the next free slot of
+// column c.
+//   indptr, indices : m + 1 (PTR_T), nnz (IND_T): the CSR pattern
+//   cursor    : n (PTR_T), in: the first slot of each column (t_ptr[:-1]);
+//               advanced atomically (out: t_ptr[1:])
+//   t_indices : nnz (IND_T), out: the row of each slot
+//   perm      : nnz (PTR_T), out when with_perm: the CSR position of each slot
+// Thread mapping: grid-stride over the rows, a thread walks its row's
+// entries.  The slots of a column are a permutation of its range; their
+// order varies between runs (gpumatch_csr_t_sort_short and the host sort
+// the rows of each column afterwards).
+extern "C" __global__ void gpumatch_csr_t_scatter(
+    const PTR_T* __restrict__ indptr, const IND_T* __restrict__ indices, long long m,
+    PTR_T* __restrict__ cursor, IND_T* __restrict__ t_indices, PTR_T* __restrict__ perm, int with_perm)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long r = (long long)blockIdx.x * blockDim.x + threadIdx.x; r < m; r += stride) {
+        const PTR_T e = indptr[r + 1];
+        for (PTR_T p = indptr[r]; p < e; ++p) {
+            const PTR_T slot = gm_inc(&cursor[indices[p]]);
+            t_indices[slot] = (IND_T)r;
+            if (with_perm) perm[slot] = p;
+        }
+    }
+}
+
+#ifndef GM_T_SHORT
+#define GM_T_SHORT 64
+#endif
+
+// gpumatch_csr_t_sort_short: sort the rows of every column of at most
+// GM_T_SHORT entries (insertion sort; perm moves along when with_perm: in a
+// column, rows and CSR positions are in the same order).
+//   t_ptr     : n + 1 (PTR_T), the transpose's pointers
+//   t_indices : nnz (IND_T), sorted in place per short column
+//   perm      : nnz (PTR_T), moved along when with_perm
+// Thread mapping: grid-stride over the columns; columns are disjoint.
+extern "C" __global__ void gpumatch_csr_t_sort_short(
+    const PTR_T* __restrict__ t_ptr, long long n, IND_T* __restrict__ t_indices, PTR_T* __restrict__ perm,
+    int with_perm)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < n; c += stride) {
+        const PTR_T b = t_ptr[c], e = t_ptr[c + 1];
+        if (e - b < 2 || e - b > GM_T_SHORT) continue;
+        for (PTR_T i = b + 1; i < e; ++i) {
+            const IND_T x = t_indices[i];
+            const PTR_T px = with_perm ? perm[i] : (PTR_T)0;
+            PTR_T j = i;
+            while (j > b && t_indices[j - 1] > x) {
+                t_indices[j] = t_indices[j - 1];
+                if (with_perm) perm[j] = perm[j - 1];
+                --j;
+            }
+            t_indices[j] = x;
+            if (with_perm) perm[j] = px;
+        }
     }
 }

@@ -39,6 +39,13 @@ from ._csr_edit import (RANK_BATCH, delete_entries, edit_entries_pair, insert_en
 #: Largest value an int32 index can hold (sizes at or above it need int64).
 INT32_MAX = int(np.iinfo(np.int32).max)
 
+#: Entry counts at or above this get int64 *offsets* (:func:`offset_dtype_for`:
+#: pointer arrays and entry positions), while vertex ids stay int32 as long
+#: as they fit (:func:`index_dtype_for`).  ``INT32_MAX`` in use; the test
+#: suite lowers it (monkeypatch) so that the mixed layout, int64 offsets over
+#: int32 ids, runs on small graphs.  Read at call time by every caller.
+OFFSET_LIMIT = INT32_MAX
+
 __all__ = [
     "array_module",
     "degrees",
@@ -57,6 +64,8 @@ __all__ = [
     "PatternSummary",
     "csr_from_keys",
     "index_dtype_for",
+    "offset_dtype_for",
+    "widest",
     "locate_entries",
     "delete_entries",
     "insert_entries",
@@ -65,8 +74,35 @@ __all__ = [
 
 
 def index_dtype_for(*sizes: int) -> np.dtype:
-    """int32 when every size fits below ``2**31 - 1``, else int64."""
+    """int32 when every size fits below ``2**31 - 1``, else int64.
+
+    The dtype of vertex ids (row and column indices, mates, labels) of a
+    graph with `sizes` vertices per side; :func:`offset_dtype_for` picks
+    the dtype of its entry offsets separately."""
     return np.dtype(np.int32) if max((int(s) for s in sizes), default=0) < INT32_MAX else np.dtype(np.int64)
+
+
+def offset_dtype_for(*counts: int) -> np.dtype:
+    """dtype of entry offsets (``indptr``, the transpose's pointers, entry
+    positions): int32 when every count is below :data:`OFFSET_LIMIT`
+    (``2**31 - 1``), else int64.
+
+    A graph of more than ``2**31 - 1`` stored entries whose rows and columns
+    fit int32 keeps int32 ids (:func:`index_dtype_for`) with int64 offsets:
+    4 bytes per entry less than an all-int64 layout.
+
+    Examples
+    --------
+    >>> from gpumatch.csr import index_dtype_for, offset_dtype_for
+    >>> str(index_dtype_for(800_000_001)), str(offset_dtype_for(4_000_000_001))
+    ('int32', 'int64')
+    """
+    return np.dtype(np.int32) if max((int(c) for c in counts), default=0) < OFFSET_LIMIT else np.dtype(np.int64)
+
+
+def widest(*dtypes) -> np.dtype:
+    """The widest of integer `dtypes` (offsets are never narrower than ids)."""
+    return max((np.dtype(d) for d in dtypes), key=lambda d: d.itemsize)
 
 
 def degrees(indptr):
@@ -154,38 +190,98 @@ def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False):
     Returns
     -------
     t_indptr, t_indices[, perm]
-        CSR pattern of the ``n_cols × m`` transpose, indices sorted, in the
-        dtype of `indptr`.
+        CSR pattern of the ``n_cols × m`` transpose, indices sorted:
+        `t_indptr` (and `perm`, entry positions) in the dtype of `indptr`,
+        `t_indices` (row ids) in the dtype of `indices`, which must hold
+        the row ids too (int64 offsets over int32 ids stay so).
 
     Notes
     -----
     On the GPU, 32-bit patterns go through cuSPARSE's csr2cscEx2
-    (:func:`_transpose_cusparse`); 64-bit ones through a sort of the
-    ``(column, row)`` keys.  On the host, SciPy's CSR → CSC conversion (a
+    (:func:`_transpose_cusparse`); patterns with 64-bit pointers (past
+    ``2**31`` entries) through a counting transpose (:func:`_transpose_counting`:
+    about 20 bytes a device entry less than the sort of ``(column, row)``
+    keys it replaces).  On the host, SciPy's CSR → CSC conversion (a
     counting transpose in C++, O(nnz)): on a 2-core CPU, random 1M d5 (5M
     entries) 43 ms against 318 ms for the key sort, 58 against 474 ms on
     R-MAT 20.
     """
     xp = array_module(indptr, indices)
-    nnz = indices.shape[0]
     m = indptr.shape[0] - 1
     if xp is np:
         return _transpose_scipy(indptr, indices, m, n_cols, return_perm)
     out = _transpose_cusparse(indptr, indices, n_cols, return_perm)
     if out is not None:
         return out
-    rows = segment_owner(indptr, nnz)
-    # Key (column, row) is unique, so any sort (stable or not) gives one
-    # order, whatever the order of the columns within a row.
-    key = indices.astype(np.int64) * max(m, 1) + rows.astype(np.int64)
-    perm = xp.argsort(key).astype(indptr.dtype, copy=False)
-    counts = xp.bincount(indices, minlength=n_cols) if nnz else xp.zeros(n_cols, dtype=np.int64)
-    t_indptr = xp.zeros(n_cols + 1, dtype=indptr.dtype)
-    xp.cumsum(counts, out=t_indptr[1:])
-    t_indices = rows[perm]
+    return _transpose_counting(indptr, indices, m, n_cols, return_perm)
+
+
+#: Most entries of the long columns (more than ``GM_T_SHORT`` = 64 rows,
+#: which the kernel leaves) that :func:`_transpose_counting` sorts in one
+#: batch, as a share of all entries (at least the longest column).  A batch
+#: holds about 40 bytes per entry while it sorts.
+TRANSPOSE_SORT_SHARE = 1 / 16
+_T_SHORT = 64
+
+
+def _transpose_counting(indptr, indices, m, n_cols, return_perm):
+    """:func:`transpose` of a device pattern by a counting transpose
+    (``gpumatch_csr_t_*`` of ``csr.cu``): column counts, a prefix sum, an
+    atomic scatter of every row to its column's next slot, then the rows of
+    each column sorted: in the kernel for columns of at most 64 entries, in
+    batches of CuPy sorts for longer ones.  Device memory beyond the output:
+    one cursor per column, and a sort batch of at most
+    :data:`TRANSPOSE_SORT_SHARE` of the entries (or the longest column)."""
+    cp = _backend.cp
+    nnz = int(indices.shape[0])
+    pdt, idt = np.dtype(indptr.dtype), np.dtype(indices.dtype)
+    t_indptr = cp.zeros(n_cols + 1, dtype=pdt)
+    t_indices = cp.empty(nnz, dtype=idt)
+    perm = cp.empty(nnz if return_perm else 1, dtype=pdt)
+    if nnz and m and n_cols:
+        defines = (("PTR_T", _VALUE_TYPES[pdt]), ("IND_T", _VALUE_TYPES[idt]))
+        get = lambda name: _cuda.get_kernel("csr.cu", name, defines)  # noqa: E731
+        grid = (max(1, min((max(nnz, m, n_cols) + _cuda.BLOCK - 1) // _cuda.BLOCK, 65536)),)
+        get("gpumatch_csr_t_count")(grid, (_cuda.BLOCK,), (indices, np.int64(nnz), t_indptr))
+        t_indptr = cp.cumsum(t_indptr, dtype=pdt)
+        cursor = t_indptr[:-1].copy()
+        get("gpumatch_csr_t_scatter")(grid, (_cuda.BLOCK,), (indptr, indices, np.int64(m), cursor, t_indices,
+                                                              perm, np.int32(return_perm)))
+        del cursor
+        get("gpumatch_csr_t_sort_short")(grid, (_cuda.BLOCK,), (t_indptr, np.int64(n_cols), t_indices, perm,
+                                                                 np.int32(return_perm)))
+        _sort_long_columns(t_indptr, t_indices, perm if return_perm else None, m)
     if return_perm:
-        return t_indptr, t_indices, perm
+        return t_indptr, t_indices, perm[:nnz]
     return t_indptr, t_indices
+
+
+def _sort_long_columns(t_indptr, t_indices, perm, m):
+    """Sort the rows (and `perm` along) of the columns of more than 64
+    entries of a device transpose, in batches (:data:`TRANSPOSE_SORT_SHARE`)."""
+    cp = _backend.cp
+    deg = t_indptr[1:] - t_indptr[:-1]
+    cols = cp.flatnonzero(deg > _T_SHORT)
+    if cols.shape[0] == 0:
+        return
+    lens = deg[cols].astype(np.int64)
+    ends = cp.cumsum(lens)
+    budget = max(int(int(t_indices.shape[0]) * TRANSPOSE_SORT_SHARE), int(lens.max()))
+    lo, width = 0, np.int64(max(m, 1))
+    host_ends = ends.get()
+    while lo < cols.shape[0]:
+        before = int(host_ends[lo - 1]) if lo else 0
+        hi = int(np.searchsorted(host_ends, before + budget, side="right"))
+        hi = max(hi, lo + 1)
+        owner, pos = expand_segments(t_indptr.astype(np.int64, copy=False), cols[lo:hi].astype(np.int64))
+        key = owner.astype(np.int64) * width + t_indices[pos].astype(np.int64)
+        order = cp.argsort(key)
+        del key
+        t_indices[pos] = t_indices[pos[order]]
+        if perm is not None:
+            perm[pos] = perm[pos[order]]
+        del owner, pos, order
+        lo = hi
 
 
 def _transpose_scipy(indptr, indices, m, n_cols, return_perm):
@@ -196,11 +292,11 @@ def _transpose_scipy(indptr, indices, m, n_cols, return_perm):
     permuted: the permutation."""
     import scipy.sparse as sp
 
-    dt = indptr.dtype
+    dt, it = indptr.dtype, indices.dtype
     nnz = indices.shape[0]
     vals = np.arange(nnz, dtype=dt) if return_perm else np.ones(nnz, dtype=np.int8)
     t = sp.csr_matrix((vals, indices, indptr), shape=(m, n_cols)).tocsc()
-    t_indptr, t_indices = t.indptr.astype(dt, copy=False), t.indices.astype(dt, copy=False)
+    t_indptr, t_indices = t.indptr.astype(dt, copy=False), t.indices.astype(it, copy=False)
     if return_perm:
         return t_indptr, t_indices, t.data.astype(dt, copy=False)
     return t_indptr, t_indices
@@ -324,17 +420,20 @@ def bipartite_flow_network(indptr, indices, shape):
     -------
     net_indptr, net_indices, capacity, source, sink
         Directed CSR (sorted indices) of ``m + n + 2`` vertices, int64
-        capacities, and the terminal ids.
+        capacities, and the terminal ids.  Vertex ids int32 while ``m + n
+        + 2`` fits, pointers int64 only past ``2**31`` arcs
+        (:func:`offset_dtype_for`).
     """
     xp = array_module(indptr, indices)
     m, n = int(shape[0]), int(shape[1])
     nnz = indices.shape[0]
     V = m + n + 2
     E = nnz + n + m
-    idt = index_dtype_for(V + 1, E + 1)
-    deg = (indptr[1:] - indptr[:-1]).astype(idt)
-    counts = xp.concatenate([deg, xp.ones(n, dtype=idt), xp.asarray([m, 0], dtype=idt)])
-    net_indptr = xp.zeros(V + 1, dtype=idt)
+    idt = index_dtype_for(V + 1)
+    odt = widest(offset_dtype_for(2 * E + 1), idt)   # (2E: the flow solver's bidirectional layout)
+    deg = (indptr[1:] - indptr[:-1]).astype(odt)
+    counts = xp.concatenate([deg, xp.ones(n, dtype=odt), xp.asarray([m, 0], dtype=odt)])
+    net_indptr = xp.zeros(V + 1, dtype=odt)
     xp.cumsum(counts, out=net_indptr[1:])
     net_indices = xp.concatenate([
         indices.astype(idt) + m,                      # row -> column arcs
@@ -413,11 +512,13 @@ def first_min_neighbor(indptr, indices, labels, vertices, *, stop_at=None):
         return neighbor, min_label
     neighbor = xp.empty(k, dtype=indices.dtype)
     min_label = xp.empty(k, dtype=labels.dtype)
-    defines = (("IDX", _VALUE_TYPES[np.dtype(indices.dtype)]), ("LABEL_T", _VALUE_TYPES[np.dtype(labels.dtype)]))
+    # pointers in their own width (OFF: int64 past 2**31 entries), ids in the indices' (IDX)
+    defines = (("IDX", _VALUE_TYPES[np.dtype(indices.dtype)]), ("OFF", _VALUE_TYPES[np.dtype(indptr.dtype)]),
+               ("LABEL_T", _VALUE_TYPES[np.dtype(labels.dtype)]))
     kern = _cuda.get_kernel("csr.cu", "gpumatch_first_min_neighbor", defines)
     stop = stop_at if stop_at is not None else xp.full(k, -1 if labels.dtype.kind == "i" else 0, dtype=labels.dtype)
     kern(_cuda.grid_for(k), (_cuda.BLOCK,),
-         (indptr.astype(indices.dtype, copy=False), indices, labels, vertices.astype(indices.dtype, copy=False),
+         (indptr, indices, labels, vertices.astype(indices.dtype, copy=False),
           stop, np.int32(stop_at is not None), neighbor, min_label, np.int64(k)))
     return neighbor, min_label
 

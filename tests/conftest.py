@@ -80,6 +80,7 @@ def certified_loop_in_child(body: str, count: int, cwd) -> None:
 #: watch and the GPU repair passes, which the Numba engine does not use;
 #: tests/test_numba.py tests the Numba engine and its solvers instead.
 NUMBA_MODULES = {"test_matching.py", "test_flow.py", "test_validation.py", "test_examples.py", "test_cli.py",
+                 "test_mixed_widths.py",
                  "test_backend.py"}
 #: ... except these, which test G-PR's or the GPU max flow's own settings.
 NUMBA_SKIP = {"test_push_loop_threshold_keeps_results_maximum", "test_pairs_stop_the_adaptive_period"}

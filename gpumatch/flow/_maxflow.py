@@ -23,10 +23,10 @@ from typing import Any, Literal
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _backend, csr
+from .. import _backend, _memory, csr
 from ..csr import _exact_sum  # noqa: F401  (in csr: the kernel twins below this driver use it too)
 from .._typing import Backend, GraphLike
-from .._validation import as_csr_graph, index_dtype_for
+from .._validation import as_csr_graph, index_dtype_for, offset_dtype_for
 from ._tuning import TUNING  # the flow solvers' tuning lives in one place
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
@@ -177,7 +177,7 @@ def _build_rcsr(xp, indptr, indices, cap, V):
             "in_indptr": in_indptr, "in_indices": in_indices, "in_to_out": in_to_out}
 
 
-def _build_bcsr(xp, indptr, indices, cap, V, idt):
+def _build_bcsr(xp, indptr, indices, cap, V, idt, odt):
     """Bidirectional CSR: merged sorted neighbour lists, residual per entry, partner."""
     E = indices.shape[0]
     rows = csr.segment_owner(indptr.astype(np.int64), E)
@@ -205,8 +205,9 @@ def _build_bcsr(xp, indptr, indices, cap, V, idt):
     # partner of (u, v) is (v, u): binary search in the sorted key array
     partner = xp.searchsorted(ukeys, bnbr * Vl + brow)
     entry_of_arc = xp.searchsorted(ukeys, fkey)
-    return {"bptr": bptr.astype(idt), "bnbr": bnbr.astype(idt), "resid": resid.astype(np.int64),
-            "partner": partner.astype(idt), "cap_entry": resid.copy(), "entry_of_arc": entry_of_arc}
+    # pointers and entry positions (partner) in the offset width, neighbours in the id width
+    return {"bptr": bptr.astype(odt), "bnbr": bnbr.astype(idt), "resid": resid.astype(np.int64),
+            "partner": partner.astype(odt), "cap_entry": resid.copy(), "entry_of_arc": entry_of_arc}
 
 
 # ---------------------------------------------------------------------------
@@ -402,7 +403,7 @@ def _greedy_start(K, ctx, st, xp, L, heads, source, sink, V, idt):
     ib, ie = int(L["in_indptr"][sink]), int(L["in_indptr"][sink + 1])
     if ie == ib:
         return
-    sink_arc = xp.full(V, -1, dtype=idt)
+    sink_arc = xp.full(V, -1, dtype=L["in_to_out"].dtype)   # arc positions (offset width)
     sink_arc[L["in_indices"][ib:ie]] = L["in_to_out"][ib:ie]
     K.greedy(ctx, st, heads, sink_arc, source, sink)
 
@@ -481,25 +482,35 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     nnz = int(indices.shape[0])
     if V >= (1 << 30):
         raise ValueError("graphs with 2**30 or more vertices are not supported")
+    if backend == "cupy":   # before the solve allocates (the network's own arrays are there already)
+        need = _memory.memory_estimate((V, V), nnz, "flow", "cupy", layout=layout, flow_matrix=False,
+                                       include_input=False)
+        _memory.check_device_memory(need, f"a maximum flow on a network of {V} vertices and {nnz} arcs")
     # Self-loops and arcs of capacity <= 0 carry no flow and are dropped;
     # most networks have none, and then the arrays are taken as they are
-    # (copies: the solve writes none of them, but the caller keeps its own).
-    idt = index_dtype_for(V + 1, 2 * nnz + 1)
-    s_indptr, s_indices = indptr.astype(idt), indices.astype(idt)
+    # (the solve writes none of them: the kernels read them through const
+    # pointers; at 4e9 arcs a copy of the indices and capacities is 48 GB).
+    # Two widths: vertex ids (idt, int32: V < 2**30) and arc positions (odt:
+    # pointers, in_to_out, partner; int64 past 2**31 entries of the
+    # bidirectional layout's 2E).
+    idt = index_dtype_for(V + 1)
+    odt = csr.widest(offset_dtype_for(2 * nnz + 1), idt)
+    s_indptr, s_indices = indptr.astype(odt, copy=False), indices.astype(idt, copy=False)
     kept = None
     if not _kernels(backend).has_dropped(s_indptr, s_indices, cap, _tile(V, nnz), TUNING.get("cycles", 8)):
         E = nnz
-        s_cap = cap.copy()
+        s_cap = cap
     else:
         rows = csr.segment_owner(indptr.astype(np.int64), nnz)
         keep = (indices.astype(np.int64) != rows) & (cap > 0)
         kept = xp.nonzero(keep)[0]
         E = int(kept.shape[0])
-        idt = index_dtype_for(V + 1, 2 * E + 1)
+        odt = csr.widest(offset_dtype_for(2 * E + 1), idt)
         k_rows = rows[kept]
-        s_indptr = csr.segment_offsets(k_rows, V).astype(idt)   # k_rows is sorted (CSR order)
+        s_indptr = csr.segment_offsets(k_rows, V).astype(odt)   # k_rows is sorted (CSR order)
         s_indices = indices[kept].astype(idt)
         s_cap = cap[kept]
+        del rows, keep, k_rows
     ps, pe = int(s_indptr[source]), int(s_indptr[source + 1])
     if _kernels(backend).source_capacity(s_indices, s_cap, ps, pe) > _I64_MAX:
         raise OverflowError("the total capacity out of the source does not fit int64")
@@ -509,7 +520,7 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     else:
         if E and int(s_cap.max()) > _I64_MAX // 2:
             raise OverflowError(_BCSR_OVERFLOW)
-        L = _build_bcsr(xp, s_indptr, s_indices, s_cap, V, idt)
+        L = _build_bcsr(xp, s_indptr, s_indices, s_cap, V, idt, odt)
     st = {"height": xp.zeros(V, dtype=np.int32), "excess": xp.zeros(V, dtype=np.int64)}
     # initial preflow: saturate every arc out of the source (heads are distinct)
     if lay == "rcsr":
@@ -558,8 +569,8 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     left = stranded()
     if TUNING.get("direct_return", True) and pe > ps and left.shape[0]:
         if lay == "rcsr":
-            src_arc = xp.full(V, -1, dtype=idt)
-            src_arc[s_indices[ps:pe]] = xp.arange(ps, pe, dtype=idt)
+            src_arc = xp.full(V, -1, dtype=odt)     # arc positions
+            src_arc[s_indices[ps:pe]] = xp.arange(ps, pe, dtype=odt)
             K.return_excess(ctx, st, left, src_arc, source)
         else:
             _direct_return(xp, L, st, source, sink)
@@ -607,8 +618,9 @@ def _flow_matrix(g, arc_flow):
         indptr, ucol, data = antisymmetric_csr(V, g.indptr, g.indices, arc_flow)
     else:
         indptr, ucol, data = _kernels(g.backend).flow_matrix(g.indptr, g.indices, arc_flow, V)
-    idt = index_dtype_for(V + 1, int(ucol.shape[0]) + 1)
-    indptr, ucol = indptr.astype(idt, copy=False), ucol.astype(idt, copy=False)
+    idt = index_dtype_for(V + 1)
+    odt = csr.widest(offset_dtype_for(int(ucol.shape[0]) + 1), idt)
+    indptr, ucol = indptr.astype(odt, copy=False), ucol.astype(idt, copy=False)
     if g.cupy_out:
         cpx = _backend.cpx_sparse
         cp = _backend.cp
@@ -776,6 +788,9 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         value, arc_flow, side, stats = _host_method(g, source, sink, method)
         stats["time"] = {}
     else:
+        if g.backend == "cupy":   # the solve and the flow matrix after it (which sorts 2 nnz keys)
+            need = _memory.memory_estimate(g.shape, g.nnz, "flow", "cupy", layout=layout, include_input=False)
+            _memory.check_device_memory(need, f"maximum_flow on a network of {g.n} vertices and {g.nnz} arcs")
         value, arc_flow, side, stats = _solve(g.indptr, g.indices, g.data, source, sink, g.backend, layout)
     t0 = time.perf_counter()
     flow = _flow_matrix(g, arc_flow)

@@ -44,9 +44,10 @@ DISCHARGE_COOP_BLOCK = 512
 DISCHARGE_COOP_PER_SM = 1
 
 
-def kernel_defines(idt, tile, cycles) -> tuple:
-    """The ``-D`` definitions of ``pr.cu`` and ``pr_coop.cu`` for one solve."""
-    return _cuda.index_defines(idt) + (("TILE", int(tile)), ("CYCLES", int(cycles)), ("HUB_BLOCK", HUB_BLOCK))
+def kernel_defines(idt, odt, tile, cycles) -> tuple:
+    """The ``-D`` definitions of ``pr.cu`` and ``pr_coop.cu`` for one solve:
+    vertex ids `idt` (``IDX``), arc positions `odt` (``OFF``), tuning."""
+    return _cuda.index_defines(idt, odt) + (("TILE", int(tile)), ("CYCLES", int(cycles)), ("HUB_BLOCK", HUB_BLOCK))
 
 
 def has_dropped(indptr, indices, cap, tile, cycles) -> bool:
@@ -59,7 +60,7 @@ def has_dropped(indptr, indices, cap, tile, cycles) -> bool:
     if max(V, nnz) == 0:
         return False
     out = cp.zeros(1, dtype=cp.int32)
-    kern = _cuda.get_kernel(_SRC, "gpumatch_pr_has_dropped", kernel_defines(indptr.dtype, tile, cycles))
+    kern = _cuda.get_kernel(_SRC, "gpumatch_pr_has_dropped", kernel_defines(indices.dtype, indptr.dtype, tile, cycles))
     kern(_strided(max(V, nnz)), (_BLOCK,), (indptr, indices, cap, np.int64(V), np.int64(nnz), out))
     return bool(int(out.get()[0]))
 
@@ -71,9 +72,10 @@ class _Ctx:
         self.L = L
         self.layout = layout
         self.tile = int(tile)
-        idx = L["indptr"].dtype if layout == "rcsr" else L["bptr"].dtype
-        self.idt = np.dtype(idx)
-        defines = kernel_defines(self.idt, self.tile, cycles)
+        # vertex ids (lists, hubs) and arc positions (pointers, in_to_out, partner)
+        self.idt = np.dtype((L["indices"] if layout == "rcsr" else L["bnbr"]).dtype)
+        self.odt = np.dtype((L["indptr"] if layout == "rcsr" else L["bptr"]).dtype)
+        defines = kernel_defines(self.idt, self.odt, self.tile, cycles)
         self.defines = defines
         self.k_discharge = _cuda.get_kernel(_SRC, f"gpumatch_pr_discharge_{layout}", defines)
         self.k_bfs = _cuda.get_kernel(_SRC, f"gpumatch_pr_bfs_{layout}", defines)
@@ -134,7 +136,7 @@ class _Ctx:
         if self.layout != "rcsr" or hub_degree is None or self.V == 0:
             return
         L = self.L
-        hubs = hubs_of(L["indptr"], L["in_indptr"], hub_degree)
+        hubs = hubs_of(L["indptr"], L["in_indptr"], hub_degree, self.idt)
         if hubs.shape[0] == 0:
             return
         hubs = cp.sort(hubs.astype(np.int64))
@@ -334,7 +336,7 @@ def greedy(ctx, st, heads, sink_arc, source, sink):
         return
     L = ctx.L
     heads = heads.astype(ctx.idt, copy=False)
-    sink_arc = sink_arc.astype(ctx.idt, copy=False)
+    sink_arc = sink_arc.astype(ctx.odt, copy=False)
     ctx.k_greedy(((n + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
                  (L["indptr"], L["indices"], L["cap"], L["flow"], heads, np.int64(n), sink_arc, st["excess"],
                   np.int64(source), np.int64(sink)))
@@ -347,7 +349,7 @@ def return_excess(ctx, st, xs, src_arc, source):
         return
     L = ctx.L
     xs = xs.astype(ctx.idt, copy=False)
-    src_arc = src_arc.astype(ctx.idt, copy=False)
+    src_arc = src_arc.astype(ctx.odt, copy=False)
     ctx.k_return(((n + _BLOCK - 1) // _BLOCK,), (_BLOCK,),
                  (L["flow"], L["in_indptr"], L["in_indices"], L["in_to_out"], xs, np.int64(n), src_arc,
                   st["excess"], np.int64(source)))
@@ -420,8 +422,10 @@ def unwind(ctx, st, xs, source, other, max_rounds):
 _SRC_SETUP = "flow/pr_setup.cu"
 
 
-def _setup(name, idt):
-    return _cuda.get_kernel(_SRC_SETUP, name, _cuda.index_defines(idt))
+def _setup(name, idt, odt=None):
+    """A kernel of ``pr_setup.cu`` for vertex ids `idt` and arc positions
+    `odt` (None: `idt`, for the kernels that read no arc position)."""
+    return _cuda.get_kernel(_SRC_SETUP, name, _cuda.index_defines(idt, odt))
 
 
 def _strided(n):
@@ -443,7 +447,7 @@ def source_capacity(indices, cap, ps, pe) -> int:
 def saturate_source(L, st, ps, pe):
     """The initial preflow: every arc out of the source, ``ps:pe``, full (reverse CSR)."""
     if pe > ps:
-        _setup("gpumatch_pr_saturate", L["indices"].dtype)(
+        _setup("gpumatch_pr_saturate", L["indices"].dtype, L["indptr"].dtype)(
             _cuda.grid_for(pe - ps), (_BLOCK,), (L["indices"], L["cap"], L["flow"], st["excess"], np.int64(ps),
                                                  np.int64(pe)))
 
@@ -488,13 +492,15 @@ def active(st, idt, target, hlimit, skip=-1):
     return out[:int(total.get()[0])]
 
 
-def hubs_of(indptr, in_indptr, hub_degree):
-    """Vertices with more than `hub_degree` arcs, out and in (in no particular order)."""
+def hubs_of(indptr, in_indptr, hub_degree, idt=None):
+    """Vertices with more than `hub_degree` arcs, out and in (in no
+    particular order), in dtype `idt` (None: the pointers')."""
     cp = _backend.cp
     V = int(indptr.shape[0]) - 1
-    out = cp.empty(max(V, 1), dtype=indptr.dtype)
+    idt = np.dtype(indptr.dtype if idt is None else idt)
+    out = cp.empty(max(V, 1), dtype=idt)
     count = cp.zeros(1, dtype=cp.uint64)
-    _setup("gpumatch_pr_hubs", indptr.dtype)(_strided(V), (_BLOCK,),
+    _setup("gpumatch_pr_hubs", idt, indptr.dtype)(_strided(V), (_BLOCK,),
                                              (indptr, in_indptr, np.int64(V), np.int64(hub_degree), out, count))
     return out[:int(count.get()[0])]
 
@@ -505,10 +511,10 @@ def pair_index(indptr, indices, V):
     the number of anti-parallel pairs and of arcs with a partner."""
     cp = _backend.cp
     E = int(indices.shape[0])
-    partner = cp.empty(max(E, 1), dtype=indices.dtype)[:E]
+    partner = cp.empty(max(E, 1), dtype=indptr.dtype)[:E]     # arc positions: the offset width
     count = cp.zeros(2, dtype=cp.uint64)
     if E:
-        _setup("gpumatch_pr_pair_index", indices.dtype)(_strided(E), (_BLOCK,),
+        _setup("gpumatch_pr_pair_index", indices.dtype, indptr.dtype)(_strided(E), (_BLOCK,),
                                                         (indptr, indices, np.int64(V), np.int64(E), partner, count))
     pairs, paired = (int(x) for x in count.get())
     return partner, pairs, paired
@@ -521,7 +527,8 @@ def pair_share(flow, partner):
     E = int(flow.shape[0])
     out = cp.zeros(2, dtype=cp.float64)
     if E:
-        _setup("gpumatch_pr_pair_share", partner.dtype)(_strided(E), (_BLOCK,), (flow, partner, np.int64(E), out))
+        _setup("gpumatch_pr_pair_share", np.int32, partner.dtype)(_strided(E), (_BLOCK,),
+                                                                   (flow, partner, np.int64(E), out))
     mass, paired = (float(x) for x in out.get())
     return mass, paired
 
@@ -532,23 +539,23 @@ def flow_matrix(indptr, indices, arc_flow, V):
     rows; a pair of anti-parallel arcs shares one entry each way)."""
     cp = _backend.cp
     E = int(indices.shape[0])
-    idt = np.result_type(indptr.dtype, indices.dtype)       # int32, or int64 when either is
-    indptr, indices = indptr.astype(idt, copy=False), indices.astype(idt, copy=False)
+    idt, odt = np.dtype(indices.dtype), np.dtype(indptr.dtype)   # vertex ids, arc positions
     if E == 0:
-        return cp.zeros(V + 1, dtype=idt), cp.zeros(0, dtype=idt), cp.zeros(0, dtype=np.int64)
+        return cp.zeros(V + 1, dtype=odt), cp.zeros(0, dtype=idt), cp.zeros(0, dtype=np.int64)
     partner, _, paired = pair_index(indptr, indices, V)
     keys = cp.empty(2 * E, dtype=np.int64)
     vals = cp.empty(2 * E, dtype=np.int64)
     arc_flow = arc_flow.astype(np.int64, copy=False)
-    _setup("gpumatch_pr_flow_keys", idt)(_strided(E), (_BLOCK,),
-                                         (indptr, indices, arc_flow, partner, np.int64(V), np.int64(E), keys, vals))
+    _setup("gpumatch_pr_flow_keys", idt, odt)(_strided(E), (_BLOCK,),
+                                              (indptr, indices, arc_flow, partner, np.int64(V), np.int64(E), keys,
+                                               vals))
     order = cp.argsort(keys)
     n = 2 * E - paired          # every arc once, and the reverse of each arc without a partner
-    if n > np.iinfo(idt).max:
-        idt = np.dtype(np.int64)
-    out_ptr = cp.empty(V + 1, dtype=idt)
+    if n > np.iinfo(odt).max:
+        odt = np.dtype(np.int64)
+    out_ptr = cp.empty(V + 1, dtype=odt)
     cols = cp.empty(n, dtype=idt)
     data = cp.empty(n, dtype=np.int64)
-    _setup("gpumatch_pr_flow_csr", idt)(_cuda.grid_for(n), (_BLOCK,),
+    _setup("gpumatch_pr_flow_csr", idt, odt)(_cuda.grid_for(n), (_BLOCK,),
                                         (keys, vals, order, np.int64(V), np.int64(n), out_ptr, cols, data))
     return out_ptr, cols, data

@@ -450,7 +450,7 @@ def pair_index(indptr, indices, V):
     k, p = csr.antiparallel_pairs(indptr, indices, V)
     rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
     loops = np.nonzero(indices == rows)[0]
-    partner = np.full(indices.shape[0], -1, dtype=indices.dtype)
+    partner = np.full(indices.shape[0], -1, dtype=indptr.dtype)   # arc positions: the offset width
     partner[k], partner[p], partner[loops] = p, k, loops
     return partner, int(k.shape[0]), 2 * int(k.shape[0]) + int(loops.shape[0])
 

@@ -198,9 +198,9 @@ __device__ bool dt_push(const i64* cap, i64* flow, const long long* P, int len, 
 //           next launch when the pair is left open
 //   sbuf  : gridDim.x * meets * plim path steps
 extern "C" __global__ void __launch_bounds__(DT_BLOCK) gpumatch_dt_route(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap,
-    i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out, const unsigned char* __restrict__ side, long long s, long long t,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap,
+    i64* flow, const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out, const unsigned char* __restrict__ side, long long s, long long t,
     const long long* __restrict__ tails, const long long* __restrict__ heads, long long npairs,
     long long* excess, int* state, long long* thr, int scale, int max_searches, long long* sbuf, int plim,
     u64* keys, int* hidx, int* ev, int* ep, long long* ec,

@@ -147,8 +147,8 @@ __device__ long long dyn_side_room(long long x, long long from, int depth, bool 
                                    long long term, const long long* __restrict__ excess,
                                    const long long* __restrict__ cap, const long long* __restrict__ flow,
                                    const long long* __restrict__ tail, const long long* __restrict__ head,
-                                   const bool* __restrict__ side, const idx_t* __restrict__ indptr,
-                                   const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_to_out)
+                                   const bool* __restrict__ side, const ofs_t* __restrict__ indptr,
+                                   const ofs_t* __restrict__ in_indptr, const ofs_t* __restrict__ in_to_out)
 {
     if (x == term) return want;
     const long long e = excess[x];
@@ -193,8 +193,8 @@ __device__ long long dyn_side_room(long long x, long long from, int depth, bool 
 extern "C" __global__ void gpumatch_dyn_push_bound(
     long long n, const long long* __restrict__ slot, long long* d, const long long* __restrict__ cap,
     const long long* __restrict__ flow, const long long* __restrict__ tail, const long long* __restrict__ head,
-    const bool* __restrict__ side, const long long* __restrict__ excess, const idx_t* __restrict__ indptr,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_to_out, long long s, long long t,
+    const bool* __restrict__ side, const long long* __restrict__ excess, const ofs_t* __restrict__ indptr,
+    const ofs_t* __restrict__ in_indptr, const ofs_t* __restrict__ in_to_out, long long s, long long t,
     long long least, int depth, long long* pushes)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;

@@ -115,9 +115,9 @@ __device__ __forceinline__ void fp_back_step(
         fp_meet(o, d, x, w, code, bclaim, fin_u, fin_a, fin_w, partner);
 }
 
-#define FP_NET const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap, \
-    const i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
-    const idx_t* __restrict__ in_to_out, const unsigned char* __restrict__ mask
+#define FP_NET const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap, \
+    const i64* flow, const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
+    const ofs_t* __restrict__ in_to_out, const unsigned char* __restrict__ mask
 #define FP_NET_ARGS indptr, indices, cap, flow, in_indptr, in_indices, in_to_out, mask
 #define FP_TREES long long* owner, long long* pv, long long* pa, long long* bclaim, long long* fin_u, \
     long long* fin_a, long long* fin_w, const long long* __restrict__ partner
@@ -193,7 +193,7 @@ __device__ __forceinline__ bool fp_backward_runs(long long bsize, long long size
 }
 
 // gpumatch_fp_level: one BFS level of every open tree, forward and backward.
-//   indptr .. in_to_out : the network (idx_t), cap (int64), flow (int64)
+//   indptr .. in_to_out : the network (pointers and in_to_out ofs_t, ids idx_t), cap (int64), flow (int64)
 //   frontier, size      : the forward level's vertices
 //   bfrontier, bsize    : the backward level's vertices (bsize 0: the
 //                         backward side skips this level)

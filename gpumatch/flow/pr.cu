@@ -6,6 +6,8 @@
 
 
 // gpumatch_pr_discharge_rcsr: one discharge step of push-relabel (reverse CSR).
+// Arc positions (indptr, in_indptr, in_to_out, partner, sink_arc, src_arc and
+// every loop over arcs) are ofs_t, vertex ids idx_t (_common.cuh).
 //   indptr     : V + 1, out-arc pointers
 //   indices    : E, head of each out-arc
 //   cap        : E, capacity of each arc (int64, > 0)
@@ -38,10 +40,10 @@
 // neighbours are read while other tiles change them (Hong's lock-free
 // argument); atomics keep flow and excess exact.
 extern "C" __global__ void gpumatch_pr_discharge_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, i64* excess,
     const idx_t* __restrict__ work, const unsigned long long* work_count,
     idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int* stamp, int iter,
@@ -116,8 +118,8 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_pr_discharge_loop_rcs
 // Thread mapping and races: as in gpumatch_pr_discharge_rcsr; resid[e] is
 // decreased only by the tile of u and increased only by the tile of bnbr[e].
 extern "C" __global__ void gpumatch_pr_discharge_bcsr(
-    const idx_t* __restrict__ bptr, const idx_t* __restrict__ bnbr,
-    i64* resid, const idx_t* __restrict__ partner,
+    const ofs_t* __restrict__ bptr, const idx_t* __restrict__ bnbr,
+    i64* resid, const ofs_t* __restrict__ partner,
     int* height, i64* excess,
     const idx_t* __restrict__ work, const unsigned long long* work_count,
     idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int* stamp, int iter,
@@ -130,7 +132,7 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
     const unsigned mask = tile_mask();
     for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nwork; w += ntiles) {
         const idx_t u = work[w];
-        const idx_t b = bptr[u], be = bptr[u + 1];
+        const ofs_t b = bptr[u], be = bptr[u + 1];
         for (int c = 0; c < CYCLES; ++c) {
             i64 e = 0;
             int hu = 0;
@@ -140,8 +142,8 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
             if (e <= 0 || hu >= hlimit) break;
             i64 rem = e;
             u64 best = KEY_INF;
-            for (idx_t base = b; base < be && rem > 0; base += TILE) {
-                const idx_t p = base + lane;
+            for (ofs_t base = b; base < be && rem > 0; base += TILE) {
+                const ofs_t p = base + lane;
                 i64 r = 0;
                 int hv = 0;
                 idx_t v = 0;
@@ -189,10 +191,10 @@ extern "C" __global__ void gpumatch_pr_discharge_bcsr(
 // frontier), lanes stride over its in- then out-arcs.  Race: several tiles may reach one vertex; atomicCAS lets
 // exactly one label and enqueue it.  No flow changes during a relabel.
 extern "C" __global__ void gpumatch_pr_bfs_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, const idx_t* __restrict__ frontier, const unsigned long long* frontier_count,
     idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int level, long long hub_deg)
 {
@@ -215,8 +217,8 @@ extern "C" __global__ void gpumatch_pr_bfs_rcsr(
 //                as in gpumatch_pr_bfs_rcsr
 // Thread mapping and race: as in gpumatch_pr_bfs_rcsr.
 extern "C" __global__ void gpumatch_pr_bfs_bcsr(
-    const idx_t* __restrict__ bptr, const idx_t* __restrict__ bnbr,
-    const i64* __restrict__ resid, const idx_t* __restrict__ partner,
+    const ofs_t* __restrict__ bptr, const idx_t* __restrict__ bnbr,
+    const i64* __restrict__ resid, const ofs_t* __restrict__ partner,
     int* height, const idx_t* __restrict__ frontier, const unsigned long long* frontier_count,
     idx_t* next, unsigned long long* next_count, unsigned long long* zero_count, int level)
 {
@@ -226,7 +228,7 @@ extern "C" __global__ void gpumatch_pr_bfs_bcsr(
     const int lane = threadIdx.x & (TILE - 1);
     for (long long w = ((long long)blockIdx.x * blockDim.x + threadIdx.x) / TILE; w < nf; w += ntiles) {
     const idx_t x = frontier[w];
-    for (idx_t p = bptr[x] + lane; p < bptr[x + 1]; p += TILE) {
+    for (ofs_t p = bptr[x] + lane; p < bptr[x + 1]; p += TILE) {
         if (resid[partner[p]] > 0) {  // bnbr[p] -> x is residual
             idx_t v = bnbr[p];
             if (atomicCAS(height + v, -1, level + 1) == -1) next[gm_append(next_count)] = v;
@@ -253,9 +255,9 @@ extern "C" __global__ void gpumatch_pr_bfs_bcsr(
 // over-claim just keeps less).  flow[p] of a non-sink arc u -> v is written
 // only by u's thread.
 extern "C" __global__ void gpumatch_pr_greedy_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ heads, long long nheads, const idx_t* __restrict__ sink_arc,
+    const idx_t* __restrict__ heads, long long nheads, const ofs_t* __restrict__ sink_arc,
     i64* excess, long long source, long long sink)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -263,11 +265,11 @@ extern "C" __global__ void gpumatch_pr_greedy_rcsr(
         const idx_t u = heads[i];
         if ((long long)u == sink) continue;
         i64 e = excess[u];
-        const idx_t pe = indptr[u + 1];
-        for (idx_t p = indptr[u]; p < pe && e > 0; ++p) {
+        const ofs_t pe = indptr[u + 1];
+        for (ofs_t p = indptr[u]; p < pe && e > 0; ++p) {
             const idx_t v = indices[p];
             if ((long long)v == source) continue;
-            const idx_t k = (long long)v == sink ? p : sink_arc[v];
+            const ofs_t k = (long long)v == sink ? p : sink_arc[v];
             if (k < 0) continue;
             i64 want = cap[p] - __ldcg(flow + p);
             want = want < e ? want : e;
@@ -305,20 +307,20 @@ extern "C" __global__ void gpumatch_pr_greedy_rcsr(
 // the flow never ends below zero.  The flow of a non-source arc u -> x is
 // written only by x's thread.
 extern "C" __global__ void gpumatch_pr_return_rcsr(
-    i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
-    const idx_t* __restrict__ xs, long long nx, const idx_t* __restrict__ src_arc,
+    i64* flow, const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
+    const idx_t* __restrict__ xs, long long nx, const ofs_t* __restrict__ src_arc,
     i64* excess, long long source)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
     for (long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x; i < nx; i += stride) {
         const idx_t x = xs[i];
         i64 e = excess[x];
-        const idx_t je = in_indptr[x + 1];
-        for (idx_t j = in_indptr[x]; j < je && e > 0; ++j) {
+        const ofs_t je = in_indptr[x + 1];
+        for (ofs_t j = in_indptr[x]; j < je && e > 0; ++j) {
             const idx_t u = in_indices[j];
-            const idx_t k = in_to_out[j];
-            const idx_t a = (long long)u == source ? k : src_arc[u];
+            const ofs_t k = in_to_out[j];
+            const ofs_t a = (long long)u == source ? k : src_arc[u];
             if (a < 0) continue;
             i64 want = __ldcg(flow + k);
             want = want < e ? want : e;
@@ -352,10 +354,10 @@ extern "C" __global__ void gpumatch_pr_return_rcsr(
 // relabel, so it is the same discharge as the NumPy twin's.  Races: as in
 // gpumatch_pr_discharge_rcsr; the block enqueues its hub if excess is left.
 extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hub_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, i64* excess,
     const idx_t* __restrict__ hubs, long long nhubs,
     idx_t* next, unsigned long long* next_count, int* stamp, int iter,
@@ -367,8 +369,8 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
     const int tid = threadIdx.x;
     for (long long w = blockIdx.x; w < nhubs; w += gridDim.x) {
         const idx_t u = hubs[w];
-        const idx_t ob = indptr[u], oe = indptr[u + 1];
-        const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+        const ofs_t ob = indptr[u], oe = indptr[u + 1];
+        const ofs_t ib = in_indptr[u], ie = in_indptr[u + 1];
         for (int c = 0; c < CYCLES; ++c) {
             if (tid == 0) { s_e = __ldcg(excess + u); s_h = __ldcg(height + u); }
             __syncthreads();
@@ -405,10 +407,10 @@ extern "C" __global__ void __launch_bounds__(HUB_BLOCK) gpumatch_pr_discharge_hu
 // segment is scanned only when its hub is on the frontier (height == level),
 // so no frontier list is needed.  Race: as in gpumatch_pr_bfs_rcsr.
 extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, const idx_t* __restrict__ seg_vertex, const long long* __restrict__ seg_start,
     long long nseg, long long hub_seg, idx_t* next, unsigned long long* next_count, int level)
 {
@@ -434,10 +436,10 @@ extern "C" __global__ void gpumatch_pr_bfs_hub_rcsr(
 // launch.  Ring slot (j + 2) % 3, zeroed by thread 0 at level j, was last
 // read at the start of level j - 1, before that level's barrier.
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_bfs_loop_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out, int* height,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out, int* height,
     idx_t* buf0, idx_t* buf1, unsigned long long* counts, int level0, long long limit,
     long long max_levels, long long hub_deg, long long* state)
 {
@@ -475,7 +477,7 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_bfs_loop_rcsr(
 // (i < nnz) and binary-searches vertex i in its own row (i < V).  Benign
 // race: every writer stores the same 1.
 extern "C" __global__ void gpumatch_pr_has_dropped(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices, const i64* __restrict__ cap,
     long long V, long long nnz, int* out)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;

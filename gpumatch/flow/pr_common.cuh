@@ -131,11 +131,11 @@ struct ArcRead {
     i64 r;      // residual capacity (0: none, or past the end)
     int hv;     // height of the head
     idx_t v;    // head
-    idx_t k;    // out-position of the arc (in-arcs)
+    ofs_t k;    // out-position of the arc (in-arcs)
 };
 
 template <bool EAGER>
-__device__ __forceinline__ ArcRead read_out_arc(idx_t p, idx_t oe, const idx_t* __restrict__ indices,
+__device__ __forceinline__ ArcRead read_out_arc(ofs_t p, ofs_t oe, const idx_t* __restrict__ indices,
                                                 const i64* __restrict__ cap, const i64* flow, const int* height)
 {
     ArcRead a = {0, 0, 0, 0};
@@ -153,8 +153,8 @@ __device__ __forceinline__ ArcRead read_out_arc(idx_t p, idx_t oe, const idx_t* 
 }
 
 template <bool EAGER>
-__device__ __forceinline__ ArcRead read_in_arc(idx_t j, idx_t ie, const idx_t* __restrict__ in_indices,
-                                               const idx_t* __restrict__ in_to_out, const i64* flow,
+__device__ __forceinline__ ArcRead read_in_arc(ofs_t j, ofs_t ie, const idx_t* __restrict__ in_indices,
+                                               const ofs_t* __restrict__ in_to_out, const i64* flow,
                                                const int* height)
 {
     ArcRead a = {0, 0, 0, 0};
@@ -174,16 +174,16 @@ __device__ __forceinline__ ArcRead read_in_arc(idx_t j, idx_t ie, const idx_t* _
 
 template <bool EAGER = false, typename Claim>
 __device__ __forceinline__ u64 push_admissible(
-    idx_t ob, idx_t oe, idx_t ib, idx_t ie, int hu, i64& rem, int slot, int width, Claim claim,
+    ofs_t ob, ofs_t oe, ofs_t ib, ofs_t ie, int hu, i64& rem, int slot, int width, Claim claim,
     const idx_t* __restrict__ indices, const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indices, const idx_t* __restrict__ in_to_out,
+    const idx_t* __restrict__ in_indices, const ofs_t* __restrict__ in_to_out,
     int* height, i64* excess, idx_t* next, unsigned long long* next_count, int* stamp, int iter,
     long long target, long long other, int hlimit)
 {
-    const idx_t odeg = oe - ob;
+    const ofs_t odeg = oe - ob;
     u64 best = KEY_INF;
-    for (idx_t base = ob; base < oe && rem > 0; base += width) {
-        const idx_t p = base + slot;
+    for (ofs_t base = ob; base < oe && rem > 0; base += width) {
+        const ofs_t p = base + slot;
         const ArcRead a = read_out_arc<EAGER>(p, oe, indices, cap, flow, height);
         const i64 d = claim(a.r > 0 && a.hv < hu ? a.r : 0, rem);
         if (d > 0) {
@@ -196,8 +196,8 @@ __device__ __forceinline__ u64 push_admissible(
             best = key < best ? key : best;
         }
     }
-    for (idx_t base = ib; base < ie && rem > 0; base += width) {
-        const idx_t j = base + slot;
+    for (ofs_t base = ib; base < ie && rem > 0; base += width) {
+        const ofs_t j = base + slot;
         const ArcRead a = read_in_arc<EAGER>(j, ie, in_indices, in_to_out, flow, height);
         const i64 d = claim(a.r > 0 && a.hv < hu ? a.r : 0, rem);
         if (d > 0) {
@@ -217,15 +217,15 @@ __device__ __forceinline__ u64 push_admissible(
 // gpumatch_pr_discharge_rcsr.  Arguments as in that kernel.
 __device__ __forceinline__ void discharge_vertex_rcsr(
     idx_t u, int lane, unsigned mask,
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, i64* excess, idx_t* next, unsigned long long* next_count, int* stamp, int iter,
     long long target, long long other, int hlimit)
 {
-    const idx_t ob = indptr[u], oe = indptr[u + 1];
-    const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+    const ofs_t ob = indptr[u], oe = indptr[u + 1];
+    const ofs_t ib = in_indptr[u], ie = in_indptr[u + 1];
     for (int c = 0; c < CYCLES; ++c) {
         i64 e = 0;
         int hu = 0;
@@ -262,18 +262,18 @@ __device__ __forceinline__ void discharge_vertex_rcsr(
 // every read before every write).
 __device__ __forceinline__ void discharge_vertex_short_rcsr(
     idx_t u, int lane, unsigned mask,
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, i64* excess, idx_t* next, unsigned long long* next_count, int* stamp, int iter,
     long long target, long long other, int hlimit)
 {
     i64 e = 0;
     int hu = 0;
     if (lane == 0) { e = __ldcg(excess + u); hu = __ldcg(height + u); }
-    const idx_t ob = indptr[u], oe = indptr[u + 1];
-    const idx_t ib = in_indptr[u], ie = in_indptr[u + 1];
+    const ofs_t ob = indptr[u], oe = indptr[u + 1];
+    const ofs_t ib = in_indptr[u], ie = in_indptr[u + 1];
     e = __shfl_sync(mask, e, 0, TILE);
     hu = __shfl_sync(mask, hu, 0, TILE);
     for (int c = 0; c < CYCLES; ++c) {
@@ -298,8 +298,8 @@ __device__ __forceinline__ void discharge_vertex_short_rcsr(
 // every thread of the block (a barrier): the one-block loops below stop
 // before such a list and leave it to the multi-block kernels.
 __device__ __forceinline__ bool block_list_has_hub(
-    const idx_t* list, unsigned long long size, const idx_t* __restrict__ indptr,
-    const idx_t* __restrict__ in_indptr, long long hub_deg)
+    const idx_t* list, unsigned long long size, const ofs_t* __restrict__ indptr,
+    const ofs_t* __restrict__ in_indptr, long long hub_deg)
 {
     bool hub = false;
     for (long long w = threadIdx.x; w < (long long)size; w += blockDim.x) {
@@ -312,10 +312,10 @@ __device__ __forceinline__ bool block_list_has_hub(
 // The parameters of the two persistent discharge kernels, which take the
 // same arguments from the same launcher (_pr_cupy.discharge).
 #define PR_DISCHARGE_ITERS_PARAMS \
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices, \
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices, \
     const i64* __restrict__ cap, i64* flow, \
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
-    const idx_t* __restrict__ in_to_out, \
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices, \
+    const ofs_t* __restrict__ in_to_out, \
     int* height, i64* excess, idx_t* buf0, idx_t* buf1, unsigned long long* counts, int* stamp, int iter0, \
     long long target, long long other, int hlimit, long long hub_deg, long long limit, long long max_iters, \
     long long* state
@@ -328,17 +328,17 @@ __device__ __forceinline__ bool block_list_has_hub(
 // TILE arcs costs one round of dependent loads, and a level costs the
 // longest such chain of its tiles.
 __device__ __forceinline__ void bfs_visit_rcsr(
-    idx_t x, int lane, const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    idx_t x, int lane, const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out, int* height, idx_t* next, unsigned long long* next_count, int label)
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out, int* height, idx_t* next, unsigned long long* next_count, int label)
 {
-    const idx_t ib = in_indptr[x], ideg = in_indptr[x + 1] - ib;
-    const idx_t ob = indptr[x], deg = ideg + (indptr[x + 1] - ob);
-    for (idx_t i = lane; i < deg; i += TILE) {
+    const ofs_t ib = in_indptr[x], ideg = in_indptr[x + 1] - ib;
+    const ofs_t ob = indptr[x], deg = ideg + (indptr[x + 1] - ob);
+    for (ofs_t i = lane; i < deg; i += TILE) {
         const bool in = i < ideg;
-        const idx_t j = in ? ib + i : ob + (i - ideg);
-        const idx_t k = in ? in_to_out[j] : j;
+        const ofs_t j = in ? ib + i : ob + (i - ideg);
+        const ofs_t k = in ? in_to_out[j] : j;
         const idx_t v = (in ? in_indices : indices)[j];
         const i64 f = flow[k];
         if ((in ? cap[k] - f : f) > 0 && atomicCAS(height + v, -1, label) == -1) next[gm_append(next_count)] = v;
@@ -448,10 +448,10 @@ __device__ __forceinline__ u64 block_min(u64 v, u64* sh)
 // scanned, its threads striding over its slots, only when its hub is on
 // the frontier (height == level).  Arrays as in gpumatch_pr_bfs_hub_rcsr.
 __device__ __forceinline__ void bfs_hub_segments_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     int* height, const idx_t* __restrict__ seg_vertex, const long long* __restrict__ seg_start,
     long long nseg, long long hub_seg, idx_t* next, unsigned long long* next_count, int level)
 {
@@ -474,14 +474,14 @@ __device__ __forceinline__ void bfs_hub_segments_rcsr(
         const long long e = b + hub_seg < deg ? b + hub_seg : deg;
         for (long long i = b + threadIdx.x; i < e; i += blockDim.x) {
             if (i < ideg) {
-                const idx_t j = (idx_t)(ib + i);
-                const idx_t k = in_to_out[j];
+                const ofs_t j = (ofs_t)(ib + i);
+                const ofs_t k = in_to_out[j];
                 if (cap[k] - flow[k] > 0) {
                     const idx_t v = in_indices[j];
                     if (atomicCAS(height + v, -1, level + 1) == -1) next[gm_append(next_count)] = v;
                 }
             } else {
-                const idx_t p = (idx_t)(ob + (i - ideg));
+                const ofs_t p = (ofs_t)(ob + (i - ideg));
                 if (flow[p] > 0) {
                     const idx_t v = indices[p];
                     if (atomicCAS(height + v, -1, level + 1) == -1) next[gm_append(next_count)] = v;

@@ -48,10 +48,10 @@
 // barrier one thread per block copies the two values it needs into shared
 // memory (every thread reading them queued thousands of loads on one L2 line).
 extern "C" __global__ void __launch_bounds__(COOP_BFS_BLOCK) gpumatch_pr_bfs_coop_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, const i64* __restrict__ flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out, int* height,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out, int* height,
     idx_t* buf0, idx_t* buf1, unsigned long long* counts, int level0, long long max_levels,
     const idx_t* __restrict__ seg_vertex, const long long* __restrict__ seg_start, long long nseg, long long hub_seg,
     long long hub_deg, const idx_t* __restrict__ watch, long long nwatch, long long* state)

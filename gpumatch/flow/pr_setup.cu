@@ -3,10 +3,11 @@
 // worklist of active vertices, hub detection, anti-parallel arc pairs and the
 // skew-symmetric flow matrix.  Each replaces a chain of CuPy element-wise
 // operations, every one of which CuPy compiles on a first call (about 0.1 s
-// each on an empty kernel cache); this module ships pre-built.  Only -DIDX.
+// each on an empty kernel cache); this module ships pre-built.  -DIDX (vertex
+// ids) and -DOFF (arc positions: indptr, partner; _common.cuh).
 
 // Row of the arc at CSR position k: the last r with indptr[r] <= k.
-__device__ __forceinline__ long long arc_row(const idx_t* __restrict__ indptr, long long V, long long k)
+__device__ __forceinline__ long long arc_row(const ofs_t* __restrict__ indptr, long long V, long long k)
 {
     long long lo = 0, hi = V;            // indptr[lo] <= k < indptr[hi]
     while (hi - lo > 1) {
@@ -152,7 +153,7 @@ extern "C" __global__ void __launch_bounds__(ACTIVE_BLOCK) gpumatch_pr_active_wr
 //   indptr, in_indptr : V + 1, out- and in-arc pointers
 //   out : V, out: the hubs (in no particular order); count : 1 (zero on entry)
 // Thread mapping: grid-stride over the vertices.
-extern "C" __global__ void gpumatch_pr_hubs(const idx_t* __restrict__ indptr, const idx_t* __restrict__ in_indptr,
+extern "C" __global__ void gpumatch_pr_hubs(const ofs_t* __restrict__ indptr, const ofs_t* __restrict__ in_indptr,
                                             long long V, long long hub_deg, idx_t* out, u64* count)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -172,8 +173,8 @@ extern "C" __global__ void gpumatch_pr_hubs(const idx_t* __restrict__ indptr, co
 //             (zero on entry)
 // Thread mapping: grid-stride over the arcs; each finds its row and
 // binary-searches its tail in its head's row.
-extern "C" __global__ void gpumatch_pr_pair_index(const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
-                                                  long long V, long long E, idx_t* partner, u64* count)
+extern "C" __global__ void gpumatch_pr_pair_index(const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                                  long long V, long long E, ofs_t* partner, u64* count)
 {
     u64 pairs = 0, paired = 0;
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -194,7 +195,7 @@ extern "C" __global__ void gpumatch_pr_pair_index(const idx_t* __restrict__ indp
                 if (u < v) ++pairs;
             }
         }
-        partner[k] = (idx_t)p;
+        partner[k] = (ofs_t)p;
         paired += p >= 0;
     }
     if (pairs) atomicAdd(count, pairs);
@@ -208,7 +209,7 @@ extern "C" __global__ void gpumatch_pr_pair_index(const idx_t* __restrict__ indp
 //          (k < partner[k]) of min(flow[k], flow[partner[k]]) (zero on entry)
 // Thread mapping: grid-stride over the arcs; a warp reduction, then one
 // atomicAdd per warp (double: a share, not an exact sum).
-extern "C" __global__ void gpumatch_pr_pair_share(const i64* __restrict__ flow, const idx_t* __restrict__ partner,
+extern "C" __global__ void gpumatch_pr_pair_share(const i64* __restrict__ flow, const ofs_t* __restrict__ partner,
                                                   long long E, double* out)
 {
     double mass = 0.0, pairs = 0.0;
@@ -242,8 +243,8 @@ extern "C" __global__ void gpumatch_pr_pair_share(const i64* __restrict__ flow, 
 //                -flow[k], or the key LLONG_MAX (dropped, sorts last) when
 //                arc k has a partner (whose own entry k already holds it)
 // Thread mapping: grid-stride over the arcs.
-extern "C" __global__ void gpumatch_pr_flow_keys(const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
-                                                 const i64* __restrict__ flow, const idx_t* __restrict__ partner,
+extern "C" __global__ void gpumatch_pr_flow_keys(const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                                 const i64* __restrict__ flow, const ofs_t* __restrict__ partner,
                                                  long long V, long long E, i64* keys, i64* vals)
 {
     const long long stride = (long long)gridDim.x * blockDim.x;
@@ -266,7 +267,7 @@ extern "C" __global__ void gpumatch_pr_flow_keys(const idx_t* __restrict__ indpt
 // (and the last entry overall) also write the row pointers they bound.
 extern "C" __global__ void gpumatch_pr_flow_csr(const i64* __restrict__ keys, const i64* __restrict__ vals,
                                                 const long long* __restrict__ order, long long V, long long n,
-                                                idx_t* indptr, idx_t* cols, i64* data)
+                                                ofs_t* indptr, idx_t* cols, i64* data)
 {
     const long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (i >= n) return;
@@ -275,7 +276,7 @@ extern "C" __global__ void gpumatch_pr_flow_csr(const i64* __restrict__ keys, co
     cols[i] = (idx_t)(key - r * V);
     data[i] = vals[j];
     const long long prev = i == 0 ? -1 : keys[order[i - 1]] / V;
-    for (long long q = prev + 1; q <= r; ++q) indptr[q] = (idx_t)i;
+    for (long long q = prev + 1; q <= r; ++q) indptr[q] = (ofs_t)i;
     if (i == n - 1)
-        for (long long q = r + 1; q <= V; ++q) indptr[q] = (idx_t)n;
+        for (long long q = r + 1; q <= V; ++q) indptr[q] = (ofs_t)n;
 }

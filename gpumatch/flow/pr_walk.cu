@@ -45,8 +45,8 @@
 // more (the 0 -> positive transition is seen by exactly one adder, so a
 // list never holds a vertex twice).
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
-    i64* flow, const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out, idx_t* buf0, idx_t* buf1, unsigned long long* cnt, i64* excess,
+    i64* flow, const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out, idx_t* buf0, idx_t* buf1, unsigned long long* cnt, i64* excess,
     long long source, long long other, long long max_rounds, int* seen, int mark, long long* state)
 {
     const int lane = threadIdx.x & (GPUMATCH_WARP - 1);
@@ -70,11 +70,12 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
                 continue;
             }
             if (lane == 0) seen[x] = mark;
-            const idx_t jb = in_indptr[x], je = in_indptr[x + 1];
+            const ofs_t jb = in_indptr[x], je = in_indptr[x + 1];
             for (int pass = 0; pass < 2 && e > 0; ++pass) {
-                for (idx_t j0 = jb; j0 < je && e > 0; j0 += GPUMATCH_WARP) {
-                    const idx_t j = j0 + lane;
-                    idx_t u = 0, k = 0;
+                for (ofs_t j0 = jb; j0 < je && e > 0; j0 += GPUMATCH_WARP) {
+                    const ofs_t j = j0 + lane;
+                    idx_t u = 0;
+                    ofs_t k = 0;
                     i64 f = 0;
                     if (j < je) {
                         u = in_indices[j];
@@ -138,10 +139,10 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_pr_unwind_rcsr(
 // these telescope, so a vertex never goes below its own deficit and keeps
 // its own excess).
 extern "C" __global__ void gpumatch_pr_walk_rcsr(
-    const idx_t* __restrict__ indptr, const idx_t* __restrict__ indices,
+    const ofs_t* __restrict__ indptr, const idx_t* __restrict__ indices,
     const i64* __restrict__ cap, i64* flow,
-    const idx_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
-    const idx_t* __restrict__ in_to_out,
+    const ofs_t* __restrict__ in_indptr, const idx_t* __restrict__ in_indices,
+    const ofs_t* __restrict__ in_to_out,
     const int* __restrict__ height, i64* excess,
     const idx_t* __restrict__ work, long long n, long long target, long long other, int max_steps)
 {
@@ -159,12 +160,12 @@ extern "C" __global__ void gpumatch_pr_walk_rcsr(
         }
         for (int step = 0; step < max_steps && load > 0; ++step) {
             const int hx = height[x];
-            const idx_t ob = indptr[x], odeg = indptr[x + 1] - ob;
-            const idx_t ib = in_indptr[x], deg = odeg + (in_indptr[x + 1] - ib);
+            const ofs_t ob = indptr[x], odeg = indptr[x + 1] - ob;
+            const ofs_t ib = in_indptr[x], deg = odeg + (in_indptr[x + 1] - ib);
             i64 best = 0;
             long long slot = -1;
-            for (idx_t base = 0; base < deg; base += GPUMATCH_WARP) {
-                const idx_t j = base + lane;
+            for (ofs_t base = 0; base < deg; base += GPUMATCH_WARP) {
+                const ofs_t j = base + lane;
                 if (j >= deg) break;
                 i64 r;
                 idx_t v;
@@ -189,11 +190,11 @@ extern "C" __global__ void gpumatch_pr_walk_rcsr(
             if (lane == 0) {
                 i64 got;
                 if (slot < odeg) {
-                    const idx_t p = ob + (idx_t)slot;
+                    const ofs_t p = ob + (ofs_t)slot;
                     y = indices[p];
                     got = walk_claim(flow + p, cap[p], true, load);
                 } else {
-                    const idx_t q = ib + (idx_t)slot - odeg;
+                    const ofs_t q = ib + (ofs_t)slot - odeg;
                     y = in_indices[q];
                     got = walk_claim(flow + in_to_out[q], 0, false, load);
                 }

@@ -290,6 +290,7 @@ def note_removed(st, rows, cols) -> None:
     f["batch"] += 1
     if st.backend == "cupy":
         k = int(rows.shape[0])
+        _Cuda.batch_arrays(st, f)
         f["nbroken"].fill(0)
         f["note_removed"](_cuda.grid_for(k), (_cuda.BLOCK,),
                           (rows, cols, np.int64(k), f["root_col"], f["parent_col"], st.mu_col, f["tstate"],
@@ -322,6 +323,7 @@ def repair_removed(st, rows, cols) -> None:
     e = np.int32(f["epoch"])
     if st.backend == "cupy":
         k = int(rows.shape[0])
+        _Cuda.batch_arrays(st, f)
         f["reparent"](_cuda.grid_for(k), (_cuda.BLOCK,),
                       (st.cptr, st.cind, f["root_col"], f["tree_row"], f["depth"], f["parent_col"], f["dead"], e,
                        f["broken"], f["nbroken"], f["repairs"]))
@@ -371,6 +373,14 @@ def invalidate(st) -> None:
         f["valid"] = False
 
 
+def release(st) -> None:
+    """Forget the kept forest and free its arrays (the next phase allocates
+    them again): the static driver's walks and certificate need the memory
+    more (a forest holds about 15 bytes per entry of a random graph of
+    degree 5, issue 63)."""
+    st.extra.pop("augment", None)
+
+
 def _defer():
     """Whether the phases defer their closing (:data:`DEFER_CLOSING`, with the backward side on)."""
     return bool(DEFER_CLOSING) and BACK_RATIO > 0
@@ -384,7 +394,8 @@ def _search_waits(size, bsize):
 
 def _twin(st):
     f = st.extra.get("augment")
-    if f is None or f["m"] != st.m or f["n"] != st.n or f["idx"] != np.dtype(st.idx):
+    if f is None or f["m"] != st.m or f["n"] != st.n or f["idx"] != np.dtype(st.idx) \
+            or f.get("odt", np.dtype(st.odt)) != np.dtype(st.odt):
         f = st.extra["augment"] = (_Cuda if st.backend == "cupy" else _Numpy).arrays(st)
     return _Cuda(st, f) if st.backend == "cupy" else _Numpy(st, f)
 
@@ -701,16 +712,29 @@ class _Cuda:
     """Launchers of the ``augment.cu`` kernels (arrays kept on the state)."""
 
     @staticmethod
+    def batch_arrays(st, f):
+        """The arrays only a dynamic batch's repairs use (note_removed,
+        repair_removed): a claim stamp per tree (zero until a batch stamps
+        it) and the list of columns whose tree edge a batch removed;
+        allocated at the first batch, not with every forest."""
+        if "claim" not in f:
+            cp = _backend.cp
+            f["claim"] = cp.zeros(max(st.m, 1), dtype=cp.int32)
+            f["broken"] = cp.empty(max(st.n, 1), dtype=st.idx)
+
+    @staticmethod
     def arrays(st):
         cp = _backend.cp
-        ctype = "int" if np.dtype(st.idx) == np.int32 else "long long"
-        get = lambda name: _cuda.get_kernel("matching/augment.cu", name, (("IDX", ctype),))  # noqa: E731
+        from ._kernels_cuda import defines
+
+        ctype = defines(st)   # IDX (ids) and OFF (offsets)
+        get = lambda name: _cuda.get_kernel("matching/augment.cu", name, ctype)  # noqa: E731
         sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
         m1, n1 = max(st.m, 1), max(st.n, 1)
-        f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "valid": False, "epoch": 1, "batch": 0,
-             "state": cp.zeros(9, dtype=cp.int64),
+        f = {"m": st.m, "n": st.n, "idx": np.dtype(st.idx), "odt": np.dtype(st.odt), "valid": False, "epoch": 1,
+             "batch": 0, "state": cp.zeros(9, dtype=cp.int64),
              "depth": cp.zeros(m1, dtype=cp.int32), "tstate": cp.zeros(m1, dtype=cp.uint8),
-             "claim": cp.zeros(m1, dtype=cp.int32), "broken": cp.empty(n1, dtype=st.idx),
+             # (claim and broken: the dynamic solver's batches only, allocated by batch_arrays)
              "nbroken": cp.zeros(1, dtype=cp.uint64), "repairs": cp.zeros(2, dtype=cp.uint64),
              "root_col": cp.full(n1, -1, dtype=st.idx), "parent_col": cp.full(n1, -1, dtype=st.idx),
              "bpar": cp.full(n1, -1, dtype=st.idx), "bowner": cp.full(n1, -1, dtype=st.idx),
@@ -830,7 +854,7 @@ class _Cuda:
             return False
         f = self.f
         if "solve" not in f:   # compiled and sized once per forest
-            kern = _cuda.get_kernel("matching/augment_coop.cu", "gpumatch_aug_solve", (("IDX", f["ctype"]),),
+            kern = _cuda.get_kernel("matching/augment_coop.cu", "gpumatch_aug_solve", f["ctype"],
                                     cooperative=True)
             f["solve"] = kern
             f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)

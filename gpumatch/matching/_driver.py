@@ -60,7 +60,7 @@ import numpy as np
 
 from .. import _backend
 from .. import csr as _csr
-from .._validation import index_dtype_for
+from .._validation import graph_dtypes
 from ._kernels_numpy import REACH_CHECK
 
 __all__ = ["GPRState", "make_state", "kernels_for", "run_gpr", "konig_cover_masks"]
@@ -161,7 +161,12 @@ HOST_FINISH_BACKENDS = ("cupy",)
 
 @dataclass
 class GPRState:
-    """Arrays of one G-PR run (all on one backend).  See ``gpr.cu`` for names."""
+    """Arrays of one G-PR run (all on one backend).  See ``gpr.cu`` for names.
+
+    Two widths: ``idx`` of the vertex ids (``rind``, ``cind``, mates,
+    labels, lists: ``-DIDX``), ``odt`` of the entry offsets (``rptr``,
+    ``cptr``: ``-DOFF``), int64 only past ``2**31`` entries
+    (:func:`gpumatch._validation.graph_dtypes`)."""
 
     m: int
     n: int
@@ -182,6 +187,11 @@ class GPRState:
     bfs_max: Any = None
     bfs_blocks: Any = None
     extra: dict = field(default_factory=dict)
+    odt: Any = None
+
+    def __post_init__(self):
+        if self.odt is None:
+            self.odt = np.dtype(self.rptr.dtype)
 
     @property
     def inf(self) -> int:
@@ -211,10 +221,14 @@ def make_state(g) -> GPRState:
     """
     xp = g.xp
     m, n = g.m, g.n
-    idx = np.dtype(index_dtype_for(m + n + 2, g.nnz + 1))
+    # ids (labels reach m + n + 1) and offsets apart: past 2**31 entries the
+    # offsets are int64 and the ids stay int32 (-DIDX, -DOFF)
+    idx, odt = (np.dtype(d) for d in graph_dtypes(m + n + 1, 0, g.nnz + 1))
     if np.dtype(g.index_dtype).itemsize == 8:  # keep 64-bit graphs 64-bit
         idx = np.dtype(np.int64)
-    rptr = g.indptr.astype(idx, copy=False)
+    if max(np.dtype(g.offset_dtype).itemsize, idx.itemsize) == 8:
+        odt = np.dtype(np.int64)
+    rptr = g.indptr.astype(odt, copy=False)
     rind = g.indices.astype(idx, copy=False)
     if g.backend == "numba":  # the compiled counting transpose (rows come out sorted)
         from .. import _cpu_csr
@@ -222,10 +236,10 @@ def make_state(g) -> GPRState:
         cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
     else:   # NumPy: SciPy's counting transpose; CuPy: cuSPARSE (sort for 64-bit)
         cptr, cind = _csr.transpose(rptr, rind, n)
-    cptr = cptr.astype(idx, copy=False)
+    cptr = cptr.astype(odt, copy=False)
     cind = cind.astype(idx, copy=False)
     return GPRState(
-        m=m, n=n, idx=idx, xp=xp, backend=g.backend,
+        m=m, n=n, idx=idx, odt=odt, xp=xp, backend=g.backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind,
         mu_row=xp.full(m, -1, dtype=idx), mu_col=xp.full(n, -1, dtype=idx),
         # labels are only read after a global relabel has set them
@@ -450,6 +464,7 @@ def _finish_by_augmenting(st, kern, n_active, stats):
 
     t0 = _now(st.backend)
     kern.fix_matching(st)                     # the phases need a consistent matching
+    release_push_buffers(st)                  # the augmenting-path forest takes their memory
     limit = 2 * int(n_active) + 4
     plan = HOST_FINISH if st.backend in HOST_FINISH_BACKENDS else None
     if plan is None:
@@ -511,7 +526,7 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
             return dict(total, aug_converged=True, aug_certificate=None)
         chunk *= 2
     stats.update(total)
-    _augment.invalidate(st)
+    _augment.release(st)     # (invalidated: the walks need its memory more; a later phase builds a new one)
     how = _walks(st, plan, stats, host_s)
     if how == "maximum":
         return dict(total, aug_converged=True, aug_certificate=None)
@@ -625,6 +640,26 @@ def _finish_on_host(st, stats, reason):
     stats["time_host"] = t2 - t1
 
 
+def release_push_buffers(st) -> None:
+    """Free the push phases' scratch (the dense list pair, the push loop's
+    buffer, the claims): a push phase allocates them again.  Called before
+    the augmenting-path forest is built and before a certificate, so that
+    the peak of a large matching stays near 30 bytes per entry (issue 63:
+    :func:`gpumatch.memory_estimate`)."""
+    for key in ("list", "loop_buf", "loop_done"):
+        st.extra.pop(key, None)
+    st.claim = None
+
+
+def release_scratch(st) -> None:
+    """:func:`release_push_buffers` and the augmenting-path forest (a
+    static solve is over: the certificate's BFS needs the memory more)."""
+    from . import _augment
+
+    release_push_buffers(st)
+    _augment.release(st)
+
+
 def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, check_long, check_short,
                 loop_max):
     """Up to `budget` push iterations over `active` (`length` entries);
@@ -635,6 +670,8 @@ def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, c
     read every ``check_long`` iterations); a shorter one as slot lists
     (``claim`` + ``push``); once at most ``loop_max`` long, the rest of the
     budget runs in ``push_loop``."""
+    if st.claim is None:   # (released by release_push_buffers)
+        st.claim = (st.xp.zeros if st.xp is np else st.xp.empty)(st.m, dtype=st.idx)
     done = 0
     spare = None  # Ac and Ap swap buffers while the length stays
     since = 0
@@ -700,8 +737,9 @@ def state_from_arrays(rptr, rind, cptr, cind, mu_row, mu_col, backend) -> GPRSta
     """A :class:`GPRState` over arrays that the caller keeps, with no checks and no transpose.
 
     `rptr`/`rind` (push side's CSR, m + 1 and nnz) and `cptr`/`cind` (its
-    transpose) are a canonical pattern of one index dtype; `mu_row` (m) and
-    `mu_col` (n) a consistent matching of it in that dtype.  The arrays are
+    transpose) are a canonical pattern, the pointers in one offset dtype and
+    the indices in one id dtype; `mu_row` (m) and `mu_col` (n) a consistent
+    matching of it in the id dtype.  The arrays are
     used, not copied: the dynamic solver keeps one state per orientation
     over the same arrays (columns as the push side: the CSR as given; rows
     as the push side: the CSC passed as the CSR and the mates swapped).
@@ -711,7 +749,7 @@ def state_from_arrays(rptr, rind, cptr, cind, mu_row, mu_col, backend) -> GPRSta
     m, n = int(rptr.shape[0]) - 1, int(cptr.shape[0]) - 1
     idx = np.dtype(rind.dtype)
     return GPRState(
-        m=m, n=n, idx=idx, xp=xp, backend=backend,
+        m=m, n=n, idx=idx, odt=np.dtype(rptr.dtype), xp=xp, backend=backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind, mu_row=mu_row, mu_col=mu_col,
         psi_row=xp.zeros(m, dtype=idx), psi_col=xp.zeros(n, dtype=idx),
         claim=xp.zeros(m, dtype=idx),

@@ -34,13 +34,19 @@ BFS_LOOP_MAX = 2048
 BFS_LOOP_BLOCK = 1024
 
 
+def defines(st) -> tuple:
+    """The ``-D`` definitions of a state's kernels: ``IDX`` (vertex ids) and
+    ``OFF`` (entry offsets, int64 past ``2**31`` entries)."""
+    return (("IDX", _CTYPE[np.dtype(st.idx)]), ("OFF", _CTYPE[np.dtype(st.odt)]))
+
+
 def _k(st, name):
     cache = st.extra.get("kernels")
     if cache is None:
         cache = st.extra["kernels"] = {}
     kern = cache.get(name)
     if kern is None:  # one lookup per state: launches in the push loop are hot
-        kern = cache[name] = _cuda.get_kernel(_SRC, name, (("IDX", _CTYPE[np.dtype(st.idx)]),))
+        kern = cache[name] = _cuda.get_kernel(_SRC, name, defines(st))
     return kern
 
 
@@ -349,7 +355,7 @@ def walk(st, active, cap):
     if stats is None:
         stats = st.extra["walk_stats"] = cp.zeros(2, dtype=np.uint64)
     stats.fill(0)
-    kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk", (("IDX", _CTYPE[np.dtype(st.idx)]),))
+    kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk", defines(st))
     kern(_cuda.grid_for(length, WALK_BLOCK), (WALK_BLOCK,),
          (st.cptr, st.cind, st.mu_row, st.psi_row, active, np.int64(length), _scalar(st, st.inf),
           np.int64(cap), stats))
@@ -361,5 +367,5 @@ def walk_mates(st):
     """``gpumatch_walk_mates``: ``mu_col`` from ``mu_row`` after the walks."""
     st.mu_col.fill(-1)
     if st.m:
-        kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk_mates", (("IDX", _CTYPE[np.dtype(st.idx)]),))
+        kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk_mates", defines(st))
         kern(_stride_grid(st, st.m), (_cuda.BLOCK,), (st.mu_row, st.mu_col, np.int64(st.m)))

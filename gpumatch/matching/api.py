@@ -8,7 +8,7 @@ from typing import Any, Literal
 
 import numpy as np
 
-from .. import _backend
+from .. import _backend, _memory
 from .._typing import Array, Backend, GraphLike, IndexLike, PermType
 from .._validation import as_csr_graph, as_index_array, check_option
 from . import _driver
@@ -113,6 +113,9 @@ def _initial_col_to_row(initial, g, perm_type, idx):
 
 def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type="row", certificate=False):
     g = as_csr_graph(graph, backend)
+    if g.backend == "cupy":   # before the solve allocates: a clear error instead of CuPy's OutOfMemoryError
+        need = _memory.memory_estimate(g.shape, g.nnz, "matching", "cupy", certificate, include_input=False)
+        _memory.check_device_memory(need, f"a matching of a {g.m} x {g.n} graph with {g.nnz} entries")
     st = _driver.make_state(g)
     initial_col = None if initial is None else _initial_col_to_row(initial, g, perm_type, st.idx)
     if st.backend == "numba":  # the compiled CPU engine (Karp-Sipser + Pothen-Fan+)
@@ -122,6 +125,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
         return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
                             shrink_threshold=int(shrink_threshold))
+    _driver.release_scratch(st)     # (a static solve: nothing runs on the state but the certificate)
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
     return g, st, stats, cover
 

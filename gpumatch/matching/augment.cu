@@ -13,7 +13,7 @@ extern "C" __global__ void gpumatch_aug_dissolve(
                        (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 extern "C" __global__ void gpumatch_aug_adopt(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
     idx_t* __restrict__ root_col, idx_t* __restrict__ parent_col, const idx_t* __restrict__ dissolved,
     unsigned long long* __restrict__ ctr)
 {
@@ -21,7 +21,7 @@ extern "C" __global__ void gpumatch_aug_adopt(
                     (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 extern "C" __global__ void gpumatch_aug_adopt_all(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ tree_row,
     const idx_t* __restrict__ end_of, const int* __restrict__ dead, int kill, idx_t* __restrict__ root_col,
     idx_t* __restrict__ parent_col, idx_t* __restrict__ adopted, unsigned long long* __restrict__ ctr, long long n)
 {
@@ -29,7 +29,7 @@ extern "C" __global__ void gpumatch_aug_adopt_all(
                         (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 extern "C" __global__ void gpumatch_aug_adopt_push(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col,
     const idx_t* __restrict__ tree_row, const idx_t* __restrict__ end_of, const int* __restrict__ dead, int kill,
     idx_t* root_col, idx_t* parent_col, idx_t* adopted, unsigned long long* ctr, long long first, long long count)
 {
@@ -51,7 +51,7 @@ extern "C" __global__ void gpumatch_aug_adopt_mates(
                           (long long)blockIdx.x * blockDim.x + threadIdx.x, (long long)gridDim.x * blockDim.x);
 }
 extern "C" __global__ void gpumatch_aug_seed(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ cptr, const idx_t* __restrict__ mu_row,
+    const ofs_t* __restrict__ rptr, const ofs_t* __restrict__ cptr, const idx_t* __restrict__ mu_row,
     const idx_t* __restrict__ mu_col, long long m, long long n, idx_t* __restrict__ tree_row,
     idx_t* __restrict__ end_of, int* __restrict__ depth, unsigned char* __restrict__ tstate,
     unsigned char* __restrict__ pending, int* __restrict__ seen, int epoch, idx_t* __restrict__ roots,
@@ -120,7 +120,7 @@ extern "C" __global__ void gpumatch_aug_note_removed(
 // c's thread, depth[] only read, so concurrent re-parents in one tree keep
 // every parent chain strictly descending (header).
 extern "C" __global__ void gpumatch_aug_reparent(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ root_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* __restrict__ root_col,
     const idx_t* __restrict__ tree_row, const int* __restrict__ depth, idx_t* __restrict__ parent_col,
     int* __restrict__ dead, int epoch, const idx_t* __restrict__ broken,
     const unsigned long long* __restrict__ nbroken, unsigned long long* __restrict__ repairs)
@@ -131,7 +131,7 @@ extern "C" __global__ void gpumatch_aug_reparent(
     idx_t t = root_col[c];
     if (dead[t] == epoch) return;
     int limit = depth[parent_col[c]];
-    for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
+    for (ofs_t p = cptr[c]; p < cptr[c + 1]; ++p) {
         idx_t u = cind[p];
         if (tree_row[u] == t && depth[u] <= limit) {
             parent_col[c] = u;
@@ -175,7 +175,7 @@ extern "C" __global__ void gpumatch_aug_orphan(
 // grid; `kill` is the epoch of the next dissolve.
 // Thread mapping: grid-stride, one thread per frontier row or column.
 extern "C" __global__ void gpumatch_aug_level(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ cptr,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind, const ofs_t* __restrict__ cptr,
     const idx_t* __restrict__ cind, const idx_t* __restrict__ mu_row, const idx_t* __restrict__ mu_col,
     idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
     const unsigned char* __restrict__ tstate, int* dead, unsigned char* pending, idx_t* bpar, idx_t* bowner,
@@ -220,7 +220,7 @@ extern "C" __global__ void gpumatch_aug_level(
 // gpumatch_aug_level.  The flips: block-stride over the listed trees,
 // disjoint, after the barrier of the last level.
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_aug_loop(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ cptr,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind, const ofs_t* __restrict__ cptr,
     const idx_t* __restrict__ cind, idx_t* mu_row, idx_t* mu_col, idx_t* root_col, idx_t* parent_col,
     idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate, int* dead, unsigned char* pending,
     idx_t* bpar, idx_t* bowner, idx_t* flips, const idx_t* __restrict__ roots, idx_t* buf0, idx_t* buf1,

@@ -7,6 +7,8 @@
 //
 // Notation (m rows, n columns):
 //   rptr, rind : m + 1, nnz   CSR of the graph, row -> its columns
+//                (rptr, cptr and entry positions: ofs_t; rind, cind and
+//                every vertex id: idx_t; _common.cuh)
 //   mu_row     : m, the column matched to each row, -1 if none
 //   mu_col     : n, the row matched to each column, -1 if none
 //                (consistent: mu_col[c] = r >= 0  <=>  mu_row[r] = c)
@@ -197,12 +199,12 @@ __device__ __forceinline__ void aug_reach_free(idx_t t, idx_t c, bool orphaned, 
 // is a row of a kept tree with a settled depth; each thread writes only
 // its own column's entries.
 __device__ __forceinline__ void aug_adopt_items(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, idx_t* root_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, idx_t* root_col,
     idx_t* parent_col, const idx_t* dissolved, long long count, long long start, long long stride)
 {
     for (long long i = start; i < count; i += stride) {
         idx_t c = dissolved[i];
-        for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
+        for (ofs_t p = cptr[c]; p < cptr[c + 1]; ++p) {
             idx_t r = cind[p];
             idx_t t = tree_row[r];
             if (t >= 0) {
@@ -228,13 +230,13 @@ __device__ __forceinline__ void aug_adopt_items(
 // the first one in such a tree; each thread writes only its own column's
 // entries, and no tree_row is written in this step.
 __device__ __forceinline__ void aug_adopt_all_items(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, const idx_t* end_of,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* tree_row, const idx_t* end_of,
     const int* dead, int kill, idx_t* root_col, idx_t* parent_col, idx_t* adopted, unsigned long long* ctr,
     long long n, long long start, long long stride)
 {
     for (long long c = start; c < n; c += stride) {
         if (root_col[c] != (idx_t)-1) continue;
-        for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
+        for (ofs_t p = cptr[c]; p < cptr[c + 1]; ++p) {
             idx_t r = cind[p];
             idx_t t = tree_row[r];
             if (t >= 0 && end_of[t] < 0 && dead[t] != kill) {
@@ -270,7 +272,7 @@ __device__ __forceinline__ int aug_group_width(unsigned long long size, long lon
 // group: a row's columns are scanned in parallel.  Each column is claimed
 // once; parent_col is written by its claimant only.
 __device__ __forceinline__ void aug_adopt_push_items(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* mu_col, const idx_t* tree_row,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* mu_col, const idx_t* tree_row,
     const idx_t* end_of, const int* dead, int kill, idx_t* root_col, idx_t* parent_col, idx_t* adopted,
     unsigned long long* ctr, long long first, long long count, long long start, long long stride, int lane,
     int width)
@@ -280,7 +282,7 @@ __device__ __forceinline__ void aug_adopt_push_items(
         if (w < 0) continue;
         idx_t t = tree_row[w];
         if (t < 0 || end_of[t] >= 0 || dead[t] == kill) continue;
-        for (idx_t p = rptr[w] + lane; p < rptr[w + 1]; p += width) {
+        for (ofs_t p = rptr[w] + lane; p < rptr[w + 1]; p += width) {
             idx_t c = rind[p];
             if (root_col[c] != (idx_t)-1 || gm_cas(&root_col[c], (idx_t)-1, t) != (idx_t)-1) continue;
             parent_col[c] = w;
@@ -343,7 +345,7 @@ __device__ __forceinline__ void aug_adopt_mates_items(
 // row in once (the adopted mates are marked seen already); concurrent
 // ctr[14] stores write the same value.
 __device__ __forceinline__ void aug_seed_items(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ cptr, const idx_t* mu_row, const idx_t* mu_col,
+    const ofs_t* __restrict__ rptr, const ofs_t* __restrict__ cptr, const idx_t* mu_row, const idx_t* mu_col,
     long long m, long long n, idx_t* tree_row, idx_t* end_of, int* depth, unsigned char* tstate,
     unsigned char* pending, int* seen, int epoch, idx_t* roots, idx_t* root_col, idx_t* bowner, idx_t* bbuf0,
     double back_ratio, unsigned long long* ctr, long long start, long long stride)
@@ -405,7 +407,7 @@ __device__ __forceinline__ void aug_seed_items(
 // in which it finished; concurrent dead / ctr[13] / pending stores write
 // the same values.
 __device__ __forceinline__ void aug_level_rows(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* mu_col,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* mu_col,
     idx_t* root_col, idx_t* __restrict__ parent_col, idx_t* tree_row, idx_t* end_of, int* depth,
     const unsigned char* tstate, int* dead, int kill, unsigned char* pending, idx_t* bowner,
     idx_t* __restrict__ flips, unsigned long long* ctr, const idx_t* in, long long count, idx_t* out,
@@ -416,7 +418,7 @@ __device__ __forceinline__ void aug_level_rows(
         idx_t t = tree_row[u];
         if (end_of[t] >= 0 || dead[t] == kill) continue;
         const bool orphaned = tstate[t] == 1;
-        for (idx_t p = rptr[u] + lane; p < rptr[u + 1]; p += width) {
+        for (ofs_t p = rptr[u] + lane; p < rptr[u + 1]; p += width) {
             idx_t c = rind[p];
             idx_t v = root_col[c];
             if (v == (idx_t)-1) v = gm_cas(&root_col[c], (idx_t)-1, t);
@@ -475,7 +477,7 @@ __device__ __forceinline__ void aug_level_rows(
 // same value).
 //   in, out, out_cnt : the frontier and the next one (columns)
 __device__ __forceinline__ void aug_level_cols(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* mu_row, const idx_t* mu_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, const idx_t* mu_row, const idx_t* mu_col,
     idx_t* root_col, idx_t* __restrict__ bpar, idx_t* bowner, const idx_t* tree_row, idx_t* parent_col,
     idx_t* end_of, const unsigned char* tstate, idx_t* flips, unsigned long long* ctr, bool meet, const idx_t* in,
     long long count, idx_t* out, unsigned long long* out_cnt, long long start, long long stride, int lane,
@@ -488,7 +490,7 @@ __device__ __forceinline__ void aug_level_cols(
         idx_t f = -v - 2;
         if (bowner[f] >= 0) continue;
         idx_t mate = mu_col[y];
-        for (idx_t p = cptr[y] + lane; p < cptr[y + 1]; p += width) {
+        for (ofs_t p = cptr[y] + lane; p < cptr[y + 1]; p += width) {
             idx_t x = cind[p];
             if (x == mate) continue;
             if (meet) {
@@ -544,7 +546,7 @@ __device__ __forceinline__ void aug_level_cols(
 // tid, threads: the thread's place in the grid (or block) running the level;
 // max_width: the largest group per row or column.
 __device__ __forceinline__ void aug_level(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind, const idx_t* __restrict__ cptr,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind, const ofs_t* __restrict__ cptr,
     const idx_t* __restrict__ cind, const idx_t* mu_row, const idx_t* mu_col, idx_t* root_col, idx_t* parent_col,
     idx_t* tree_row, idx_t* end_of, int* depth, const unsigned char* tstate, int* dead, int kill,
     unsigned char* pending, idx_t* bpar, idx_t* bowner, idx_t* flips,

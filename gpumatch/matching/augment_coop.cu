@@ -76,8 +76,8 @@
 // sync that every reader of their previous values has passed; thread 0
 // alone sums the counts it reads after the last sync of a phase.
 extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, long long m, long long n,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, long long m, long long n,
     idx_t* mu_row, idx_t* mu_col, idx_t* root_col, idx_t* parent_col, idx_t* tree_row, idx_t* end_of,
     int* depth, unsigned char* tstate, int* dead, int* seen, unsigned char* pending, idx_t* bpar, idx_t* bowner,
     idx_t* roots, idx_t* flips, idx_t* dissolved, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,

@@ -6,6 +6,8 @@
 // Notation shared by every kernel (m rows, n columns, INF = m + n):
 //   rptr, rind : m + 1, nnz   CSR of the graph, row -> its columns
 //   cptr, cind : n + 1, nnz   CSC of the graph, column -> its rows
+//                (rptr, cptr and every entry position: ofs_t; rind, cind
+//                and every vertex id or label: idx_t; _common.cuh)
 //   mu_row     : m, the column matched to each row, -1 if none
 //   mu_col     : n, the row matched to each column, -1 if none, -2 when a
 //                push found no reachable row ("dropped" until the next
@@ -28,9 +30,9 @@
 // and wrapping around, so that columns with equal choices (dense blocks,
 // many free rows of equal label or degree) spread over different rows.
 // gpr_rot gives entry k (0 <= k < len) of that order, `off` = v mod len.
-__device__ __forceinline__ idx_t gpr_rot(idx_t beg, idx_t len, idx_t off, idx_t k)
+__device__ __forceinline__ ofs_t gpr_rot(ofs_t beg, ofs_t len, ofs_t off, ofs_t k)
 {
-    idx_t q = off + k;
+    ofs_t q = off + k;
     return beg + (q >= len ? q - len : q);
 }
 
@@ -44,12 +46,12 @@ __device__ __forceinline__ idx_t gpr_rot(idx_t beg, idx_t len, idx_t off, idx_t 
 // take the same row; the row keeps one of them and
 // gpumatch_gpr_fix_cols rolls the other back.
 extern "C" __global__ void gpumatch_gpr_greedy(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind,
     idx_t* mu_row, idx_t* mu_col, long long n)
 {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (v >= n || mu_col[v] >= 0) return;
-    for (idx_t p = cptr[v]; p < cptr[v + 1]; ++p) {
+    for (ofs_t p = cptr[v]; p < cptr[v + 1]; ++p) {
         idx_t u = cind[p];
         if (mu_row[u] < 0) {
             mu_row[u] = (idx_t)v;
@@ -69,12 +71,12 @@ extern "C" __global__ void gpumatch_gpr_greedy(
 // writes its own side; matching a degree-one vertex to its only neighbour
 // never lowers the maximum matching size.  No other races.
 extern "C" __global__ void gpumatch_gpr_greedy_deg1_rows(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind,
     idx_t* mu_row, idx_t* mu_col, long long m)
 {
     long long u = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     if (u >= m || mu_row[u] >= 0) return;
-    idx_t b = rptr[u];
+    ofs_t b = rptr[u];
     if (rptr[u + 1] - b != 1) return;
     idx_t c = rind[b];
     if (gm_cas(&mu_col[c], (idx_t)-1, (idx_t)u) == (idx_t)-1) mu_row[u] = c;
@@ -100,21 +102,21 @@ extern "C" __global__ void gpumatch_gpr_greedy_deg1_rows(
 // Benign race: the scans read mu_row while other threads claim rows
 // (volatile reads; a stale "free" only costs a failed CAS).
 extern "C" __global__ void gpumatch_gpr_greedy_cas(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
-    const idx_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    const ofs_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
     long long n, long long max_deg)
 {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
     if (v - lane >= n) return;  // whole warps only
-    idx_t beg = 0, len = 0;
+    ofs_t beg = 0, len = 0;
     bool want = false;
     if (v < n && mu_col[v] < 0) {
         beg = cptr[v];
         len = cptr[v + 1] - beg;
         want = len > 0 && (long long)len <= max_deg;
     }
-    idx_t off = want ? (idx_t)(v % len) : 0;
+    ofs_t off = want ? (ofs_t)(v % len) : 0;
     volatile idx_t* vrow = mu_row;
     const idx_t none = (idx_t)-1;
     bool heavy = want && len > GPR_HEAVY;
@@ -122,18 +124,21 @@ extern "C" __global__ void gpumatch_gpr_greedy_cas(
     while (mask) {  // the warp serves each heavy column of its lanes in turn
         int leader = __ffs(mask) - 1;
         mask &= mask - 1;
-        idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
-        idx_t l_ = __shfl_sync(GPUMATCH_FULL_MASK, len, leader);
-        idx_t o = __shfl_sync(GPUMATCH_FULL_MASK, off, leader);
+        ofs_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
+        ofs_t l_ = __shfl_sync(GPUMATCH_FULL_MASK, len, leader);
+        ofs_t o = __shfl_sync(GPUMATCH_FULL_MASK, off, leader);
         long long col = __shfl_sync(GPUMATCH_FULL_MASK, v, leader);
         while (true) {
-            idx_t bestd = none, bestk = none, bestu = none;
-            for (idx_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
-                idx_t k = k0 + lane;
+            // bestd: a row degree (at most n, an idx_t); bestk: a place in
+            // the column's scan order (an entry count: ofs_t)
+            idx_t bestd = none, bestu = none;
+            ofs_t bestk = -1;
+            for (ofs_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
+                ofs_t k = k0 + lane;
                 idx_t u = none, d = none;
                 if (k < l_) {
                     u = cind[gpr_rot(b, l_, o, k)];
-                    if (vrow[u] < 0) d = rptr[u + 1] - rptr[u];
+                    if (vrow[u] < 0) d = (idx_t)(rptr[u + 1] - rptr[u]);
                 }
                 unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, d >= 0 && d <= 1);
                 if (h) {  // a degree-one row: take the first
@@ -147,7 +152,7 @@ extern "C" __global__ void gpumatch_gpr_greedy_cas(
             }
             for (int sh = GPUMATCH_WARP / 2; sh > 0; sh >>= 1) {  // first least degree
                 idx_t od = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestd, sh);
-                idx_t ok = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestk, sh);
+                ofs_t ok = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestk, sh);
                 idx_t ou = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestu, sh);
                 bool better = od >= 0 && (bestd < 0 || od < bestd || (od == bestd && ok < bestk));
                 if (better) { bestd = od; bestk = ok; bestu = ou; }
@@ -166,10 +171,10 @@ extern "C" __global__ void gpumatch_gpr_greedy_cas(
     if (!want || heavy) return;
     while (true) {
         idx_t arg = none, best = 0;
-        for (idx_t k = 0; k < len; ++k) {
+        for (ofs_t k = 0; k < len; ++k) {
             idx_t u = cind[gpr_rot(beg, len, off, k)];
             if (vrow[u] >= 0) continue;
-            idx_t d = rptr[u + 1] - rptr[u];
+            idx_t d = (idx_t)(rptr[u + 1] - rptr[u]);
             if (arg < 0 || d < best) { arg = u; best = d; }
             if (d <= 1) break;
         }
@@ -283,7 +288,7 @@ __device__ __forceinline__ unsigned long long gpr_block_append(
 // most 1024 threads per block, a multiple of 32); block-aggregated appends
 // and one atomic per block for each total.
 extern "C" __global__ void gpumatch_gpr_relabel_init(
-    const idx_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
+    const ofs_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col,
     idx_t* __restrict__ psi_row, idx_t* __restrict__ psi_col,
     idx_t* __restrict__ roots, unsigned long long* counts, idx_t* max_level,
     long long m, long long n, idx_t inf, int fix)
@@ -393,7 +398,7 @@ __device__ __forceinline__ void gpr_bfs_edge(
 // slot of this warp) and `stride` (a multiple of 32), so that every lane of
 // a warp runs the same loop trips (the ballot needs the whole warp).
 __device__ __forceinline__ void gpr_bfs_level(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind,
     const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
     const idx_t* frontier, idx_t* next, unsigned long long* next_count,
     long long start, long long stride, long long size, idx_t col_label, idx_t inf, idx_t& best)
@@ -401,7 +406,7 @@ __device__ __forceinline__ void gpr_bfs_level(
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
     for (long long base = start; base < size; base += stride) {
         long long i = base + lane;
-        idx_t beg = 0, end = 0;
+        ofs_t beg = 0, end = 0;
         if (i < size) {
             idx_t r = frontier[i];
             beg = rptr[r];
@@ -412,13 +417,13 @@ __device__ __forceinline__ void gpr_bfs_level(
         while (mask) {
             int leader = __ffs(mask) - 1;
             mask &= mask - 1;
-            idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
-            idx_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
-            for (idx_t p = b + lane; p < e; p += GPUMATCH_WARP)
+            ofs_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
+            ofs_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
+            for (ofs_t p = b + lane; p < e; p += GPUMATCH_WARP)
                 gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
         }
         if (!heavy)
-            for (idx_t p = beg; p < end; ++p)
+            for (ofs_t p = beg; p < end; ++p)
                 gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
     }
 }
@@ -439,7 +444,7 @@ __device__ __forceinline__ void gpr_bfs_level(
 // so the labels are the exact BFS levels whatever the schedule; the order
 // of `next` varies between runs.
 extern "C" __global__ void gpumatch_gpr_bfs_step(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind,
     const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
     const idx_t* __restrict__ frontier, idx_t* __restrict__ next,
     unsigned long long* counts, idx_t* max_level, long long step, idx_t inf)
@@ -466,7 +471,7 @@ extern "C" __global__ void gpumatch_gpr_bfs_step(
 // Ring slot (s + 2) % 3, zeroed by thread 0 at level s, was last read at
 // the start of level s - 1, before that level's barrier.
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_bfs_loop(
-    const idx_t* __restrict__ rptr, const idx_t* __restrict__ rind,
+    const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind,
     const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
     idx_t* buf0, idx_t* buf1, unsigned long long* counts, idx_t* max_level,
     long long step0, long long limit, long long max_steps, idx_t inf, long long* state)
@@ -534,12 +539,13 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_bfs_loop(
 // Returns the row claimed, or -1 (no slot, or no reachable row: then
 // mu(v) = -2, "dropped" until the next global relabel).
 __device__ __forceinline__ idx_t gpr_claim_slot(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
     const idx_t* psi_row, idx_t* psi_col, idx_t* claim, idx_t v, idx_t inf)
 {
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
     bool scan = v >= 0;
-    idx_t beg = 0, len = 0, stop = 0, off = 0;
+    idx_t stop = 0;
+    ofs_t beg = 0, len = 0, off = 0;
     if (scan) {
         stop = psi_col[v] - 1;
         beg = cptr[v];
@@ -553,14 +559,15 @@ __device__ __forceinline__ idx_t gpr_claim_slot(
     while (mask) {  // the warp scans each heavy column of its lanes in turn
         int leader = __ffs(mask) - 1;
         mask &= mask - 1;
-        idx_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
-        idx_t l_ = __shfl_sync(GPUMATCH_FULL_MASK, len, leader);
-        idx_t o = __shfl_sync(GPUMATCH_FULL_MASK, off, leader);
+        ofs_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
+        ofs_t l_ = __shfl_sync(GPUMATCH_FULL_MASK, len, leader);
+        ofs_t o = __shfl_sync(GPUMATCH_FULL_MASK, off, leader);
         idx_t st = __shfl_sync(GPUMATCH_FULL_MASK, stop, leader);
-        idx_t wbest = inf, wk = -1, hb = inf, ha = -1;
+        idx_t wbest = inf, hb = inf, ha = -1;
+        ofs_t wk = -1;   // a place in the scan order (an entry count)
         bool hit = false;
-        for (idx_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
-            idx_t k = k0 + lane;
+        for (ofs_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
+            ofs_t k = k0 + lane;
             idx_t l = inf, u = -1;
             if (k < l_) { u = cind[gpr_rot(b, l_, o, k)]; l = psi_row[u]; }
             unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, k < l_ && l <= st);
@@ -576,7 +583,7 @@ __device__ __forceinline__ idx_t gpr_claim_slot(
         if (!hit) {
             for (int sh = GPUMATCH_WARP / 2; sh > 0; sh >>= 1) {
                 idx_t ob = __shfl_xor_sync(GPUMATCH_FULL_MASK, wbest, sh);
-                idx_t ok = __shfl_xor_sync(GPUMATCH_FULL_MASK, wk, sh);
+                ofs_t ok = __shfl_xor_sync(GPUMATCH_FULL_MASK, wk, sh);
                 if (ob < wbest || (ob == wbest && (unsigned long long)ok < (unsigned long long)wk)) {
                     wbest = ob; wk = ok;
                 }
@@ -587,7 +594,7 @@ __device__ __forceinline__ idx_t gpr_claim_slot(
         if (lane == leader) { best = hb; arg = ha; }
     }
     if (scan && !heavy) {
-        for (idx_t k = 0; k < len; ++k) {
+        for (ofs_t k = 0; k < len; ++k) {
             idx_t u = cind[gpr_rot(beg, len, off, k)];
             idx_t l = psi_row[u];
             if (l < best) { best = l; arg = u; }
@@ -633,7 +640,7 @@ __device__ __forceinline__ idx_t gpr_push_slot(
 // GPR_HEAVY entries, see gpr_claim_slot).  Benign race: the writes to
 // claim[u] of different columns (one survives).
 extern "C" __global__ void gpumatch_gpr_claim(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
     const idx_t* __restrict__ psi_row, idx_t* psi_col, idx_t* claim,
     const idx_t* __restrict__ active, idx_t* __restrict__ target, long long len, idx_t inf)
 {
@@ -676,7 +683,7 @@ extern "C" __global__ void gpumatch_gpr_push(
 // Thread mapping: as gpumatch_gpr_claim; the grid covers an upper bound of
 // the length (lists never grow) and surplus warps return at once.
 extern "C" __global__ void gpumatch_gpr_claim_list(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind, idx_t* mu_col,
     const idx_t* __restrict__ psi_row, idx_t* psi_col, idx_t* claim,
     const idx_t* __restrict__ active, idx_t* __restrict__ target,
     unsigned long long* counts, int cur, long long len_hint, idx_t inf)
@@ -741,7 +748,7 @@ extern "C" __global__ void gpumatch_gpr_push_compact(
 // iteration is exactly gpumatch_gpr_claim then gpumatch_gpr_push over the
 // whole list (its NumPy twin is the per-iteration loop).
 extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_push_loop(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind,
     idx_t* mu_row, idx_t* mu_col, idx_t* psi_row, idx_t* psi_col, idx_t* claim,
     idx_t* bufa, idx_t* bufb, int iters, long long len, idx_t inf, int* done)
 {

@@ -5,7 +5,8 @@
 // gpumatch/matching/_kernels_numpy.py.
 //
 // Notation (m rows, n columns, INF = m + n, as in gpr.cu):
-//   cptr, cind : n + 1, nnz   CSC of the graph, column -> its rows
+//   cptr, cind : n + 1, nnz   CSC of the graph, column -> its rows (cptr
+//                and entry positions ofs_t, ids idx_t: _common.cuh)
 //   mu_row     : m, the column matched to each row, -1 if none.  The only
 //                authoritative side during a walk: every column is in at
 //                most one slot of mu_row or carried by one thread.
@@ -45,7 +46,7 @@ __device__ __forceinline__ long long gm_exch(long long* a, long long value)
 // when to stop), and two threads taking one row (the exchange serialises
 // them: the second carries on with the first one's column).
 extern "C" __global__ void gpumatch_walk(
-    const idx_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind,
     idx_t* mu_row, idx_t* psi_row, const idx_t* __restrict__ active,
     long long len, idx_t inf, long long cap, u64* stats)
 {
@@ -56,7 +57,7 @@ extern "C" __global__ void gpumatch_walk(
     while (c >= 0 && steps < cap) {
         idx_t best = -1;
         idx_t l1 = inf, l2 = inf;
-        for (idx_t p = cptr[c]; p < cptr[c + 1]; ++p) {
+        for (ofs_t p = cptr[c]; p < cptr[c + 1]; ++p) {
             idx_t r = cind[p];
             idx_t l = ((volatile idx_t*)psi_row)[r];
             if (l < l1) {

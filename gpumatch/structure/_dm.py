@@ -239,9 +239,11 @@ def _maximum_matching(g, name: str):
 
 
 def _transpose(g):
-    """CSC of `g`, in the dtype of its indices (cuSPARSE on the GPU, SciPy's
-    counting transpose on the host: :func:`gpumatch.csr.transpose`)."""
-    return _csr.transpose(g.indptr.astype(g.indices.dtype, copy=False), g.indices, g.n)
+    """CSC of `g`, pointers in the dtype of its `indptr` and row ids in that
+    of its `indices` (int64 pointers over int32 ids past ``2**31`` entries;
+    cuSPARSE or a counting transpose on the GPU, SciPy's counting transpose
+    on the host: :func:`gpumatch.csr.transpose`)."""
+    return _csr.transpose(g.indptr, g.indices, g.n)
 
 
 def _reach_scipy(ptr, ind, mate, seeds):
