@@ -42,7 +42,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-__all__ = ["solve", "solve_dense", "auction_prices", "alternating_reach", "matched_costs"]
+__all__ = ["solve", "solve_dense", "auction_prices", "column_minima", "alternating_reach", "matched_costs"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -268,6 +268,17 @@ def alternating_reach(indptr, indices, m, x, y, free_rows):
                 tail += 1
     return mark
 
+
+
+@numba.njit(cache=True, nogil=True)
+def column_minima(indices, cost, v):
+    """``v[j] = min_i cost[i, j]`` over the stored entries of every column that has one."""
+    seen = np.zeros(v.shape[0], dtype=np.bool_)
+    for p in range(indices.shape[0]):
+        j = indices[p]
+        if not seen[j] or cost[p] < v[j]:
+            v[j] = cost[p]
+            seen[j] = True
 
 
 @numba.njit(cache=True, nogil=True)
