@@ -128,7 +128,7 @@ def _sparse_problem(graph, maximize, name="biadjacency"):
         if bad.any():
             k = int(np.flatnonzero(bad)[0])
             row = int(np.searchsorted(indptr, k, side="right")) - 1
-            raise ValueError(f"{name} contains invalid numeric entries: {c[k]!r} at ({row}, {int(indices[k])}) "
+            raise ValueError(f"{name} contains invalid numeric entries: {float(c[k])!r} at ({row}, {int(indices[k])}) "
                              f"{_invalid_rule(maximize)}")
         forbidden = np.isinf(c)
         if forbidden.any():
@@ -160,7 +160,7 @@ def _dense_problem(cost_matrix, maximize):
         invalid = np.isnan(c) | (c == (np.inf if maximize else -np.inf))
         if invalid.any():
             i, j = (int(t) for t in np.argwhere(invalid)[0])
-            raise ValueError(f"matrix contains invalid numeric entries: {c[i, j]!r} at ({i}, {j}) "
+            raise ValueError(f"matrix contains invalid numeric entries: {float(c[i, j])!r} at ({i}, {j}) "
                              f"{_invalid_rule(maximize)}")
         finite = np.isfinite(c)
         if finite.all():
