@@ -98,7 +98,8 @@ def main(argv=None) -> dict:
     p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     p.add_argument("--objects", type=int, default=20_000, help="objects in the first frame")
     p.add_argument("--leave", type=float, default=0.05, help="fraction of them that leave the field")
-    p.add_argument("--enter", type=int, default=None, help="new objects in the second frame (default: as many as leave)")
+    p.add_argument("--enter", type=int, default=None,
+                   help="new objects in the second frame (default: as many as leave)")
     p.add_argument("--step", type=float, default=0.1, help="standard deviation of a step, per axis")
     p.add_argument("--density", type=float, default=1.0, help="objects per unit area")
     p.add_argument("--gate", type=float, default=0.5, help="largest displacement of a candidate link")
