@@ -82,12 +82,16 @@ def main(argv=None) -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--dense", type=int, nargs="*", default=[], help="sizes of dense linear_sum_assignment runs")
     p.add_argument("--no-scipy-above", type=int, default=10**9, help="skip scipy for larger n")
+    p.add_argument("--batch", type=int, nargs=2, action="append", default=[], metavar=("K", "N"),
+                   help="batch.linear_sum_assignment of K random N x N float matrices against a loop "
+                        "of scipy calls (repeatable)")
     args = p.parse_args(argv)
 
     import scipy.optimize
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
 
     import gpumatch
+    import gpumatch.batch
     from gpumatch.testing import check_assignment
 
     gpumatch.min_weight_full_bipartite_matching(random_instance(50, seed=1))   # load / compile the engine
@@ -130,6 +134,22 @@ def main(argv=None) -> None:
                          args.repeat)
         assert len({c for c, _ in results.values()}) == 1, results
         report(f"dense {n}x{n}", results, "scipy linear_sum_assignment")
+    for k, n in args.batch:
+        C = np.random.default_rng(k * n).random((k, n, n))
+        gpumatch.batch.linear_sum_assignment(C[:2])             # load / compile the stack kernel
+
+        def loop():
+            return float(sum(C[t][scipy.optimize.linear_sum_assignment(C[t])].sum() for t in range(k)))
+
+        def stacked():
+            _, cols = gpumatch.batch.linear_sum_assignment(C)
+            return float(np.take_along_axis(C, cols[:, :, None], axis=2).sum())
+
+        results = rounds([("scipy, a loop", loop), ("gpumatch batch.linear_sum_assignment", stacked)], args.repeat)
+        a, b = (c for c, _ in results.values())
+        assert abs(a - b) <= 1e-9 * max(1.0, abs(a)), results
+        results = {label: (f"{c:.4f}", t) for label, (c, t) in results.items()}
+        report(f"batch {k} x {n}x{n}", results, "scipy, a loop")
 
 
 if __name__ == "__main__":

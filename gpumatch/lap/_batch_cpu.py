@@ -79,6 +79,8 @@ def _solve_one(C, t, m, n, maximize, transposed, limit, full_ptr, full_idx, row_
     x = np.full(m, -1, dtype=np.int64)
     y = np.full(n, -1, dtype=np.int64)
     v = np.zeros(n, dtype=C.dtype)
+    if m == n:      # start prices of a square problem, as a single solve's
+        _cpu.dense_column_minima(D, v)
     if _cpu.solve_dense(indptr, indices, cost, D, m, n, 2, x, y, v) < 0:
         return INFEASIBLE
     if not transposed:

@@ -274,6 +274,8 @@ def _solve_dense(indptr, indices, c, dense, m, n, what):
     v = np.zeros(n, dtype=c.dtype)
     if indices.dtype not in (np.int32, np.int64):
         indices = indices.astype(np.int64)
+    if m == n:      # any prices are valid start prices of a square problem: the column minima
+        _cpu.dense_column_minima(dense, v)
     if _cpu.solve_dense(indptr, indices, c, dense, m, n, 2, x, y, v) < 0:
         raise ValueError(what)
     return x, dense[np.arange(m), x] - v[x], v
@@ -592,7 +594,9 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     the columns kept in one array split into settled, to-scan and the rest,
     each new least distance found by one pass over the rest (``O(n)`` per
     settled column, no heap).  The row reduction reads a CSR view of the
-    finite entries.  ``O(n^2)`` per search, ``O(n^3)`` in the worst case.
+    finite entries; a square matrix starts from the column minima as prices
+    (their column reduction).  ``O(n^2)`` per search, ``O(n^3)`` in the
+    worst case.
 
     References
     ----------
