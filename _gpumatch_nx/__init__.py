@@ -42,10 +42,20 @@ _COVER_DOCS = (
     "depend on which maximum matching is used. Directed graphs are declined."
 )
 
+_WEIGHTED_DOCS = (
+    "Runs gpumatch's assignment engine (shortest augmenting paths with dual potentials, "
+    "Numba) on the edges of the two node sets, without NetworkX's dense matrix: the same "
+    "node sets and errors (``bipartite.sets``; ``ValueError`` when no full matching exists), "
+    "a missing weight counts 1, ``inf`` is no edge, integer weights are exact. Several "
+    "optimal matchings may exist; the total weight is NetworkX's. Declined: directed graphs, "
+    "multigraphs, weights that are not real numbers, ``backend='cupy'``."
+)
+
 FUNCTIONS = {
     "hopcroft_karp_matching": _MATCHING_DOCS,
     "eppstein_matching": _MATCHING_DOCS,
     "to_vertex_cover": _COVER_DOCS,
+    "minimum_weight_full_matching": _WEIGHTED_DOCS,
     "maximum_flow": _INTERFACE_DOCS,
     "maximum_flow_value": _INTERFACE_DOCS,
     "minimum_cut": _INTERFACE_DOCS,
@@ -64,7 +74,8 @@ def get_info():
         "backend_name": "gpumatch",
         "project": "gpumatch",
         "package": "gpumatch",
-        "short_summary": "Push-relabel maximum flow and bipartite matching on GPUs (CuPy) or CPUs (Numba).",
+        "short_summary": "Push-relabel maximum flow and bipartite matching on GPUs (CuPy) or CPUs (Numba), "
+                         "weighted bipartite matching on CPUs.",
         "default_config": {"backend": "auto"},
         "functions": {name: {"additional_docs": doc} for name, doc in FUNCTIONS.items()},
     }

@@ -4,7 +4,9 @@ Matching: the block-diagonal graph of a pack of graphs; each block's share
 of a maximum matching of the union is a maximum matching of that block.
 Flow: a union of networks joined by a super source and a super sink (the
 argument that every network's share is its own maximum flow, with the same
-minimum cut as a single call, is in :func:`_pack_flow`).  The arrays are
+minimum cut as a single call, is in :func:`_pack_flow`).  Assignment: the
+block-diagonal matrix of a pack, every block turned to have no more rows
+than columns (:func:`_pack_assignment`).  The arrays are
 built with the backend's array module (on the GPU for CuPy).  The members
 of a pack that are canonical scipy CSR are checked together, vectorised
 over the pack (:func:`_fast_graphs`).
@@ -22,6 +24,7 @@ from . import matching as _matching
 from ._validation import CSRGraph, index_dtype_for
 from .csr import segment_owner
 from .flow._maxflow import MaximumFlowResult
+from .lap import api as _lap
 
 _I64_MAX = int(np.iinfo(np.int64).max)
 #: Integers up to this size are exact in float64.
@@ -154,6 +157,62 @@ def _pack_matching(gs, perm_type, backend, resolved, options):
             out.append(_backend.cp.asarray(local[a:b]).copy())
         else:
             out.append(host[a:b].copy())
+    return out
+
+
+def _pack_assignment(problems, backend):
+    """Solve validated assignment problems as one; ``(row_ind, col_ind)`` per problem, in order.
+
+    `problems`: ``(indptr, indices, cost, (m, n), cupy_out)`` as
+    :func:`gpumatch.lap.api._sparse_problem` gives them (canonical CSR, in
+    minimisation form, zeros and forbidden pairs dropped).  A problem with
+    more rows than columns is transposed, so every block has ``m_i <= n_i``
+    and the block-diagonal matrix of the pack has no more rows than
+    columns.  A full matching of it then covers every row, so it holds a
+    full matching of every block (the blocks share no row or column), and
+    its weight is the sum of theirs: it is least exactly when each block's
+    is.  One :func:`gpumatch.min_weight_full_bipartite_matching` call
+    solves the pack; a block without a full matching makes that call raise,
+    and the caller then solves the problems one by one, so that the error
+    names its problem.  Integer and floating-point problems are packed apart
+    (integers stay exact).
+    """
+    out = [None] * len(problems)
+    for kind in "if":
+        members = [k for k, p in enumerate(problems) if p[2].dtype.kind == kind]
+        if not members:
+            continue
+        blocks = []
+        for k in members:
+            indptr, indices, c, (m, n), _ = problems[k]
+            flip = m > n
+            if flip:
+                indptr, indices, c = _lap._transpose(indptr, indices, c, m, n)
+                m, n = n, m
+            blocks.append((np.asarray(indptr, dtype=np.int64), indices, c, m, n, flip))
+        roff = _offsets([b[3] for b in blocks])
+        coff = _offsets([b[4] for b in blocks])
+        eoff = _offsets([b[1].shape[0] for b in blocks])
+        M, N, E = int(roff[-1]), int(coff[-1]), int(eoff[-1])
+        indptr = np.concatenate([b[0][:-1] + eoff[i] for i, b in enumerate(blocks)] + [np.array([E])])
+        indices = np.concatenate([b[1].astype(np.int64) + coff[i] for i, b in enumerate(blocks)]
+                                 + [np.zeros(0, dtype=np.int64)])
+        c = np.concatenate([b[2] for b in blocks] + [np.zeros(0, dtype=blocks[0][2].dtype)])
+        idt = index_dtype_for(M + 1, N + 1, E + 1)
+        joined = sp.csr_matrix((c, indices.astype(idt), indptr.astype(idt)), shape=(M, N))
+        _, cols = _lap.min_weight_full_bipartite_matching(joined, backend=backend)
+        cols = _backend.to_numpy(cols).astype(np.int64)
+        for i, (k, b) in enumerate(zip(members, blocks)):
+            m, n, flip = b[3], b[4], b[5]
+            local = cols[roff[i]:roff[i + 1]] - coff[i]
+            idx = np.int32 if max(m, n) <= np.iinfo(np.int32).max else np.int64
+            if flip:    # the block's rows are the problem's columns
+                order = np.argsort(local, kind="stable")
+                rows, cc = local[order].astype(idx), order.astype(np.int64)
+            else:
+                rows, cc = np.arange(m, dtype=np.int64), local.astype(idx)
+            cupy_out = problems[k][4]
+            out[k] = (_backend.output_like(rows, cupy_out), _backend.output_like(cc, cupy_out))
     return out
 
 

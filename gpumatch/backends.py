@@ -201,8 +201,9 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
         structural rank and the Dulmage–Mendelsohn decomposition,
         ``"flow"`` the max flows and minimum cuts, ``"assignment"`` the
         weighted matchings (:func:`~gpumatch.assignment` and the scipy
-        drop-ins; always the compiled CPU engine, integer and float
-        weights, sparse and dense).  Default: matching and flow.
+        drop-ins, and the stacks of :func:`gpumatch.batch.linear_sum_assignment`;
+        always the compiled CPU engine, integer and float weights, sparse
+        and dense).  Default: matching and flow.
     progress : callable, optional
         Called as ``progress(step, seconds)`` after each step (``step``
         names it, for example ``"matching"``; ``seconds`` is its time), for
@@ -291,7 +292,7 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
         step("max flow", flow)
 
     def weighted():
-        from .lap import assignment, linear_sum_assignment
+        from .lap import _batch_cpu, assignment, linear_sum_assignment
 
         W = np.array([[3, 3, 6, 1], [4, 3, 5, 2], [10, 1, 8, 7], [2, 9, 4, 3]])
         for weights in (W, W + 0.5):
@@ -299,6 +300,7 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
             assignment(sp.csr_array(weights[:3]))                   # rectangular
             assignment(sp.csr_array(np.triu(weights)), full=False)  # partial
             linear_sum_assignment(weights)                          # dense
+            _batch_cpu.solve_stack(np.stack([weights, weights]), False)   # gpumatch.batch's stacks
 
     if "assignment" in solvers and numba_available():
         step("assignment", weighted)

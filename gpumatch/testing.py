@@ -26,6 +26,7 @@ and several million edges are verified in a few seconds.
 
 from __future__ import annotations
 
+import math
 import numbers
 from dataclasses import dataclass
 
@@ -806,6 +807,10 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
     is_int = c.dtype.kind == "i"
     scale = max(1.0, float(np.abs(c).max()) if c.size else 0.0)
     if expected_cost is not None:
+        if not isinstance(expected_cost, numbers.Real):
+            raise TypeError(f"expected_cost must be a number, got {expected_cost!r}")
+        if not math.isfinite(expected_cost):     # NaN would compare as no difference
+            raise ValueError(f"expected_cost must be finite, got {expected_cost!r}")
         tol = 0 if is_int and isinstance(expected_cost, numbers.Integral) else rtol * max(scale, abs(expected_cost))
         if abs(cost - expected_cost) > tol:
             raise AssertionError(f"the matching costs {cost}, not the expected {expected_cost}")
@@ -823,6 +828,10 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
         uu = uu.astype(np.float64)
         vv = vv.astype(np.float64)
         c = c.astype(np.float64)
+        for pot, what, side in ((uu, "u", "row"), (vv, "v", "column")):
+            bad = np.flatnonzero(~np.isfinite(pot))
+            if bad.size:    # NaN would pass every comparison below
+                raise ValueError(f"{what} must hold finite numbers, found {float(pot[bad[0]])} at {side} {int(bad[0])}")
     if maximize:
         uu, vv = -uu, -vv
     tol = 0 if exact else rtol * max(scale, float(np.abs(uu).max(initial=0)), float(np.abs(vv).max(initial=0)))

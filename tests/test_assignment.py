@@ -21,6 +21,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwf
 
 import gpumatch
 from gpumatch import AssignmentResult, assignment, linear_sum_assignment, min_weight_full_bipartite_matching
+from gpumatch.lap import api
 from gpumatch.testing import check_assignment
 
 pytest.importorskip("numba")
@@ -427,3 +428,112 @@ def test_public_names():
     assert callable(gpumatch.assignment)
     importlib.import_module("gpumatch.lap")      # the subpackage does not shadow the function
     assert callable(gpumatch.assignment)
+
+
+@st.composite
+def dense_costs(draw):
+    """A small dense cost matrix: integers with ties, or floats; some pairs forbidden (inf)."""
+    m = draw(st.integers(0, 7))
+    n = draw(st.integers(0, 7))
+    kind = draw(st.sampled_from(["ties", "int", "float"]))
+    size = m * n
+    if kind == "ties":
+        vals = draw(st.lists(st.integers(-3, 3), min_size=size, max_size=size))
+    elif kind == "int":
+        vals = draw(st.lists(st.integers(-10 ** 6, 10 ** 6), min_size=size, max_size=size))
+    else:
+        vals = draw(st.lists(st.floats(-1e3, 1e3, allow_nan=False, allow_infinity=False), min_size=size,
+                             max_size=size))
+    C = np.array(vals, dtype=np.int64 if kind != "float" else np.float64).reshape(m, n)
+    if draw(st.booleans()):
+        forbid = np.array(draw(st.lists(st.booleans(), min_size=size, max_size=size)), dtype=bool).reshape(m, n)
+        C = C.astype(np.float64)
+        maximize = draw(st.booleans())
+        C[forbid] = -np.inf if maximize else np.inf
+    else:
+        maximize = draw(st.booleans())
+    return C, maximize
+
+
+def scipy_dense_cost(C, maximize):
+    try:
+        r, c = scipy_lsa(C, maximize=maximize)
+    except ValueError:
+        return None
+    return C[r, c].sum()
+
+
+@given(dense_costs())
+def test_property_dense_against_scipy(case):
+    """Dense input, square or rectangular, integer (ties) or float, forbidden pairs, infeasible
+    ones: the same optimum or the same error as scipy, and the duals certify it."""
+    C, maximize = case
+    ref = scipy_dense_cost(C, maximize)
+    if ref is None:
+        with pytest.raises(ValueError, match="cost matrix is infeasible"):
+            linear_sum_assignment(C, maximize=maximize)
+        return
+    r, c = linear_sum_assignment(C, maximize=maximize)
+    assert r.shape == c.shape == (min(C.shape),)
+    got = C[r, c].sum()
+    assert got == ref if C.dtype.kind == "i" else close(got, ref)
+    res = assignment(C, maximize)
+    check_assignment(C, res.row_ind, res.col_ind, res.u, res.v, maximize=maximize, expected_cost=ref)
+
+
+@given(st.integers(1, 6), st.integers(1, 6), st.integers(0, 3), st.data())
+def test_property_integers_near_the_int32_bound(m, n, offset, data):
+    """Square problems narrow integer costs to int32 when the engine's bound allows
+    (``max|c| * (4k + 8) < 2**30``): weights just below and above it give scipy's cost."""
+    k = min(m, n)
+    edge = 2 ** 30 // (4 * k + 8) // 2 - 2 + offset     # the weights of A reach 2 * edge + 1: the bound
+    vals = data.draw(st.lists(st.sampled_from([edge, -edge, edge - 1, 1, 0, -1, edge // 2]),
+                              min_size=m * n, max_size=m * n))
+    C = np.array(vals, dtype=np.int64).reshape(m, n)
+    A = sp.csr_matrix(C + edge + 1)                     # positive: every entry is an edge
+    assert (api._narrowed(A.data, k).dtype == np.int32) == (int(A.data.max()) * (4 * k + 8) < 2 ** 30)
+    maximize = data.draw(st.booleans())
+    ref = scipy_cost(A, maximize)
+    res = assignment(A, maximize)
+    assert res.cost == int(ref)
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, maximize=maximize, expected_cost=int(ref))
+    r, c = linear_sum_assignment(C, maximize=maximize)
+    assert int(C[r, c].sum()) == int(C[scipy_lsa(C, maximize=maximize)].sum())
+
+
+@st.composite
+def stacks(draw):
+    k = draw(st.integers(0, 6))
+    m = draw(st.integers(0, 5))
+    n = draw(st.integers(0, 5))
+    size = k * m * n
+    if draw(st.booleans()):
+        C = np.array(draw(st.lists(st.integers(-4, 4), min_size=size, max_size=size)), dtype=np.int64)
+    else:
+        C = np.array(draw(st.lists(st.floats(-50, 50, allow_nan=False, allow_infinity=False), min_size=size,
+                                   max_size=size)), dtype=np.float64)
+        if size and draw(st.booleans()):
+            C[np.array(draw(st.lists(st.booleans(), min_size=size, max_size=size)))] = np.inf
+    return C.reshape(k, m, n), draw(st.booleans())
+
+
+@given(stacks())
+def test_property_batch_stack_against_scipy(case):
+    """gpumatch.batch.linear_sum_assignment: each problem of a stack gets scipy's optimum
+    (or, with errors="return", -1 rows exactly where scipy finds it infeasible)."""
+    from gpumatch import batch
+
+    C, maximize = case
+    if maximize and C.dtype.kind == "f":
+        C = np.where(np.isinf(C), -np.inf, C)
+    rows, cols = batch.linear_sum_assignment(C, maximize=maximize, errors="return")
+    k, m, n = C.shape
+    assert rows.shape == cols.shape == (k, min(m, n))
+    for t in range(k):
+        ref = scipy_dense_cost(C[t], maximize)
+        if ref is None:
+            assert (rows[t] == -1).all() and (cols[t] == -1).all()
+            continue
+        assert np.array_equal(rows[t], scipy_lsa(C[t], maximize=maximize)[0]) or m > n
+        got = C[t][rows[t], cols[t]].sum()
+        assert got == ref if C.dtype.kind == "i" else close(got, ref)

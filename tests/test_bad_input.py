@@ -544,3 +544,124 @@ def test_issue62_bcsr_capacity_limit_on_every_backend(bk):
     check_flow(below, 0, 2, res.flow, 5)
     loop = sp.csr_matrix(np.array([[0, 7, 0], [0, I64, 5], [0, 0, 0]], dtype=np.int64))
     assert int(maximum_flow(loop, 0, 2, backend=bk, layout="bcsr").flow_value) == 5
+
+
+# ---------------------------------------------------------------------------
+# issue 64: weighted matching (gpumatch.lap, gpumatch.batch, check_assignment)
+# ---------------------------------------------------------------------------
+
+def _lap_calls(maximize=False):
+    """Every entry point that takes one cost matrix, dense or sparse, as a function of it."""
+    from gpumatch import assignment, linear_sum_assignment, min_weight_full_bipartite_matching
+
+    return {
+        "linear_sum_assignment": lambda C: linear_sum_assignment(C, maximize),
+        "assignment": lambda C: assignment(C, maximize),
+        "assignment_partial": lambda C: assignment(C, maximize, full=False),
+        "min_weight_full_bipartite_matching": lambda C: min_weight_full_bipartite_matching(sp.csr_matrix(C), maximize),
+        "batch.linear_sum_assignment": lambda C: gpumatch.batch.linear_sum_assignment(np.asarray(C)[None], maximize),
+        "batch.linear_sum_assignment_list": lambda C: gpumatch.batch.linear_sum_assignment([C], maximize),
+        "batch.min_weight_full_bipartite_matching":
+            lambda C: gpumatch.batch.min_weight_full_bipartite_matching([sp.csr_matrix(C)], maximize),
+    }
+
+
+LAP_CALLS = sorted(_lap_calls())
+
+
+@pytest.mark.parametrize("call", LAP_CALLS)
+@pytest.mark.parametrize("bad, maximize", [(np.nan, False), (np.nan, True), (-np.inf, False), (np.inf, True)])
+def test_issue64_invalid_entries_are_named(call, bad, maximize):
+    pytest.importorskip("numba")
+    C = np.array([[1.0, 2.0, 3.0], [4.0, bad, 6.0]])
+    with pytest.raises(ValueError, match=r"contains invalid numeric entries: (nan|-?inf) at \(1, 1\)") as info:
+        _lap_calls(maximize)[call](C)
+    assert "np.float64" not in str(info.value)          # a plain number, not NumPy's repr
+    if call.startswith("batch."):
+        assert str(info.value).startswith("problem 0: ")
+
+
+@pytest.mark.parametrize("call", LAP_CALLS)
+@pytest.mark.parametrize("dtype", [object, complex, "U1", "datetime64[s]"])
+def test_issue64_entries_that_are_not_real_numbers(call, dtype):
+    pytest.importorskip("numba")
+    if call.startswith(("min_weight", "batch.min_weight")) and np.dtype(dtype).kind in "OUM":
+        pytest.skip("scipy.sparse holds no such dtype")
+    C = np.array([[1, 2], [2, 1]]).astype(dtype)
+    with pytest.raises(TypeError, match="must hold real numbers"):
+        _lap_calls()[call](C)
+
+
+@pytest.mark.parametrize("call", ["linear_sum_assignment", "assignment", "batch.linear_sum_assignment_list"])
+@pytest.mark.parametrize("shape", [(3,), (2, 2, 2), ()])
+def test_issue64_wrong_dimensions(call, shape):
+    pytest.importorskip("numba")
+    with pytest.raises(ValueError, match=rf"expected a matrix \(2-D array\), got a {len(shape)} array"):
+        _lap_calls()[call](np.ones(shape))
+
+
+def test_issue64_wrong_containers():
+    pytest.importorskip("numba")
+    from gpumatch import linear_sum_assignment, min_weight_full_bipartite_matching
+
+    with pytest.raises(ValueError, match="cost_matrix must be a dense array"):
+        linear_sum_assignment(sp.csr_matrix(np.eye(2)))
+    with pytest.raises(TypeError, match="biadjacency must be sparse"):
+        min_weight_full_bipartite_matching(np.eye(2))
+    with pytest.raises(ValueError, match=r"biadjacency: shape must be non-negative, got \(1, -2\)"):
+        min_weight_full_bipartite_matching((np.array([0, 1]), np.array([0]), (1, -2)))
+    with pytest.raises(ValueError, match="column index 7 is out of range for 3 columns"):
+        min_weight_full_bipartite_matching(sp.csr_matrix((np.ones(1), np.array([7]), np.array([0, 1])), shape=(1, 3)))
+    with pytest.raises(ValueError, match=r"expected a stack of matrices \(a 3-D array"):
+        gpumatch.batch.linear_sum_assignment(np.eye(3))
+    with pytest.raises(TypeError, match="sequence of problems"):
+        gpumatch.batch.min_weight_full_bipartite_matching(sp.csr_matrix(np.eye(2)))
+    with pytest.raises(ValueError, match="inhomogeneous"):          # NumPy's own words, as scipy
+        linear_sum_assignment([[1, 2], [3]])
+    with pytest.raises(ValueError, match="full must be True or False"):
+        gpumatch.assignment(np.eye(2), full="yes")
+
+
+@pytest.mark.parametrize("call", LAP_CALLS)
+def test_issue64_integers_beyond_the_exact_range(call):
+    pytest.importorskip("numba")
+    big = np.array([[2 ** 64 - 1, 1], [1, 2]], dtype=np.uint64)
+    with pytest.raises(OverflowError, match="18446744073709551615 does not fit int64"):
+        _lap_calls()[call](big)
+    huge = np.array([[2 ** 61, 1], [1, 2 ** 61]], dtype=np.int64)
+    with pytest.raises(OverflowError, match="too large to solve exactly in int64"):
+        _lap_calls()[call](huge)
+
+
+@pytest.mark.parametrize("call", LAP_CALLS)
+def test_issue64_no_assignment_names_its_problem(call):
+    pytest.importorskip("numba")
+    C = np.array([[np.inf, np.inf, np.inf], [1.0, 2.0, 3.0]])           # row 0 has no allowed pair
+    if call == "assignment_partial":
+        assert _lap_calls()[call](C).size == 1
+        return
+    with pytest.raises(ValueError, match="cost matrix is infeasible|no full matching exists"):
+        _lap_calls()[call](C)
+
+
+@pytest.mark.parametrize("call", LAP_CALLS)
+def test_issue64_inputs_stay_and_read_only_works(call):
+    pytest.importorskip("numba")
+    C = np.array([[4.0, 1.0, 3.0], [2.0, 0.5, 5.0], [3.0, 2.0, 2.0]])
+    C.setflags(write=False)
+    saved = C.copy()
+    _lap_calls()[call](C)
+    _lap_calls(True)[call](C)
+    assert np.array_equal(C, saved)
+
+
+def test_issue64_check_assignment_rejects_nan():
+    A = np.array([[1.0, 2.0], [2.0, 1.0]])
+    with pytest.raises(ValueError, match="u must hold finite numbers, found nan at row 0"):
+        gpumatch.testing.check_assignment(A, [0, 1], [0, 1], np.array([np.nan, 0.0]), np.zeros(2))
+    with pytest.raises(ValueError, match="v must hold finite numbers, found inf at column 1"):
+        gpumatch.testing.check_assignment(A, [0, 1], [0, 1], np.zeros(2), np.array([0.0, np.inf]))
+    with pytest.raises(ValueError, match="expected_cost must be finite"):
+        gpumatch.testing.check_assignment(A, [0, 1], [0, 1], expected_cost=float("nan"))
+    with pytest.raises(TypeError, match="expected_cost must be a number"):
+        gpumatch.testing.check_assignment(A, [0, 1], [0, 1], expected_cost="2")

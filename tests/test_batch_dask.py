@@ -75,6 +75,25 @@ def test_errors_through_workers(client):
         batch.maximum_flow(probs, client=client, backend="numpy", pack_edges=300)
 
 
+def test_assignment_through_workers(client):
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
+
+    from test_batch_assignment import weighted
+
+    rng = np.random.default_rng(64)
+    gs = [weighted(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)), 0.3) for _ in range(30)]
+    gs[4] = sp.csr_matrix(np.array([[1, 0], [2, 0]]))                 # no full matching
+    futs = client.scatter(gs[:3])
+    got = batch.min_weight_full_bipartite_matching(futs + gs[3:], client=client, errors="return", pack_edges=500)
+    assert isinstance(got[4], ValueError) and str(got[4]) == "problem 4: no full matching exists"
+    for i, (A, res) in enumerate(zip(gs, got)):
+        if i != 4:
+            (r, c), (r0, c0) = res, scipy_mwfbm(A)
+            assert A[r, c].sum() == A[r0, c0].sum()
+    with pytest.raises(ValueError, match=r"^problem 4: no full matching exists"):
+        batch.min_weight_full_bipartite_matching(gs, client=client, maximize=True)
+
+
 def test_files_are_read_on_the_workers(client, tmp_path, monkeypatch):
     gs = [generators.random_bipartite(20, 15, 2, seed=i) for i in range(8)]
     paths = []

@@ -78,8 +78,29 @@ def _comment(line: str) -> str | None:
     return m.group(1) if m else None
 
 
+@pytest.fixture
+def networkx_config_restored():
+    """The NetworkX guide's examples set NetworkX's global configuration (backend
+    priorities, fallback, gpumatch's backend option); put it back afterwards, so
+    that later tests' plain NetworkX calls still run NetworkX's own code."""
+    if importlib.util.find_spec("networkx") is None:
+        yield
+        return
+    import networkx as nx
+
+    cfg = nx.config
+    saved = (list(cfg.backend_priority.algos), list(cfg.backend_priority.generators), cfg.fallback_to_nx)
+    gm = getattr(cfg.backends, "gpumatch", None)
+    gm_backend = None if gm is None else gm.get("backend", None)
+    yield
+    cfg.backend_priority.algos, cfg.backend_priority.generators, cfg.fallback_to_nx = saved
+    gm = getattr(cfg.backends, "gpumatch", None)
+    if gm is not None and gm_backend is not None:
+        gm.backend = gm_backend
+
+
 @pytest.mark.parametrize("page", sorted({p for p, _, _ in BLOCKS}))
-def test_docs_page_examples_run(page, tmp_path, monkeypatch, capsys):
+def test_docs_page_examples_run(page, tmp_path, monkeypatch, capsys, networkx_config_restored):
     # The blocks of a page run in order in one namespace, as a reader would
     # type them (blocks that need CuPy only where it is installed).  Where a
     # print() line carries a comment, the comment shows what it prints (or

@@ -28,7 +28,8 @@ def _load(name):
     return mod
 
 
-@pytest.mark.parametrize("name", ["structural_rank", "assignment", "min_cut_segmentation", "interactive_segmentation"])
+@pytest.mark.parametrize("name", ["structural_rank", "assignment", "min_cut_segmentation", "interactive_segmentation",
+                                  "tracking"])
 def test_example_has_docstring_and_main(name):
     mod = _load(name)
     assert mod.__doc__ and len(mod.__doc__.strip().splitlines()) > 3
@@ -36,7 +37,7 @@ def test_example_has_docstring_and_main(name):
 
 
 @pytest.mark.parametrize("name", ["structural_rank", "dm_blocks", "assignment", "min_cut_segmentation",
-                                  "interactive_segmentation"])
+                                  "interactive_segmentation", "tracking"])
 def test_example_uses_only_public_api(name):
     """An example is what a user may copy: no private module or name of gpumatch."""
     import ast
@@ -217,3 +218,30 @@ def test_interactive_segmentation_progress_and_no_compare(capsys):
     first = next(i for i, ln in enumerate(text) if ln.startswith("first cut "))
     assert text[first - 1].startswith("first cut: setting up the solver")
     assert "from scratch" not in text[-1] and "re-solving" in text[-1]
+
+
+def test_tracking(capsys):
+    from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
+
+    out = _load("tracking").main(["--objects", "3000", "--leave", "0.1", "--backend", "numba"])
+    C, res = out["cost_matrix"], out["result"]
+    assert C.shape[0] == C.shape[1] and res.full
+    r, c = scipy_mwfbm(C)
+    assert np.isclose(res.cost, C[r, c].sum(), rtol=1e-12)          # scipy's optimum, same matrix
+    assert out["certificate"].optimal
+    obj, det = out["linked"]
+    links = out["links"].tocsr()
+    assert np.all(np.asarray(links[obj, det]).ravel() > 0)           # every link is a candidate
+    assert len(set(obj.tolist())) == obj.shape[0] and len(set(det.tolist())) == det.shape[0]
+    assert out["correct"] > 0.9 * out["stayed"]
+    text = capsys.readouterr().out
+    assert "optimal: True" in text and "true links found" in text
+
+
+def test_tracking_arguments(capsys):
+    mod = _load("tracking")
+    out = mod.main(["--objects", "50", "--gate", "0.01", "--backend", "numpy"])   # almost no candidates
+    assert out["result"].full and out["certificate"].optimal
+    with pytest.raises(SystemExit):
+        mod.main(["--gate", "0"])
+    assert "--gate > 0" in capsys.readouterr().err

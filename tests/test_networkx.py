@@ -633,3 +633,155 @@ def test_unorderable_labels(solver):
     check_matching(G, M)
     assert len(M) == 4
     check_cover(G, nx.bipartite.to_vertex_cover(G, M, backend="gpumatch"), 2)
+
+
+# ---------------------------------------------------------------------------
+# weighted matching: bipartite.minimum_weight_full_matching
+# ---------------------------------------------------------------------------
+
+
+def weighted_graph(seed, *, weights="int", attr="weight", labels="tuple", n_top=25, n_bottom=30, m=90):
+    """bipartite_graph with weights: "int" (1..50, some 0), "float", "missing" (about one
+    edge in five without the attribute, so weighing 1), "inf" (some edges forbidden)."""
+    G, top = bipartite_graph(seed, labels=labels, n_top=n_top, n_bottom=n_bottom, m=m)
+    rng = random.Random(seed)
+    for u, v, d in G.edges(data=True):
+        if weights == "missing" and rng.random() < 0.2:
+            continue
+        if weights == "float":
+            d[attr] = rng.uniform(-5.0, 50.0)
+        elif weights == "inf" and rng.random() < 0.1:
+            d[attr] = float("inf")
+        else:
+            d[attr] = rng.randint(0, 50)
+    return G, top
+
+
+def total_weight(G, M, attr="weight"):
+    return sum(G[u][v].get(attr, 1) for u, v in M.items()) / 2
+
+
+def check_weighted(G, M, expected, attr="weight"):
+    check_matching(G, M)
+    assert len(M) == len(expected)
+    assert total_weight(G, M, attr) == pytest.approx(total_weight(G, expected, attr), rel=1e-12, abs=1e-12)
+
+
+@pytest.mark.parametrize("weights", ["int", "float", "missing", "inf"])
+@pytest.mark.parametrize("sizes", [(25, 30), (30, 25), (20, 20)])
+@pytest.mark.parametrize("seed", [0, 1])
+def test_minimum_weight_full_matching_against_networkx(weights, sizes, seed):
+    G, top = weighted_graph(seed, weights=weights, n_top=sizes[0], n_bottom=sizes[1], m=120)
+    for top_nodes in (None, top, set(G) - top):
+        expected = reference(nx.bipartite.minimum_weight_full_matching, G, top_nodes)
+        calls = gnx.CALLS["minimum_weight_full_matching"]
+        got = reference(nx.bipartite.minimum_weight_full_matching, G, top_nodes, backend="gpumatch")
+        assert gnx.CALLS["minimum_weight_full_matching"] == calls + 1
+        if isinstance(expected, Exception):
+            assert type(got) is type(expected) and str(got) == str(expected)
+        else:
+            check_weighted(G, got, expected)
+
+
+def test_minimum_weight_full_matching_options():
+    G, top = weighted_graph(3, weights="int", attr="cost", labels="str")
+    for weight in ("cost", "weight", None):   # another key; a key no edge has; None: every edge weighs 1
+        expected = nx.bipartite.minimum_weight_full_matching(G, top, weight=weight)
+        got = nx.bipartite.minimum_weight_full_matching(G, top, weight=weight, backend="gpumatch")
+        check_weighted(G, got, expected, attr=weight if weight is not None else "no such key")
+    # edges inside one side of top_nodes are ignored, as in NetworkX's matrix
+    H = G.copy()
+    a, b = sorted(top)[:2]
+    H.add_edge(a, b, cost=-1000)
+    got = nx.bipartite.minimum_weight_full_matching(H, top, weight="cost", backend="gpumatch")
+    check_weighted(H, got, nx.bipartite.minimum_weight_full_matching(H, top, weight="cost"), attr="cost")
+    assert got.get(a) != b
+    # zero weights are edges; integer weights stay exact past 2**53
+    Z = nx.Graph([("a", "x", {"weight": 0}), ("a", "y", {"weight": 5}), ("b", "x", {"weight": 1})])
+    assert nx.bipartite.minimum_weight_full_matching(Z, ["a", "b"], backend="gpumatch") == \
+        {"a": "y", "y": "a", "b": "x", "x": "b"}
+    big = 2 ** 53
+    E = nx.Graph([(0, 2, {"weight": big + 1}), (0, 3, {"weight": big}), (1, 2, {"weight": big}),
+                  (1, 3, {"weight": big + 2})])
+    assert nx.bipartite.minimum_weight_full_matching(E, [0, 1], backend="gpumatch") == {0: 3, 3: 0, 1: 2, 2: 1}
+
+
+def test_minimum_weight_full_matching_errors():
+    mwfm = nx.bipartite.minimum_weight_full_matching
+
+    def both(*args, **kwargs):
+        expected, got = reference(mwfm, *args, **kwargs), reference(mwfm, *args, backend="gpumatch", **kwargs)
+        assert isinstance(expected, Exception), expected
+        assert type(got) is type(expected), (got, expected)
+        return got, expected
+
+    H = nx.Graph([(0, 2), (1, 2)])
+    H.add_node(3)
+    got, expected = both(H, [0, 1])                                   # rows 0 and 1 share one column
+    assert str(got) == str(expected) == "cost matrix is infeasible"
+    got, _ = both(nx.Graph([(0, 1, {"weight": float("nan")}), (0, 2, {"weight": 1.0})]), [0])
+    assert str(got).startswith("matrix contains invalid numeric entries")
+    both(nx.Graph([(0, 1, {"weight": -float("inf")})]), [0])
+    both(nx.Graph([(0, 1), (2, 3)]))                                  # disconnected: AmbiguousSolution
+    both(nx.cycle_graph(5))                                           # not bipartite
+    both(nx.Graph())                                                  # the null graph
+    single = nx.Graph()
+    single.add_node("only")
+    got, _ = both(single)                                             # no top node: row_order is empty
+    assert str(got) == "row_order is empty list"
+    both(nx.Graph([(0, 1)]), [])
+    # a top node that is not in G is a row without edges
+    G = nx.Graph([(0, 2), (1, 3)])
+    both(G, [0, "ghost"])                                             # a row that no column can take
+    assert mwfm(G, [0, 1, "ghost"], backend="gpumatch") == mwfm(G, [0, 1, "ghost"])   # 3 rows, 2 columns
+    # every node on top: the empty matching is full (NetworkX's matrix assembly fails on the
+    # edges it leaves out, "not enough values to unpack"; documented in user_guide/networkx.rst)
+    assert mwfm(G, [0, 1, 2, 3], backend="gpumatch") == {}
+    with pytest.raises(ValueError, match="not enough values to unpack"):
+        mwfm(G, [0, 1, 2, 3])
+    assert mwfm(nx.empty_graph(3), [0, 1, 2], backend="gpumatch") == {} == mwfm(nx.empty_graph(3), [0, 1, 2])
+
+
+def test_minimum_weight_full_matching_declined():
+    B = nx.Graph([(0, 2, {"weight": 1}), (1, 3, {"weight": 2}), (0, 3, {"weight": 1})])
+    for G, why in [(nx.DiGraph(B), "directed"), (nx.MultiGraph(B), "multigraph")]:
+        assert why in gnx.interface.can_run("minimum_weight_full_matching", (G, [0, 1]), {})
+        with pytest.raises(NotImplementedError):
+            nx.bipartite.minimum_weight_full_matching(G, [0, 1], backend="gpumatch")
+    S = nx.Graph([(0, 2, {"weight": "heavy"}), (1, 3, {"weight": 2})])
+    with pytest.raises(NotImplementedError):
+        nx.bipartite.minimum_weight_full_matching(S, [0, 1], backend="gpumatch")
+    assert any(name == "minimum_weight_full_matching" and "not all" in why for name, why in gnx.DECLINED)
+    with nx.config.backends.gpumatch(backend="cupy"):
+        why = gnx.interface.can_run("minimum_weight_full_matching", (B, [0, 1]), {})
+    assert "cupy" in why
+    with nx.config(fallback_to_nx=True), nx.config.backend_priority(algos=["gpumatch"]):
+        calls = gnx.CALLS["minimum_weight_full_matching"]
+        got = nx.bipartite.minimum_weight_full_matching(nx.MultiGraph(B), [0, 1])
+        assert gnx.CALLS["minimum_weight_full_matching"] == calls
+    assert got == nx.bipartite.minimum_weight_full_matching(nx.MultiGraph(B), [0, 1])
+
+
+def test_minimum_weight_full_matching_medium_graph_is_fast():
+    """Sparse weights: no dense |U| x |V| matrix (NetworkX builds one)."""
+    import time
+
+    rng = random.Random(5)
+    n = 3000
+    G = nx.Graph()
+    G.add_nodes_from((("t", i) for i in range(n)))
+    G.add_nodes_from((("b", i) for i in range(n)))
+    perm = list(range(n))
+    rng.shuffle(perm)
+    for i in range(n):
+        G.add_edge(("t", i), ("b", perm[i]), weight=rng.randint(1, 999))
+        for _ in range(4):
+            G.add_edge(("t", i), ("b", rng.randrange(n)), weight=rng.randint(1, 999))
+    top = {("t", i) for i in range(n)}
+    nx.bipartite.minimum_weight_full_matching(nx.complete_bipartite_graph(2, 2), backend="gpumatch")
+    t0 = time.perf_counter()
+    M = nx.bipartite.minimum_weight_full_matching(G, top, backend="gpumatch")
+    elapsed = time.perf_counter() - t0
+    check_matching(G, M)
+    assert len(M) == 2 * n
+    assert elapsed < 10, elapsed       # generous: shared CI machines; about 0.1 s here

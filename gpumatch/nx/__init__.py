@@ -5,7 +5,8 @@ NetworkX entry points ``networkx.backends`` (:data:`interface`, this
 package) and ``networkx.backend_info`` (the import-free ``_gpumatch_nx``).
 Served, with NetworkX's semantics: ``bipartite.hopcroft_karp_matching``
 (and its alias ``bipartite.maximum_matching``), ``bipartite.eppstein_matching``,
-``bipartite.to_vertex_cover``, ``maximum_flow``, ``maximum_flow_value``,
+``bipartite.to_vertex_cover``, ``bipartite.minimum_weight_full_matching``
+(on the CPU assignment engine), ``maximum_flow``, ``maximum_flow_value``,
 ``minimum_cut``, ``minimum_cut_value`` and the residual-network functions
 ``preflow_push``, ``edmonds_karp``, ``dinitz``, ``shortest_augmenting_path``,
 ``boykov_kolmogorov``.  ``interface.can_run`` names what is declined and

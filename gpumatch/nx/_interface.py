@@ -19,7 +19,7 @@ import sys
 
 import networkx as nx
 
-from . import _flow, _matching
+from . import _flow, _matching, _weighted
 from ._graph import GpumatchGraph
 
 __all__ = ["BackendInterface", "interface", "CALLS", "DECLINED", "SERVED", "RESIDUAL"]
@@ -33,6 +33,7 @@ _IMPLEMENTATIONS = {
     "hopcroft_karp_matching": _matching.hopcroft_karp_matching,  # also bipartite.maximum_matching
     "eppstein_matching": _matching.eppstein_matching,
     "to_vertex_cover": _matching.to_vertex_cover,
+    "minimum_weight_full_matching": _weighted.minimum_weight_full_matching,
     "maximum_flow": _flow.maximum_flow,
     "maximum_flow_value": _flow.maximum_flow_value,
     "minimum_cut": _flow.minimum_cut,
@@ -101,6 +102,16 @@ def _why_not(name, args, kwargs):
         if G.is_directed():
             return ("directed graphs (NetworkX's matching code reads only the arcs out of the top "
                     "nodes there; the documented input is an undirected graph)")
+        return None
+    if name == "minimum_weight_full_matching":
+        if G.is_directed():
+            return ("directed graphs (NetworkX's matrix takes only the arcs out of the top nodes "
+                    "there; the documented input is an undirected graph)")
+        if G.is_multigraph():
+            return ("multigraphs (NetworkX's matrix keeps the weight of one of the parallel edges, "
+                    "whichever its assembly writes last)")
+        if _flow.solver_backend() == "cupy":
+            return "backend='cupy' (gpumatch has no GPU assignment engine yet)"
         return None
     if name in RESIDUAL:
         if a["residual"] is not None:
