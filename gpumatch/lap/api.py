@@ -69,14 +69,19 @@ class AssignmentResult:
 # ---------------------------------------------------------------------------
 
 
-def _engine_backend(backend) -> str:
-    """The engine that runs for `backend`: the compiled CPU one, for now."""
+def _engine_backend(backend, cupy_in: bool = False) -> str:
+    """The engine that runs for `backend`: ``"numba"`` (the compiled CPU
+    engine), ``"cupy"`` (the GPU auction) or ``"numpy"`` (its NumPy twin).
+    ``"auto"`` follows the input: CuPy input runs on the GPU when a device
+    answers, anything else on the compiled CPU engine.  Every engine needs
+    Numba (the GPU engine's host finish is compiled): RuntimeError without."""
     check_option("backend", backend, _backend.BACKENDS)
+    if backend == "auto":
+        backend = "cupy" if cupy_in and _backend.cupy_available() else "numba"
     if backend == "cupy":
-        raise NotImplementedError("backend='cupy' is not implemented for assignment yet (no GPU kernels); "
-                                  "use backend='auto' or 'numba', which run the compiled CPU engine "
-                                  "(CuPy input is copied to the host and the result copied back)")
-    return _backend.resolve_backend("numba")   # "auto" and "numpy" share it; RuntimeError without Numba
+        _backend.resolve_backend("cupy")       # RuntimeError without a device
+    _backend.resolve_backend("numba")          # RuntimeError without Numba
+    return backend
 
 
 def _as_maximize(maximize) -> bool:
@@ -106,6 +111,30 @@ def _check_int_range(c, k, what):
             raise OverflowError(f"{what}: integer weights up to {big} in magnitude are too large to solve exactly "
                                 f"in int64 for a matching of {k} pairs (need max|weight| * (4*{k} + 8) < 2**62); "
                                 "scale them down or pass floating-point weights")
+
+
+def _device_numeric(a, xp, what: str):
+    """:func:`_numeric_values` of an array of module `xp` (kept there)."""
+    kind = a.dtype.kind
+    if kind in "iub":
+        if kind == "u" and a.size and a.dtype.itemsize == 8 and int(a.max()) > _I64_MAX:
+            raise OverflowError(f"{what}: value {int(a.max())} does not fit int64")
+        return a.astype(np.int64, copy=False)
+    if kind == "f":
+        return a.astype(np.float64, copy=False)
+    raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {a.dtype}")
+
+
+def _device_check_invalid(c, xp, maximize, what="matrix"):
+    """ValueError naming the first NaN (or ``-inf``; ``+inf`` with `maximize`)
+    of a float array of module `xp`, as :func:`_dense_problem` words it."""
+    bad = xp.isnan(c) | (c == (np.inf if maximize else -np.inf))
+    if bool(bad.any()):
+        k = int(xp.argmax(bad.reshape(-1)))
+        where = tuple(int(t) for t in np.unravel_index(k, c.shape))
+        val = float(c.reshape(-1)[k])
+        raise ValueError(f"{what} contains invalid numeric entries: {val!r} at {where} {_invalid_rule(maximize)}"
+                         .replace(",)", ")"))
 
 
 def _sparse_problem(graph, maximize, name="biadjacency"):
@@ -217,9 +246,18 @@ def _narrowed(c, k):
     return c.astype(np.int32)
 
 
-def _run(indptr, indices, c, m, n, skip_failed):
+def _run(indptr, indices, c, m, n, skip_failed, engine="numba", device=None):
     """The engine on ``m <= n`` (square problems start from the auction's
-    prices).  Returns ``(x, y, v, status, failed)``, `v` of `c`'s dtype."""
+    prices).  Returns ``(x, y, v, status, failed)``, `v` of `c`'s dtype.
+    ``engine`` "cupy" or "numpy": the GPU auction (or its NumPy twin) then
+    the exact host finish; `failed` is then its statistics."""
+    if engine != "numba":
+        from . import _driver
+
+        x, v, stats = _driver.solve_sparse(indptr, indices, c, m, n, engine, device=device)
+        y = np.full(n, -1, dtype=np.int64)
+        y[x[x >= 0]] = np.flatnonzero(x >= 0)
+        return x, y, v, 0, stats
     from . import _cpu
 
     work = _narrowed(c, m)
@@ -282,12 +320,40 @@ def _solve_dense(indptr, indices, c, dense, m, n, what):
     return x, dense[np.arange(m), x] - v[x], v
 
 
-def _maximum_matching(indptr, indices, m, n):
-    """A maximum matching (row -> column, -1 free) by gpumatch's compiled matching engine."""
+def _solve_dense_auction(indptr, indices, c, dense, m, n, what, engine, stats):
+    """:func:`_solve_dense` by the dense auction on `engine`, made exact (with
+    its potentials) by the host finish on the CSR view of the finite entries."""
+    from . import _driver
+
+    if indices.shape[0] < dense.size:      # forbidden pairs: is there a full assignment at all?
+        if int((_maximum_matching(indptr, indices, m, n) >= 0).sum()) < m:
+            raise ValueError(what)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=c.dtype), np.zeros(n, dtype=c.dtype)
+    xp = _backend.get_xp(engine)
+    st, status, info = _driver.auction_dense(xp.asarray(dense), engine)
+    if st is None:       # integer costs too large to scale exactly: the host engine
+        return _solve_dense(indptr, indices, c, dense, m, n, what)
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    x, v = _driver.finish_on_host(st, indptr, indices, c, m, n)
+    if stats is not None:
+        stats.update(info)
+        stats.update(st.stats)
+    return x, _row_potentials(indptr, indices, c, x, v), v
+
+
+def _maximum_matching(indptr, indices, m, n, device=None):
+    """A maximum matching (row -> column, -1 free) by gpumatch's compiled
+    matching engine, or its GPU engine on the device CSR ``device =
+    (indptr, indices)``."""
     if indices.shape[0] == 0:
         return np.full(m, -1, dtype=np.int64)
     from ..matching.api import maximum_bipartite_matching
 
+    if device is not None:
+        r2c = maximum_bipartite_matching((device[0], device[1], (m, n)), perm_type="column", backend="cupy")
+        return _backend.to_numpy(r2c).astype(np.int64)
     r2c = maximum_bipartite_matching((indptr, indices, (m, n)), perm_type="column", backend="numba")
     return np.asarray(r2c, dtype=np.int64)
 
@@ -313,21 +379,28 @@ def _extended(indptr, indices, c, m, n, dummy_cols_rows, ndc, dummy_rows_cols, n
     return ext_ptr, ext_idx, ext_c
 
 
-def _solve_min(indptr, indices, c, m, n, full, what):
+def _solve_min(indptr, indices, c, m, n, full, what, engine="numba", stats=None):
     """Solve the minimisation form with ``m <= n``.  Returns ``(x, u, v, rows_left_free)``
     or raises ValueError (`full`) when no matching covers every row.
 
-    A maximum matching (the compiled matching engine, a small part of the
-    time) comes first: it tells at once whether a full matching exists, and,
-    when none does and `full` is False, how to reduce the cheapest maximum
-    matching to a full one (see :func:`assignment`).
+    A maximum matching (the compiled matching engine, or the GPU one for the
+    ``"cupy"`` engine: a small part of the time) comes first: it tells at
+    once whether a full matching exists, and, when none does and `full` is
+    False, how to reduce the cheapest maximum matching to a full one (see
+    :func:`assignment`).
     """
     from . import _cpu
 
-    x0 = _maximum_matching(indptr, indices, m, n)
+    device = None
+    if engine == "cupy" and indices.shape[0]:   # one upload serves the matching and the auction
+        cp = _backend.cp
+        device = (cp.asarray(indptr), cp.asarray(indices), cp.asarray(c))
+    x0 = _maximum_matching(indptr, indices, m, n, device)
     k = int((x0 >= 0).sum())
     if k == m:
-        x, y, v, status, _ = _run(indptr, indices, c, m, n, False)
+        x, y, v, status, st = _run(indptr, indices, c, m, n, False, engine, device)
+        if stats is not None and isinstance(st, dict):
+            stats.update(st)
         if status < 0:   # pragma: no cover - a full matching exists
             raise AssertionError("internal error: the engine found no full matching where one exists")
         return x, _row_potentials(indptr, indices, c, x, v), v, 0
@@ -350,7 +423,9 @@ def _solve_min(indptr, indices, c, m, n, full, what):
     if ndr * zc.size > indices.shape[0] + m:
         ndr = 0
     ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, zr, ndc, zc, ndr)
-    x, y, v, status, _ = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False)
+    x, y, v, status, st = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False, engine)
+    if stats is not None and isinstance(st, dict):
+        stats.update(st)
     if status < 0:   # pragma: no cover - the extended problem always has a full matching
         raise AssertionError("internal error: the extended assignment problem has no full matching")
     u = _row_potentials(ext_ptr, ext_idx, ext_c, x, v)[:m].copy()
@@ -368,11 +443,13 @@ def _row_potentials(indptr, indices, c, x, v):
     return _cpu.matched_costs(indptr, indices, c, x) - v[x]
 
 
-def _solve(indptr, indices, c, shape, full, what, dense=None):
+def _solve(indptr, indices, c, shape, full, what, dense=None, engine="numba", stats=None):
     """Rows and columns of the optimum, potentials, and whether the engine ran transposed.
 
     `dense`: the 2-D matrix of a dense input, whose full solves run the
-    dense searches of :func:`gpumatch.lap._cpu.solve_dense`."""
+    dense searches of :func:`gpumatch.lap._cpu.solve_dense` (``"numba"``)
+    or the dense auction (``"cupy"``, ``"numpy"``).  `stats`: a dict that
+    gets the engine's statistics."""
     m, n = shape
     if c.dtype.kind == "i":   # full=False may solve an extension of up to m + n rows
         _check_int_range(c, min(m, n) if full else m + n, "weights")
@@ -382,11 +459,14 @@ def _solve(indptr, indices, c, shape, full, what, dense=None):
         m, n = n, m
         if dense is not None and full:
             dense = np.ascontiguousarray(dense.T)
-    if dense is not None and full:
+    if dense is not None and full and engine != "numba":
+        x, u, v = _solve_dense_auction(indptr, indices, c, dense, m, n, what, engine, stats)
+        nfree = 0
+    elif dense is not None and full:
         x, u, v = _solve_dense(indptr, indices, c, dense, m, n, what)
         nfree = 0
     else:
-        x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what)
+        x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what, engine, stats)
     rows = np.flatnonzero(x >= 0)
     cols = x[rows]
     if transposed:
@@ -533,9 +613,10 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     ([0, 2], [1, 0])
     """
     maximize = _as_maximize(maximize)
-    _engine_backend(backend)
+    engine = _engine_backend(backend, _backend.is_cupy_input(biadjacency))
     indptr, indices, c, (m, n), cupy_out, _ = _sparse_problem(biadjacency, maximize)
-    rows, cols, _, _, transposed, _ = _solve(indptr, indices, c, (m, n), True, "no full matching exists")
+    rows, cols, _, _, transposed, _ = _solve(indptr, indices, c, (m, n), True, "no full matching exists",
+                                             engine=engine)
     idx = np.int32 if max(m, n) <= np.iinfo(np.int32).max else np.int64
     if transposed:
         rows = rows.astype(idx)
@@ -545,7 +626,8 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
 
 
 @_backend.device_entry
-def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = False) -> tuple[Array, Array]:
+def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = False, *,
+                          backend: Backend = "auto") -> tuple[Array, Array]:
     r"""Solve the linear sum assignment problem of a dense cost matrix (drop-in for scipy).
 
     Same semantics, results and errors as
@@ -619,10 +701,62 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     ValueError: cost matrix is infeasible
     """
     maximize = _as_maximize(maximize)
-    _engine_backend("numba")
+    engine = _engine_backend(backend, _backend.is_cupy_array(cost_matrix))
+    if engine != "numba":
+        return _lsa_auction(cost_matrix, maximize, engine)
     indptr, indices, c, (m, n), cupy_out, _, dense = _dense_problem(cost_matrix, maximize)
     rows, cols, _, _, _, _ = _solve(indptr, indices, c, (m, n), True, "cost matrix is infeasible", dense)
     return _backend.output_like(rows, cupy_out), _backend.output_like(cols, cupy_out)
+
+
+def _lsa_auction(cost_matrix, maximize, engine):
+    """:func:`linear_sum_assignment` by the dense auction, the matrix kept on
+    the engine's device: validated there, solved there (integers exactly,
+    floats to the auction's tolerance), copied to the host only where the
+    auction cannot finish (then the compiled CPU engine answers)."""
+    from . import _driver
+
+    if sp.issparse(cost_matrix) or _backend.is_cupy_sparse(cost_matrix):
+        raise ValueError("cost_matrix must be a dense array; for sparse input use "
+                         "min_weight_full_bipartite_matching or assignment")
+    cupy_out = _backend.is_cupy_array(cost_matrix)
+    xp = _backend.get_xp(engine)
+    a = xp.asarray(cost_matrix if cupy_out or engine == "cupy" else np.asarray(cost_matrix))
+    if a.ndim != 2:
+        raise ValueError(f"expected a matrix (2-D array), got a {a.ndim} array")
+    C = _device_numeric(a, xp, "cost_matrix")
+    m, n = (int(t) for t in C.shape)
+    if C.dtype.kind == "f":
+        _device_check_invalid(C, xp, maximize)
+    elif C.size:
+        lo, hi = int(C.min()), int(C.max())
+        if max(-lo, hi) * (4 * min(m, n) + 8) >= _INT_BOUND:
+            _check_int_range(np.array([lo, hi]), min(m, n), "weights")
+    if maximize:
+        C = -C                    # a copy: the caller's array is never written
+    transposed = m > n
+    if transposed:
+        C = C.T
+        m, n = n, m
+    C = xp.ascontiguousarray(C)
+    x = None
+    if m and C.dtype.kind == "f" and not bool(xp.isfinite(C).all()):
+        fin = _backend.to_numpy(xp.isfinite(C))     # forbidden pairs: a full assignment must exist
+        ptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(fin.sum(axis=1), out=ptr[1:])
+        if int((_maximum_matching(ptr, np.nonzero(fin)[1], m, n) >= 0).sum()) < m:
+            raise ValueError("cost matrix is infeasible")
+    if m:
+        x, _ = _driver.solve_dense(C, engine)
+        if x is None:             # the auction could not finish: the compiled CPU engine
+            x = xp.asarray(linear_sum_assignment(_backend.to_numpy(C), backend="numba")[1])
+        x = x.astype(np.int64)
+    else:
+        x = xp.zeros(0, dtype=np.int64)
+    rows = xp.arange(m, dtype=np.int64)
+    if transposed:
+        rows, x = xp.sort(x), xp.argsort(x).astype(np.int64)
+    return _backend.output_like(rows, cupy_out), _backend.output_like(x, cupy_out)
 
 
 @_backend.device_entry
@@ -731,7 +865,7 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     maximize = _as_maximize(maximize)
     if not isinstance(full, (bool, np.bool_)):
         raise ValueError(f"full must be True or False, got {full!r}")
-    engine = _engine_backend(backend)
+    engine = _engine_backend(backend, _backend.is_cupy_input(A))
     sparse = sp.issparse(A) or _backend.is_cupy_sparse(A)
     if sparse:
         indptr, indices, c, (m, n), cupy_out, kind = _sparse_problem(A, maximize, name="A")
@@ -740,8 +874,9 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     else:
         indptr, indices, c, (m, n), cupy_out, kind, dense = _dense_problem(A, maximize)
         what = "cost matrix is infeasible"
+    info = {}
     rows, cols, u, v, transposed, nfree = _solve(indptr, indices, c, (m, n), bool(full), what,
-                                                 None if sparse else dense)
+                                                 None if sparse else dense, engine, info)
     vals = _weights_of(indptr, indices, c, rows, cols, n)
     cost = _exact_sum(vals)
     if maximize:
@@ -753,5 +888,8 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     out = lambda a: _backend.output_like(a, cupy_out)  # noqa: E731
     stats = {"backend": engine, "engine": "shortest augmenting paths (Jonker-Volgenant)",
              "transposed": transposed, "rows_left_free": int(nfree)}
+    if engine != "numba":
+        stats.update(info)
+        stats["engine"] = info.get("engine", "auction (Jacobi, epsilon scaling) + host finish")
     return AssignmentResult(out(rows), out(cols), cost, out(u), out(v), size, size == min(m, n),
                             maximize, stats)
