@@ -493,6 +493,13 @@ class BatchState:
     x: Any = None              # (k, n) int32
     status: Any = None         # (k,) int32: 0 solved, 1 left to the host
     work: Any = None           # scratch of the kernel
+    cap: int = 0               # rounds per phase at most (BATCH_SCHEDULE.cap)
+    theta: int = THETA
+
+    def solve_one(self, st, kernels) -> bool:
+        """The twin's solve of one problem: :func:`run_phases` with
+        :data:`BATCH_SCHEDULE`; True when it finished."""
+        return run_phases(st, kernels, BATCH_SCHEDULE) == DONE
 
     def problem_state(self, b):
         """The :class:`AuctionState` of problem `b` (NumPy twin)."""
@@ -555,7 +562,7 @@ def solve_dense_batch(costs, maximize=False):
     >>> cols.tolist()
     [[1, 0, 2], [2, 1, 0]]
     """
-    from . import api
+    from . import _checks
 
     cupy_in = _backend.is_cupy_array(costs)
     backend = "cupy" if cupy_in else "numpy"
@@ -565,11 +572,11 @@ def solve_dense_batch(costs, maximize=False):
         raise ValueError(f"expected a stack of matrices (3-D array), got a {a.ndim} array")
     maximize = bool(maximize)
     k, m, n = (int(t) for t in a.shape)
-    C = api._device_numeric(a, xp, "costs")
+    C = _checks.device_numeric(a, xp, "costs")
     if C.dtype.kind == "f":
-        api._device_check_invalid(C, xp, maximize, "matrix")
-    elif C.size:
-        api._check_int_range(_IntRange(C, xp), min(m, n), "costs")
+        _checks.device_check_invalid(C, xp, maximize, "matrix")
+    else:
+        _checks.check_int_range(C, min(m, n), "costs")
     if maximize:
         C = -C
     transposed = m > n
@@ -588,30 +595,33 @@ def solve_dense_batch(costs, maximize=False):
     x = bt.x[:, :m].astype(np.int64)
     bad = np.flatnonzero(_backend.to_numpy(bt.status))
     for b in bad.tolist():   # the host engine: exact, and it reports infeasibility
-        Cb = _backend.to_numpy(C[b, :m])
-        try:
-            _, cb = api.linear_sum_assignment(Cb, backend="numba")
-        except ValueError as exc:
-            raise ValueError(f"{exc} (problem {b} of the batch)") from None
+        cb = _host_dense(_backend.to_numpy(C[b, :m]))
+        if cb is None:
+            raise ValueError(f"cost matrix is infeasible (problem {b} of the batch)")
         x[b] = xp.asarray(cb)
     if transposed:   # x: the row of each column; rows sorted, with their columns
         return xp.sort(x, axis=1), xp.argsort(x, axis=1).astype(np.int64)
     return xp.ascontiguousarray(rows_out), x
 
 
-class _IntRange:
-    """min/max of a device array for :func:`api._check_int_range`."""
+def _host_dense(C):
+    """The column of each row of a dense ``m x n`` (``m <= n``) minimisation
+    problem by the compiled CPU engine (:func:`gpumatch.lap._cpu.solve_dense`),
+    or None when no assignment of finite cost exists."""
+    from . import _cpu
 
-    def __init__(self, a, xp):
-        self.size = int(a.size)
-        self.dtype = a.dtype
-        self._lo, self._hi = int(a.min()), int(a.max())
-
-    def min(self):
-        return self._lo
-
-    def max(self):
-        return self._hi
+    m, n = C.shape
+    fin = np.isfinite(C) if C.dtype.kind == "f" else np.ones(C.shape, dtype=bool)
+    indptr = np.zeros(m + 1, dtype=np.int64)
+    np.cumsum(fin.sum(axis=1), out=indptr[1:])
+    indices = np.nonzero(fin)[1].astype(np.int64)
+    x = np.full(m, -1, dtype=np.int64)
+    y = np.full(n, -1, dtype=np.int64)
+    v = np.zeros(n, dtype=C.dtype)
+    if _cpu.solve_dense(indptr, indices, np.ascontiguousarray(C[fin]), np.ascontiguousarray(C), m, n, 2,
+                        x, y, v) < 0:
+        return None
+    return x
 
 
 def _batch_state(backend, xp, C):
@@ -649,4 +659,6 @@ def _batch_state(backend, xp, C):
                                                  for name in ("scale", "cmin", "base", "eps0", "big", "floor")))
     bt.x = xp.full((k, n), -1, dtype=np.int32)
     bt.status = xp.asarray(status)
+    bt.cap = BATCH_SCHEDULE.cap
+    bt.theta = THETA
     return bt

@@ -128,8 +128,6 @@ def update_apply(st, eps, par):
 
 def batch_dense(bt):
     """One launch: block ``b`` solves problem ``b`` (see ``auction.cu``)."""
-    from . import _driver
-
     cp = _backend.cp
     k, n = bt.k, bt.n
     dt = np.int64 if bt.kind == "i" else np.float64
@@ -142,5 +140,5 @@ def batch_dense(bt):
     kern((k,), (block,),
          (bt.C, bt.scale, bt.cmin, bt.base, bt.eps0, bt.big, bt.floor, work["v"], work["bid_delta"], work["cx"],
           work["x"], work["owner"], work["bidcols"], work["lists"], work["keys"], work["counts"], bt.x, bt.status,
-          np.int64(n), np.int64(_driver.BATCH_SCHEDULE.cap), np.int64(_driver.THETA)))
+          np.int64(n), np.int64(bt.cap), np.int64(bt.theta)))
     bt.work = work

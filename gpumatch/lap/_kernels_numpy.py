@@ -257,13 +257,10 @@ def batch_dense(bt):
     kernels above; ``bt`` is a :class:`gpumatch.lap._driver.BatchState`."""
     import sys
 
-    from . import _driver
-
     twins = sys.modules[__name__]
     for b in range(bt.k):
         if bt.status[b]:
             continue                    # left to the host from the start
         st = bt.problem_state(b)
-        outcome = _driver.run_phases(st, twins, _driver.BATCH_SCHEDULE)
-        bt.status[b] = 0 if outcome == _driver.DONE else 1
+        bt.status[b] = 0 if bt.solve_one(st, twins) else 1
         bt.x[b] = st.x

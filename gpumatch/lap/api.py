@@ -13,15 +13,15 @@ import scipy.sparse as sp
 from .. import _backend
 from .._typing import Array, Backend, GraphLike, SparseMatrix
 from .._validation import as_csr_graph, check_option
+from ._checks import I64_MAX as _I64_MAX
+from ._checks import INT_BOUND as _INT_BOUND
+from ._checks import check_int_range as _check_int_range
+from ._checks import device_check_invalid as _device_check_invalid
+from ._checks import device_numeric as _device_numeric
+from ._checks import invalid_rule as _invalid_rule
 
 __all__ = ["min_weight_full_bipartite_matching", "linear_sum_assignment", "assignment", "AssignmentResult"]
 
-_I64_MAX = np.iinfo(np.int64).max
-#: Integer costs are solved exactly in int64 when ``max|c| * (4 min(m, n) + 8)``
-#: stays below this: every price and path length of the engine is bounded by
-#: ``(2 min(m, n) + 1) max|c|`` (a shortest path alternates at most
-#: ``min(m, n)`` matched and ``min(m, n) + 1`` unmatched entries).
-_INT_BOUND = 2 ** 62
 
 
 @dataclass
@@ -98,43 +98,6 @@ def _numeric_values(data, what: str):
     if kind == "f":
         return data.astype(np.float64, copy=False)
     raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {data.dtype}")
-
-
-def _invalid_rule(maximize):
-    return "(NaN, or +inf when maximizing)" if maximize else "(NaN, or -inf when minimizing)"
-
-
-def _check_int_range(c, k, what):
-    if c.size and c.dtype.kind == "i":
-        big = max(-int(c.min()), int(c.max()))
-        if big * (4 * k + 8) >= _INT_BOUND:
-            raise OverflowError(f"{what}: integer weights up to {big} in magnitude are too large to solve exactly "
-                                f"in int64 for a matching of {k} pairs (need max|weight| * (4*{k} + 8) < 2**62); "
-                                "scale them down or pass floating-point weights")
-
-
-def _device_numeric(a, xp, what: str):
-    """:func:`_numeric_values` of an array of module `xp` (kept there)."""
-    kind = a.dtype.kind
-    if kind in "iub":
-        if kind == "u" and a.size and a.dtype.itemsize == 8 and int(a.max()) > _I64_MAX:
-            raise OverflowError(f"{what}: value {int(a.max())} does not fit int64")
-        return a.astype(np.int64, copy=False)
-    if kind == "f":
-        return a.astype(np.float64, copy=False)
-    raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {a.dtype}")
-
-
-def _device_check_invalid(c, xp, maximize, what="matrix"):
-    """ValueError naming the first NaN (or ``-inf``; ``+inf`` with `maximize`)
-    of a float array of module `xp`, as :func:`_dense_problem` words it."""
-    bad = xp.isnan(c) | (c == (np.inf if maximize else -np.inf))
-    if bool(bad.any()):
-        k = int(xp.argmax(bad.reshape(-1)))
-        where = tuple(int(t) for t in np.unravel_index(k, c.shape))
-        val = float(c.reshape(-1)[k])
-        raise ValueError(f"{what} contains invalid numeric entries: {val!r} at {where} {_invalid_rule(maximize)}"
-                         .replace(",)", ")"))
 
 
 def _sparse_problem(graph, maximize, name="biadjacency"):
@@ -747,10 +710,16 @@ def _lsa_auction(cost_matrix, maximize, engine):
         if int((_maximum_matching(ptr, np.nonzero(fin)[1], m, n) >= 0).sum()) < m:
             raise ValueError("cost matrix is infeasible")
     if m:
-        x, _ = _driver.solve_dense(C, engine)
+        x = None
+        # The forward auction proves a square problem optimal; m < n gets n - m
+        # rows of zeros (they take the columns nobody needs) where that at most
+        # quintuples the matrix, else the host engine answers.
+        if m == n or n <= 5 * m:
+            Cs = C if m == n else xp.concatenate([C, xp.zeros((n - m, n), dtype=C.dtype)])
+            x, _ = _driver.solve_dense(Cs, engine)
         if x is None:             # the auction could not finish: the compiled CPU engine
             x = xp.asarray(linear_sum_assignment(_backend.to_numpy(C), backend="numba")[1])
-        x = x.astype(np.int64)
+        x = x[:m].astype(np.int64)
     else:
         x = xp.zeros(0, dtype=np.int64)
     rows = xp.arange(m, dtype=np.int64)
