@@ -96,7 +96,7 @@ def best_two(st, rows):
 def bid_amount(st, w1, w2, eps):
     """``min(w2 - w1, big) + eps`` (``big + eps`` without a second entry)."""
     has2 = w2 < st.inf
-    diff = np.where(has2, w2, w1) - w1
+    diff = np.where(has2, w2 - np.where(has2, w1, 0), st.big)
     return np.minimum(diff, st.big) + eps
 
 

@@ -489,10 +489,13 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     maximize : bool, optional
         Find a maximum weight full matching instead.
     backend : {"auto", "numba", "numpy", "cupy"}, optional
-        ``"auto"``, ``"numba"`` and ``"numpy"`` run the compiled CPU engine
-        (Numba; there is no vectorised NumPy twin yet).  ``"cupy"`` raises
-        ``NotImplementedError``: the GPU engine is not written yet.  CuPy
-        input is solved on the host and the result returned as CuPy arrays.
+        ``"numba"``: the compiled CPU engine (below).  ``"cupy"``: the GPU
+        engine, an auction with epsilon scaling whose result the host makes
+        exact (see Notes).  ``"numpy"``: the same GPU algorithm run by its
+        NumPy twin (slow; for testing).  ``"auto"`` follows the input: CuPy
+        input on the GPU when a device answers, anything else on the
+        compiled CPU engine.  Output follows input (CuPy arrays for CuPy
+        input) whichever engine ran.
 
     Returns
     -------
@@ -513,8 +516,9 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
         weights (scipy drops their imaginary part with a warning).
     OverflowError
         Integer weights too large to solve exactly in int64 (see Notes).
-    NotImplementedError
-        ``backend="cupy"``.
+    RuntimeError
+        ``backend="cupy"`` without a usable CUDA device, or no Numba (every
+        engine needs it).
 
     See Also
     --------
@@ -541,6 +545,19 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     at most ``min(m, n)`` searches of ``O(nnz log nnz)`` each; far less is
     typical.
 
+    The GPU engine (``backend="cupy"``) is Bertsekas' forward auction with
+    epsilon scaling [3]_, Jacobi-parallel [4]_: every unassigned row bids
+    for its best column at once, each column goes to its largest bid (a
+    64-bit ``atomicMax`` on the packed key ``(bid, row)``), and global price
+    updates after Goldberg and Kennedy [5]_ steer the last rows of each
+    phase toward the free columns.  Integer weights are scaled by
+    ``min(m, n) + 1``, so that the last phase (``eps = 1``) proves the
+    matching optimal; the host then lowers the prices until every matched
+    pair is exactly tight (linear time), matches any row the auction left
+    by shortest augmenting paths, and the answer is as exact as the CPU
+    engine's.  A maximum matching by gpumatch's GPU engine checks
+    feasibility first.  Module :mod:`gpumatch.lap._driver` has the details.
+
     Integer weights are solved exactly in int64 when
     ``max|w| * (4 min(m, n) + 8) < 2**62`` (the prices never pass that
     bound), else ``OverflowError`` (scipy solves such inputs in float64,
@@ -562,6 +579,13 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     .. [3] D. P. Bertsekas, "The auction algorithm: a distributed relaxation
            method for the assignment problem", Annals of Operations Research
            14, 105-123, 1988. :doi:`10.1007/BF02186476`
+    .. [4] D. P. Bertsekas and D. A. Castañon, "Parallel synchronous and
+           asynchronous implementations of the auction algorithm", Parallel
+           Computing 17(6-7), 707-732, 1991.
+           :doi:`10.1016/S0167-8191(05)80062-6`
+    .. [5] A. V. Goldberg and R. Kennedy, "An efficient cost scaling
+           algorithm for the assignment problem", Mathematical Programming
+           71, 153-177, 1995. :doi:`10.1007/BF01585996`
 
     Examples
     --------
@@ -602,11 +626,16 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     Parameters
     ----------
     cost_matrix : array_like, 2-D
-        The cost matrix (NumPy array, nested list, or a CuPy array, solved
-        on the host).  Integer and boolean costs are solved exactly in
-        int64; floating-point costs in float64.
+        The cost matrix (NumPy array, nested list, or CuPy array).  Integer
+        and boolean costs are solved exactly in int64; floating-point costs
+        in float64.
     maximize : bool, optional
         Maximise the total instead.
+    backend : {"auto", "numba", "numpy", "cupy"}, optional
+        ``"numba"``: the compiled CPU engine.  ``"cupy"``: the dense GPU
+        auction, the matrix validated and solved on the device (see Notes).
+        ``"numpy"``: its NumPy twin.  ``"auto"``: the GPU for a CuPy array
+        when a device answers, else the CPU engine.
 
     Returns
     -------
@@ -627,6 +656,8 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     OverflowError
         Integer costs too large to solve exactly in int64 (scipy solves
         them in float64, inexactly).
+    RuntimeError
+        ``backend="cupy"`` without a usable CUDA device.
 
     See Also
     --------
@@ -643,6 +674,17 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     finite entries; a square matrix starts from the column minima as prices
     (their column reduction).  ``O(n^2)`` per search, ``O(n^3)`` in the
     worst case.
+
+    On the GPU (``backend="cupy"``) the auction of
+    :func:`min_weight_full_bipartite_matching` runs on the matrix itself,
+    a warp reading each bidding row, and returns the device's answer:
+    integer costs exactly optimal (scaled by ``min(m, n) + 1``, see there),
+    float costs within ``min(m, n) * eps`` of the optimum, with ``eps``
+    about ``2**-40`` times the largest cost or cost range (or ``2**-44``
+    times the largest price, where that is more).  A wide matrix
+    (``m < n <= 5 m``) gets ``n - m`` rows of zeros; a wider one, integer
+    costs too large to scale, or an auction that cannot finish, is solved
+    on the host by the CPU engine.
 
     References
     ----------
@@ -691,10 +733,8 @@ def _lsa_auction(cost_matrix, maximize, engine):
     m, n = (int(t) for t in C.shape)
     if C.dtype.kind == "f":
         _device_check_invalid(C, xp, maximize)
-    elif C.size:
-        lo, hi = int(C.min()), int(C.max())
-        if max(-lo, hi) * (4 * min(m, n) + 8) >= _INT_BOUND:
-            _check_int_range(np.array([lo, hi]), min(m, n), "weights")
+    else:
+        _check_int_range(C, min(m, n), "weights")
     if maximize:
         C = -C                    # a copy: the caller's array is never written
     transposed = m > n
@@ -764,7 +804,7 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     ValueError
         ``full=True`` and no full matching exists; invalid weights (NaN,
         ``-inf``, or ``+inf`` with `maximize`); an unknown `backend`.
-    TypeError, OverflowError, NotImplementedError
+    TypeError, OverflowError, RuntimeError
         As for :func:`min_weight_full_bipartite_matching`.
 
     Notes
