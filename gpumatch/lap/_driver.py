@@ -160,9 +160,9 @@ class Schedule:
 #: rounds, one looping block once at most 2048 rows bid.
 SPARSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=2048, loop_rounds=4096,
                            update_every=32)
-#: Dense input: the same, one looping block once at most 256 rows bid (a
+#: Dense input: the same, one looping block once at most 64 rows bid (a
 #: warp per row).
-DENSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=256, loop_rounds=8192,
+DENSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=64, loop_rounds=8192,
                           update_every=32)
 #: A batch: every phase to the end, the counts looked at every round (the
 #: block reads them between barriers), a cap per phase, no price updates.
