@@ -19,8 +19,9 @@ _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
 #: Threads of the one block of ``gpumatch_lap_rounds``.
 ROUNDS_BLOCK = 1024
 #: Threads per block (one problem) of ``gpumatch_lap_batch_dense``, by
-#: problem size: at most 128 rows, at most 512, larger.
-BATCH_BLOCK = (128, 256, 512)
+#: problem size: at most 128 rows, at most 256, larger (a warp per bidding
+#: row: a few small blocks fill an SM, a large problem gets a whole SM).
+BATCH_BLOCK = (128, 256, 1024)
 
 
 def _defines(idx_dtype, kind):
@@ -132,7 +133,7 @@ def batch_dense(bt):
     k, n = bt.k, bt.n
     dt = np.int64 if bt.kind == "i" else np.float64
     kern = _cuda.get_kernel(_SRC, "gpumatch_lap_batch_dense", _defines(np.int32, bt.kind))
-    block = BATCH_BLOCK[0] if n <= 128 else BATCH_BLOCK[1] if n <= 512 else BATCH_BLOCK[2]
+    block = BATCH_BLOCK[0] if n <= 128 else BATCH_BLOCK[1] if n <= 256 else BATCH_BLOCK[2]
     work = dict(v=cp.empty((k, n), dtype=dt), bid_delta=cp.empty((k, n), dtype=dt), cx=cp.empty((k, n), dtype=dt),
                 x=cp.empty((k, n), dtype=np.int32), owner=cp.empty((k, n), dtype=np.int32),
                 bidcols=cp.empty((k, n), dtype=np.int32), lists=cp.empty((k, 2, n), dtype=np.int32),

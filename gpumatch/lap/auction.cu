@@ -456,7 +456,7 @@ extern "C" __global__ void gpumatch_lap_update_apply(cost_t* v, const long long*
 //   n, cap, theta : size, rounds per phase at most, eps divisor
 // Thread mapping: block b = problem b; a warp per row (G = 32), then a
 // thread per bid column, barriers between.  blockDim.x a multiple of 32.
-extern "C" __global__ void __launch_bounds__(512) gpumatch_lap_batch_dense(
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_batch_dense(
     const cost_t* __restrict__ C, const long long* __restrict__ scale_, const cost_t* __restrict__ cmin_,
     const double* __restrict__ base_, const cost_t* __restrict__ eps0_, const cost_t* __restrict__ big_,
     const cost_t* __restrict__ floor_, cost_t* v_, cost_t* bid_delta_, cost_t* cx_, int* x_, int* owner_,
