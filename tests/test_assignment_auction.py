@@ -377,3 +377,37 @@ def test_gpu_batch_equals_the_twin():
     r0, c0 = _driver.solve_dense_batch(C)
     r1, c1 = _driver.solve_dense_batch(_backend.cp.asarray(C))
     assert np.array_equal(c0, host(c1))
+
+
+def test_batch_statuses_instead_of_errors(engine):
+    rng = np.random.default_rng(17)
+    C = rng.random((3, 6, 6))
+    C[1, 2, :] = np.inf            # a row with no allowed pair: infeasible
+    C[2, 0, 0] = np.nan            # invalid
+    r, c, status = _driver.solve_dense_batch(on(engine, C), statuses=True)
+    assert status.tolist() == [0, 1, 1]
+    r, c = host(r), host(c)
+    assert (r[1:] == -1).all() and (c[1:] == -1).all()
+    r0, c0 = scipy_lsa(C[0])
+    assert close(C[0][r[0], c[0]].sum(), C[0][r0, c0].sum())
+    with pytest.raises(ValueError, match=r"invalid numeric entries: nan at \(2, 0, 0\)"):
+        _driver.solve_dense_batch(on(engine, C))
+
+
+@pytest.mark.gpu
+def test_public_batch_of_a_cupy_stack_runs_on_the_gpu():
+    from gpumatch import batch
+
+    cp = _backend.cp
+    rng = np.random.default_rng(18)
+    C = rng.integers(0, 100, (20, 9, 9)).astype(float)
+    r, c = batch.linear_sum_assignment(cp.asarray(C))
+    assert _backend.is_cupy_array(r) and _backend.is_cupy_array(c)
+    for b in range(20):
+        r0, c0 = scipy_lsa(C[b])
+        assert C[b][host(r)[b], host(c)[b]].sum() == C[b][r0, c0].sum()
+    C[4, 3, :] = np.inf
+    r, c = batch.linear_sum_assignment(cp.asarray(C), errors="return")
+    assert (host(r)[4] == -1).all() and (host(c)[3] >= 0).all()
+    with pytest.raises(ValueError, match="problem 4: cost matrix is infeasible"):
+        batch.linear_sum_assignment(cp.asarray(C))

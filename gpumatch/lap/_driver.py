@@ -544,7 +544,7 @@ class BatchState:
         return st
 
 
-def solve_dense_batch(costs, maximize=False):
+def solve_dense_batch(costs, maximize=False, *, statuses=False):
     """Solve ``k`` dense assignment problems at once: ``costs`` a ``(k, m, n)``
     CuPy array (one launch family: one block per problem) or NumPy array
     (the NumPy twin of the same kernel).
@@ -557,6 +557,12 @@ def solve_dense_batch(costs, maximize=False):
         :func:`gpumatch.linear_sum_assignment`.  Never written into.
     maximize : bool, optional
         Maximise each problem's total instead.
+    statuses : bool, optional
+        Return a third array (NumPy, int32, length k): 1 for a problem
+        with invalid entries (NaN, the wrong infinity) or without a full
+        assignment, whose rows of `row_ind` and `col_ind` are then -1,
+        instead of raising for it (:func:`gpumatch.batch.linear_sum_assignment`
+        words those errors itself).
 
     Returns
     -------
@@ -606,8 +612,13 @@ def solve_dense_batch(costs, maximize=False):
     maximize = bool(maximize)
     k, m, n = (int(t) for t in a.shape)
     C = _checks.device_numeric(a, xp, "costs")
+    invalid = np.zeros(k, dtype=bool)
     if C.dtype.kind == "f":
-        _checks.device_check_invalid(C, xp, maximize, "matrix")
+        if statuses:
+            bad = xp.isnan(C) | (C == (np.inf if maximize else -np.inf))
+            invalid = _backend.to_numpy(bad.reshape(k, -1).any(axis=1)) if C.size else invalid
+        else:
+            _checks.device_check_invalid(C, xp, maximize, "matrix")
     else:
         _checks.check_int_range(C, min(m, n), "costs")
     if maximize:
@@ -620,21 +631,33 @@ def solve_dense_batch(costs, maximize=False):
         C = xp.concatenate([C, xp.zeros((k, n - m, n), dtype=C.dtype)], axis=1)
     C = xp.ascontiguousarray(C)          # the kernels only read it: the caller's array is never written
     rows_out = xp.broadcast_to(xp.arange(m, dtype=np.int64), (k, m))
+    status = invalid.astype(np.int32)
     if k == 0 or m == 0:
         e = xp.zeros((k, 0), dtype=np.int64)
-        return e, e.copy()
-    bt = _batch_state(backend, xp, C)
+        return (e, e.copy(), status) if statuses else (e, e.copy())
+    bt = _batch_state(backend, xp, C, invalid)
     kernels_for(backend).batch_dense(bt)
     x = bt.x[:, :m].astype(np.int64)
-    bad = np.flatnonzero(_backend.to_numpy(bt.status))
-    for b in bad.tolist():   # the host engine: exact, and it reports infeasibility
-        cb = _host_dense(_backend.to_numpy(C[b, :m]))
+    left = np.flatnonzero(_backend.to_numpy(bt.status))
+    for b in left.tolist():   # the host engine: exact, and it reports infeasibility
+        cb = None if invalid[b] else _host_dense(_backend.to_numpy(C[b, :m]))
         if cb is None:
-            raise ValueError(f"cost matrix is infeasible (problem {b} of the batch)")
-        x[b] = xp.asarray(cb)
+            if not statuses:
+                raise ValueError(f"cost matrix is infeasible (problem {b} of the batch)")
+            status[b] = 1
+            x[b] = -1
+        else:
+            x[b] = xp.asarray(cb)
     if transposed:   # x: the row of each column; rows sorted, with their columns
-        return xp.sort(x, axis=1), xp.argsort(x, axis=1).astype(np.int64)
-    return xp.ascontiguousarray(rows_out), x
+        rows, cols = xp.sort(x, axis=1), xp.argsort(x, axis=1).astype(np.int64)
+    else:
+        rows, cols = xp.ascontiguousarray(rows_out), x
+    if statuses:
+        if status.any():
+            rows[xp.asarray(status.astype(bool))] = -1
+            cols[xp.asarray(status.astype(bool))] = -1
+        return rows, cols, status
+    return rows, cols
 
 
 def _host_dense(C):
@@ -657,7 +680,10 @@ def _host_dense(C):
     return x
 
 
-def _batch_state(backend, xp, C):
+def _batch_state(backend, xp, C, skip):
+    """The :class:`BatchState` of the square stack `C`; problems flagged in
+    `skip` (and those whose integer costs cannot be scaled exactly) start
+    with status 1, left to the host."""
     k, n, _ = C.shape
     kind = "i" if C.dtype.kind == "i" else "f"
     if kind == "i":
@@ -670,7 +696,9 @@ def _batch_state(backend, xp, C):
     cols = {name: [] for name in ("scale", "cmin", "base", "eps0", "big", "floor")}
     status = np.zeros(k, dtype=np.int32)
     for b in range(k):
-        if kind == "f" and not np.isfinite(lo[b]):      # every entry forbidden
+        if skip[b]:
+            const, status[b] = None, 1
+        elif kind == "f" and not np.isfinite(lo[b]):      # every entry forbidden
             const, status[b] = None, 1
         else:
             const = _constants(kind, n, lo[b], hi[b], max(abs(lo[b]), abs(hi[b])))

@@ -14,6 +14,7 @@ from .. import _backend
 from .._typing import Array, Backend, GraphLike, SparseMatrix
 from .._validation import as_csr_graph, check_option
 from ._checks import I64_MAX as _I64_MAX
+from ._checks import INT_BOUND as _INT_BOUND  # noqa: F401 (read by gpumatch.nx._weighted)
 from ._checks import check_int_range as _check_int_range
 from ._checks import device_check_invalid as _device_check_invalid
 from ._checks import device_numeric as _device_numeric
