@@ -6,7 +6,7 @@
   weights 1..999), the matrix already on the device (cupyx CSR);
 * dense: ``linear_sum_assignment`` of an ``n x n`` CuPy array of integers 1..999;
 * batched: ``k`` dense ``n x n`` problems in one ``(k, n, n)`` CuPy array
-  (``gpumatch.lap._driver.solve_dense_batch``, one block per problem).
+  (``gpumatch.batch.linear_sum_assignment``, one launch, a block per problem).
 
 Each case runs once to compile the kernels (not timed), then ``--repeat``
 times; the time is the median, by CUDA events around the call (the call
@@ -120,16 +120,16 @@ def bench_batch(k, n, repeat):
     import cupy as cp
     import scipy.optimize
 
-    from gpumatch.lap._driver import solve_dense_batch
+    from gpumatch import batch
 
     C = np.random.default_rng(k * n).integers(1, 1000, (k, n, n))
     Cd = cp.asarray(C)
-    (r, c), t_ev, t_wall = timed(lambda: solve_dense_batch(Cd), repeat)
+    (r, c), t_ev, t_wall = timed(lambda: batch.linear_sum_assignment(Cd), repeat)
     r, c = r.get(), c.get()
     for b in range(k):
         r0, c0 = scipy.optimize.linear_sum_assignment(C[b])
         assert C[b][r[b], c[b]].sum() == C[b][r0, c0].sum(), b
-    line(f"batch {k} x {n}x{n}", "solve_dense_batch (cupy)", t_ev, t_wall, TARGETS.get(("batch", (k, n))),
+    line(f"batch {k} x {n}x{n}", "batch.linear_sum_assignment (cupy)", t_ev, t_wall, TARGETS.get(("batch", (k, n))),
          "every cost = scipy's")
 
 

@@ -693,29 +693,38 @@ def _batch_state(backend, xp, C, skip):
         fin = xp.isfinite(C)
         lo = _backend.to_numpy(xp.where(fin, C, np.inf).min(axis=(1, 2)))
         hi = _backend.to_numpy(xp.where(fin, C, -np.inf).max(axis=(1, 2)))
-    cols = {name: [] for name in ("scale", "cmin", "base", "eps0", "big", "floor")}
-    status = np.zeros(k, dtype=np.int32)
-    for b in range(k):
-        if skip[b]:
-            const, status[b] = None, 1
-        elif kind == "f" and not np.isfinite(lo[b]):      # every entry forbidden
-            const, status[b] = None, 1
-        else:
-            const = _constants(kind, n, lo[b], hi[b], max(abs(lo[b]), abs(hi[b])))
-            if const is None or (kind == "i" and const[0] < n + 1):
-                const, status[b] = None, 1
-        if const is None:
-            const = _constants(kind, n, 0, 0, 0) if kind == "i" else _constants(kind, n, 0.0, 0.0, 0.0)
-        s, eps0, big, floor, base, _ = const
-        cols["scale"].append(s)
-        cols["cmin"].append(lo[b] if kind == "i" and not status[b] else 0)
-        cols["base"].append(base)
-        cols["eps0"].append(eps0)
-        cols["big"].append(big)
-        cols["floor"].append(floor)
+    status = np.asarray(skip, dtype=bool).copy()
+    rows = 4 * n + 8
+    if kind == "i":
+        # _constants per problem, vectorised (a loop over a thousand problems
+        # would cost milliseconds); an exact solve needs the scale n + 1
+        R = np.maximum(hi - lo, 0)
+        s = np.floor(INT_LIMIT / (rows * 3.0 * np.maximum(R, 1)) * (1 - 1e-9))
+        status |= s < n + 1
+        scale = np.full(k, n + 1, dtype=np.int64)
+        R = np.where(status, 0, R)
+        Rs = R * (n + 1)
+        eps0 = np.maximum(1, Rs // EPS0_DIV)
+        big = Rs + eps0
+        floor = -rows * (Rs + big + 1)
+        cmin = np.where(status, 0, lo).astype(np.int64)
+        base = np.ones(k)
+    else:
+        status |= ~np.isfinite(lo)                        # every entry forbidden
+        lo = np.where(status, 0.0, lo)
+        hi = np.where(status, 0.0, hi)
+        R = hi - lo
+        base = np.maximum(R, np.maximum(np.abs(lo), np.abs(hi)))
+        base = np.where(base > 0, base, 1.0)
+        eps0 = base / EPS0_DIV
+        big = np.maximum(R, base * FLOAT_EPS_REL) + eps0
+        floor = -rows * (base + big) * 2.0
+        scale = np.ones(k, dtype=np.int64)
+        cmin = np.zeros(k)
     dt = np.int64 if kind == "i" else np.float64
-    types = {"scale": np.int64, "base": np.float64}
-    arr = {name: np.asarray(vals, dtype=types.get(name, dt)) for name, vals in cols.items()}
+    arr = {"scale": scale, "cmin": cmin.astype(dt), "base": base.astype(np.float64), "eps0": eps0.astype(dt),
+           "big": big.astype(dt), "floor": floor.astype(dt)}
+    status = status.astype(np.int32)
     bt = BatchState(backend, xp, k, n, kind, C, *(xp.asarray(arr[name]) if backend == "cupy" else arr[name]
                                                  for name in ("scale", "cmin", "base", "eps0", "big", "floor")))
     bt.x = xp.full((k, n), -1, dtype=np.int32)
