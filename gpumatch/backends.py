@@ -301,6 +301,12 @@ def warm_up(backend: str = "auto", solvers=("matching", "flow"), *, progress=Non
             assignment(sp.csr_array(np.triu(weights)), full=False)  # partial
             linear_sum_assignment(weights)                          # dense
             _batch_cpu.solve_stack(np.stack([weights, weights]), False)   # gpumatch.batch's stacks
+            if name == "cupy":   # the GPU auction's kernels (both cost types), dense and batched
+                assignment(sp.csr_array(weights), backend="cupy")
+                linear_sum_assignment(weights, backend="cupy")
+                from .lap._driver import solve_dense_batch
+
+                solve_dense_batch(_backend.cp.asarray(np.stack([weights, weights.T])))
 
     if "assignment" in solvers and numba_available():
         step("assignment", weighted)

@@ -320,8 +320,8 @@ def min_weight_full_bipartite_matching(graphs, maximize=False, *, backend="auto"
         For a bad graph or file (``errors="raise"``), the message starting
         with ``"problem <index>: "``, e.g. ``"problem 3: no full matching
         exists"``; for bad options, before any work.
-    NotImplementedError
-        ``backend="cupy"``, which has no assignment engine yet.
+    RuntimeError
+        ``backend="cupy"`` without a usable CUDA device.
     ImportError
         With a client, when dask is not installed.
 
@@ -367,8 +367,8 @@ def linear_sum_assignment(cost_matrices, maximize=False, *, errors="raise", prog
     Parameters
     ----------
     cost_matrices : array, shape (k, m, n), or sequence of 2-D arrays
-        A stack of ``k`` cost matrices of one shape (a NumPy array; a CuPy
-        array is solved on the host), or a list of matrices of any shapes
+        A stack of ``k`` cost matrices of one shape (a NumPy array, or a
+        CuPy array, solved on the GPU), or a list of matrices of any shapes
         (array_like each).  Each matrix means what it means to
         :func:`gpumatch.linear_sum_assignment`: every entry is an allowed
         pair, ``inf`` (``-inf`` with `maximize`) a forbidden one; integer
@@ -425,7 +425,11 @@ def linear_sum_assignment(cost_matrices, maximize=False, *, errors="raise", prog
     solve theirs one after the other with no Python in between.  A stack of
     fewer than :data:`gpumatch.lap._batch_cpu.PARALLEL_MIN_WORK` entries
     runs on one thread.  A list is solved as one stack per shape (its
-    matrices copied into it).  Runs on the CPU whatever the input; with
+    matrices copied into it), on the CPU.  A CuPy stack is solved on its
+    device where one answers, in one launch of the GPU auction, a block of
+    threads per problem (:func:`gpumatch.lap._driver.solve_dense_batch`:
+    integer costs exactly, floats to within ``min(m, n) * eps`` of each
+    optimum, ``eps`` about ``2**-40`` of the problem's largest cost). With
     Dask, ``dask.array.map_blocks`` over the first axis of a stack spreads
     it over workers.
 
@@ -498,6 +502,8 @@ def _dense_item(item):
 
 def _lsa_stack(cost_matrices, maximize, errors, progress):
     cupy_out = _backend.is_cupy_array(cost_matrices)
+    if cupy_out and _backend.cupy_available() and _backend.numba_available():
+        return _lsa_stack_gpu(cost_matrices, maximize, errors, progress)
     a = np.asarray(_backend.to_numpy(cost_matrices) if cupy_out else cost_matrices)
     if a.ndim != 3:
         raise ValueError(f"cost_matrices: expected a stack of matrices (a 3-D array of shape (k, m, n)), got a "
@@ -522,6 +528,32 @@ def _lsa_stack(cost_matrices, maximize, errors, progress):
 def _chunk(bar, k):
     """Problems per call of the threads: all at once, or about a hundredth with a progress bar."""
     return None if bar is None else max(64, k // 100)
+
+
+def _lsa_stack_gpu(costs, maximize, errors, progress):
+    """A CuPy stack on the GPU: one launch, a block per problem
+    (:func:`gpumatch.lap._driver.solve_dense_batch`); a bad problem's error
+    is worded by a single call on its matrix."""
+    from .lap import _driver
+
+    if costs.ndim != 3:
+        raise ValueError(f"cost_matrices: expected a stack of matrices (a 3-D array of shape (k, m, n)), got a "
+                         f"{costs.ndim}-D array; for one matrix call gpumatch.linear_sum_assignment, and pass a "
+                         "list for matrices of several shapes")
+    bar = _progress_bar(progress, int(costs.shape[0]), "assignment")
+    try:
+        rows, cols, status = _driver.solve_dense_batch(costs, maximize, statuses=True)
+        if bar is not None:
+            bar.update(int(costs.shape[0]))
+    finally:
+        if bar is not None:
+            bar.close()
+    bad = np.flatnonzero(status)
+    if bad.shape[0] and errors == "raise":
+        b = int(bad[0])
+        exc = _single_error(_backend.to_numpy(costs[b]), maximize, b)
+        raise exc from exc.__cause__
+    return rows, cols
 
 
 def _single_error(c, maximize, index):

@@ -44,7 +44,7 @@ import numba
 import numpy as np
 
 __all__ = ["solve", "solve_dense", "auction_prices", "column_minima", "dense_column_minima", "alternating_reach",
-           "matched_costs"]
+           "matched_costs", "finish"]
 
 
 @numba.njit(cache=True, nogil=True)
@@ -164,6 +164,15 @@ def solve(indptr, indices, cost, m, n, skip_failed, arr_passes, x, y, v, failed)
     cx = np.zeros(m, dtype=cost.dtype)
     free = np.arange(m)
     nfree = _row_reduction(indptr, indices, cost, m, x, y, v, cx, free, m, arr_passes)
+    return _search_free(indptr, indices, cost, n, skip_failed, x, y, v, cx, free, nfree, failed)
+
+
+@numba.njit(cache=True, nogil=True)
+def _search_free(indptr, indices, cost, n, skip_failed, x, y, v, cx, free, nfree, failed):
+    """The shortest augmenting path phase of :func:`solve`: one search from
+    each row ``free[:nfree]``.  Needs ``c_ij - v_j >= cx_i - v_{x_i}`` on
+    every entry of every matched row (``cx``: its matched cost) and, with
+    ``m < n``, every free column's price at 0 and all prices ``<= 0``."""
     nnz = indices.shape[0]
     hd = np.empty(nnz + 1, dtype=cost.dtype)
     hj = np.empty(nnz + 1, dtype=np.int64)
@@ -469,3 +478,122 @@ def matched_costs(indptr, indices, cost, x):
                 out[i] = cost[p]
                 break
     return out
+
+
+@numba.njit(cache=True, nogil=True)
+def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
+    """Exact assignment from a near-optimal partial one: the host finish of
+    the GPU auction (:mod:`gpumatch.lap._driver`).
+
+    `x`, `y` (int64, -1 free) hold a partial matching and `v` (cost dtype,
+    all ``<= 0``) prices under which every matched row is within a small
+    ``eps`` of its best column.  Three steps make them exact:
+
+    1. *repair*: label-correcting on the columns (a queue of rows): while a
+       matched row ``i`` has an entry with ``c_ij - v_j < u_i - tol``
+       (``u_i = c_{i,x_i} - v_{x_i}``), lower ``v_j`` to ``c_ij - u_i``,
+       which raises the ``u`` of the row holding ``j``, queued in turn.
+       With ``m < n`` the free columns are first set to 0 and never
+       lowered.  Stops after `budget` entries read;
+    2. *cleanup*: every matched row still not at its best column is
+       unassigned (``m < n``: its column's price goes to 0, and the rows
+       with an entry there, found through the transpose ``tptr, tind``,
+       are checked again);
+    3. the free rows are matched by :func:`_search_free`.
+
+    Returns ``(status, info)``: status as :func:`solve` without
+    ``skip_failed`` (0, or ``-1 - row``), ``info = [entries read by the
+    repair, rows unassigned by the cleanup, searches]``.
+    """
+    rect = m < n
+    info = np.zeros(3, dtype=np.int64)
+    cx = np.zeros(m, dtype=cost.dtype)
+    for i in range(m):
+        if x[i] >= 0:
+            for p in range(indptr[i], indptr[i + 1]):
+                if indices[p] == x[i]:
+                    cx[i] = cost[p]
+                    break
+    if rect:
+        for j in range(n):
+            if y[j] < 0:
+                v[j] = 0
+    queue = np.empty(m, dtype=np.int64)
+    inq = np.zeros(m, dtype=np.bool_)
+    head = 0
+    count = 0
+    for i in range(m):
+        if x[i] >= 0:
+            queue[count] = i
+            inq[i] = True
+            count += 1
+    work = 0
+    while count > 0 and work < budget:
+        i = queue[head]
+        head += 1
+        if head == m:
+            head = 0
+        count -= 1
+        inq[i] = False
+        if x[i] < 0:
+            continue
+        u = cx[i] - v[x[i]]
+        work += indptr[i + 1] - indptr[i] + 1
+        for p in range(indptr[i], indptr[i + 1]):
+            j = indices[p]
+            t = cost[p] - u
+            if t < v[j] - tol:
+                k = y[j]
+                if k < 0 and rect:
+                    continue            # a free column stays at 0: the cleanup unassigns row i
+                v[j] = t
+                if k >= 0 and k != i and not inq[k]:
+                    tail = head + count
+                    if tail >= m:
+                        tail -= m
+                    queue[tail] = k
+                    inq[k] = True
+                    count += 1
+    info[0] = work
+    # cleanup: a stack of rows to check (every matched row, then those near a freed column)
+    stack = np.empty(m + indices.shape[0], dtype=np.int64)
+    top = 0
+    for i in range(m):
+        if x[i] >= 0:
+            stack[top] = i
+            top += 1
+    while top > 0:
+        top -= 1
+        i = stack[top]
+        if x[i] < 0:
+            continue
+        u = cx[i] - v[x[i]]
+        bad = False
+        for p in range(indptr[i], indptr[i + 1]):
+            if cost[p] - v[indices[p]] < u - tol:
+                bad = True
+                break
+        if not bad:
+            continue
+        j0 = x[i]
+        x[i] = -1
+        y[j0] = -1
+        cx[i] = 0
+        info[1] += 1
+        if rect and v[j0] != 0:
+            v[j0] = 0
+            for q in range(tptr[j0], tptr[j0 + 1]):
+                k = tind[q]
+                if x[k] >= 0 and top < stack.shape[0]:
+                    stack[top] = k
+                    top += 1
+    free = np.empty(m, dtype=np.int64)
+    nfree = 0
+    for i in range(m):
+        if x[i] < 0:
+            free[nfree] = i
+            nfree += 1
+    info[2] = nfree
+    failed = np.empty(1, dtype=np.int64)
+    status = _search_free(indptr, indices, cost, n, False, x, y, v, cx, free, nfree, failed)
+    return status, info

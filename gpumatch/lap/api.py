@@ -13,15 +13,14 @@ import scipy.sparse as sp
 from .. import _backend
 from .._typing import Array, Backend, GraphLike, SparseMatrix
 from .._validation import as_csr_graph, check_option
+from ._checks import I64_MAX as _I64_MAX
+from ._checks import INT_BOUND as _INT_BOUND  # noqa: F401 (read by gpumatch.nx._weighted)
+from ._checks import check_int_range as _check_int_range
+from ._checks import device_check_invalid as _device_check_invalid
+from ._checks import device_numeric as _device_numeric
+from ._checks import invalid_rule as _invalid_rule
 
 __all__ = ["min_weight_full_bipartite_matching", "linear_sum_assignment", "assignment", "AssignmentResult"]
-
-_I64_MAX = np.iinfo(np.int64).max
-#: Integer costs are solved exactly in int64 when ``max|c| * (4 min(m, n) + 8)``
-#: stays below this: every price and path length of the engine is bounded by
-#: ``(2 min(m, n) + 1) max|c|`` (a shortest path alternates at most
-#: ``min(m, n)`` matched and ``min(m, n) + 1`` unmatched entries).
-_INT_BOUND = 2 ** 62
 
 
 @dataclass
@@ -69,14 +68,19 @@ class AssignmentResult:
 # ---------------------------------------------------------------------------
 
 
-def _engine_backend(backend) -> str:
-    """The engine that runs for `backend`: the compiled CPU one, for now."""
+def _engine_backend(backend, cupy_in: bool = False) -> str:
+    """The engine that runs for `backend`: ``"numba"`` (the compiled CPU
+    engine), ``"cupy"`` (the GPU auction) or ``"numpy"`` (its NumPy twin).
+    ``"auto"`` follows the input: CuPy input runs on the GPU when a device
+    answers, anything else on the compiled CPU engine.  Every engine needs
+    Numba (the GPU engine's host finish is compiled): RuntimeError without."""
     check_option("backend", backend, _backend.BACKENDS)
+    if backend == "auto":
+        backend = "cupy" if cupy_in and _backend.cupy_available() else "numba"
     if backend == "cupy":
-        raise NotImplementedError("backend='cupy' is not implemented for assignment yet (no GPU kernels); "
-                                  "use backend='auto' or 'numba', which run the compiled CPU engine "
-                                  "(CuPy input is copied to the host and the result copied back)")
-    return _backend.resolve_backend("numba")   # "auto" and "numpy" share it; RuntimeError without Numba
+        _backend.resolve_backend("cupy")       # RuntimeError without a device
+    _backend.resolve_backend("numba")          # RuntimeError without Numba
+    return backend
 
 
 def _as_maximize(maximize) -> bool:
@@ -93,19 +97,6 @@ def _numeric_values(data, what: str):
     if kind == "f":
         return data.astype(np.float64, copy=False)
     raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {data.dtype}")
-
-
-def _invalid_rule(maximize):
-    return "(NaN, or +inf when maximizing)" if maximize else "(NaN, or -inf when minimizing)"
-
-
-def _check_int_range(c, k, what):
-    if c.size and c.dtype.kind == "i":
-        big = max(-int(c.min()), int(c.max()))
-        if big * (4 * k + 8) >= _INT_BOUND:
-            raise OverflowError(f"{what}: integer weights up to {big} in magnitude are too large to solve exactly "
-                                f"in int64 for a matching of {k} pairs (need max|weight| * (4*{k} + 8) < 2**62); "
-                                "scale them down or pass floating-point weights")
 
 
 def _sparse_problem(graph, maximize, name="biadjacency"):
@@ -217,9 +208,18 @@ def _narrowed(c, k):
     return c.astype(np.int32)
 
 
-def _run(indptr, indices, c, m, n, skip_failed):
+def _run(indptr, indices, c, m, n, skip_failed, engine="numba", device=None):
     """The engine on ``m <= n`` (square problems start from the auction's
-    prices).  Returns ``(x, y, v, status, failed)``, `v` of `c`'s dtype."""
+    prices).  Returns ``(x, y, v, status, failed)``, `v` of `c`'s dtype.
+    ``engine`` "cupy" or "numpy": the GPU auction (or its NumPy twin) then
+    the exact host finish; `failed` is then its statistics."""
+    if engine != "numba":
+        from . import _driver
+
+        x, v, stats = _driver.solve_sparse(indptr, indices, c, m, n, engine, device=device)
+        y = np.full(n, -1, dtype=np.int64)
+        y[x[x >= 0]] = np.flatnonzero(x >= 0)
+        return x, y, v, 0, stats
     from . import _cpu
 
     work = _narrowed(c, m)
@@ -282,12 +282,40 @@ def _solve_dense(indptr, indices, c, dense, m, n, what):
     return x, dense[np.arange(m), x] - v[x], v
 
 
-def _maximum_matching(indptr, indices, m, n):
-    """A maximum matching (row -> column, -1 free) by gpumatch's compiled matching engine."""
+def _solve_dense_auction(indptr, indices, c, dense, m, n, what, engine, stats):
+    """:func:`_solve_dense` by the dense auction on `engine`, made exact (with
+    its potentials) by the host finish on the CSR view of the finite entries."""
+    from . import _driver
+
+    if indices.shape[0] < dense.size:      # forbidden pairs: is there a full assignment at all?
+        if int((_maximum_matching(indptr, indices, m, n) >= 0).sum()) < m:
+            raise ValueError(what)
+    if m == 0:
+        return np.zeros(0, dtype=np.int64), np.zeros(0, dtype=c.dtype), np.zeros(n, dtype=c.dtype)
+    xp = _backend.get_xp(engine)
+    st, status, info = _driver.auction_dense(xp.asarray(dense), engine)
+    if st is None:       # integer costs too large to scale exactly: the host engine
+        return _solve_dense(indptr, indices, c, dense, m, n, what)
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    x, v = _driver.finish_on_host(st, indptr, indices, c, m, n)
+    if stats is not None:
+        stats.update(info)
+        stats.update(st.stats)
+    return x, _row_potentials(indptr, indices, c, x, v), v
+
+
+def _maximum_matching(indptr, indices, m, n, device=None):
+    """A maximum matching (row -> column, -1 free) by gpumatch's compiled
+    matching engine, or its GPU engine on the device CSR ``device =
+    (indptr, indices)``."""
     if indices.shape[0] == 0:
         return np.full(m, -1, dtype=np.int64)
     from ..matching.api import maximum_bipartite_matching
 
+    if device is not None:
+        r2c = maximum_bipartite_matching((device[0], device[1], (m, n)), perm_type="column", backend="cupy")
+        return _backend.to_numpy(r2c).astype(np.int64)
     r2c = maximum_bipartite_matching((indptr, indices, (m, n)), perm_type="column", backend="numba")
     return np.asarray(r2c, dtype=np.int64)
 
@@ -313,21 +341,28 @@ def _extended(indptr, indices, c, m, n, dummy_cols_rows, ndc, dummy_rows_cols, n
     return ext_ptr, ext_idx, ext_c
 
 
-def _solve_min(indptr, indices, c, m, n, full, what):
+def _solve_min(indptr, indices, c, m, n, full, what, engine="numba", stats=None):
     """Solve the minimisation form with ``m <= n``.  Returns ``(x, u, v, rows_left_free)``
     or raises ValueError (`full`) when no matching covers every row.
 
-    A maximum matching (the compiled matching engine, a small part of the
-    time) comes first: it tells at once whether a full matching exists, and,
-    when none does and `full` is False, how to reduce the cheapest maximum
-    matching to a full one (see :func:`assignment`).
+    A maximum matching (the compiled matching engine, or the GPU one for the
+    ``"cupy"`` engine: a small part of the time) comes first: it tells at
+    once whether a full matching exists, and, when none does and `full` is
+    False, how to reduce the cheapest maximum matching to a full one (see
+    :func:`assignment`).
     """
     from . import _cpu
 
-    x0 = _maximum_matching(indptr, indices, m, n)
+    device = None
+    if engine == "cupy" and indices.shape[0]:   # one upload serves the matching and the auction
+        cp = _backend.cp
+        device = (cp.asarray(indptr), cp.asarray(indices), cp.asarray(c))
+    x0 = _maximum_matching(indptr, indices, m, n, device)
     k = int((x0 >= 0).sum())
     if k == m:
-        x, y, v, status, _ = _run(indptr, indices, c, m, n, False)
+        x, y, v, status, st = _run(indptr, indices, c, m, n, False, engine, device)
+        if stats is not None and isinstance(st, dict):
+            stats.update(st)
         if status < 0:   # pragma: no cover - a full matching exists
             raise AssertionError("internal error: the engine found no full matching where one exists")
         return x, _row_potentials(indptr, indices, c, x, v), v, 0
@@ -350,7 +385,9 @@ def _solve_min(indptr, indices, c, m, n, full, what):
     if ndr * zc.size > indices.shape[0] + m:
         ndr = 0
     ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, zr, ndc, zc, ndr)
-    x, y, v, status, _ = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False)
+    x, y, v, status, st = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False, engine)
+    if stats is not None and isinstance(st, dict):
+        stats.update(st)
     if status < 0:   # pragma: no cover - the extended problem always has a full matching
         raise AssertionError("internal error: the extended assignment problem has no full matching")
     u = _row_potentials(ext_ptr, ext_idx, ext_c, x, v)[:m].copy()
@@ -368,11 +405,13 @@ def _row_potentials(indptr, indices, c, x, v):
     return _cpu.matched_costs(indptr, indices, c, x) - v[x]
 
 
-def _solve(indptr, indices, c, shape, full, what, dense=None):
+def _solve(indptr, indices, c, shape, full, what, dense=None, engine="numba", stats=None):
     """Rows and columns of the optimum, potentials, and whether the engine ran transposed.
 
     `dense`: the 2-D matrix of a dense input, whose full solves run the
-    dense searches of :func:`gpumatch.lap._cpu.solve_dense`."""
+    dense searches of :func:`gpumatch.lap._cpu.solve_dense` (``"numba"``)
+    or the dense auction (``"cupy"``, ``"numpy"``).  `stats`: a dict that
+    gets the engine's statistics."""
     m, n = shape
     if c.dtype.kind == "i":   # full=False may solve an extension of up to m + n rows
         _check_int_range(c, min(m, n) if full else m + n, "weights")
@@ -382,11 +421,14 @@ def _solve(indptr, indices, c, shape, full, what, dense=None):
         m, n = n, m
         if dense is not None and full:
             dense = np.ascontiguousarray(dense.T)
-    if dense is not None and full:
+    if dense is not None and full and engine != "numba":
+        x, u, v = _solve_dense_auction(indptr, indices, c, dense, m, n, what, engine, stats)
+        nfree = 0
+    elif dense is not None and full:
         x, u, v = _solve_dense(indptr, indices, c, dense, m, n, what)
         nfree = 0
     else:
-        x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what)
+        x, u, v, nfree = _solve_min(indptr, indices, c, m, n, full, what, engine, stats)
     rows = np.flatnonzero(x >= 0)
     cols = x[rows]
     if transposed:
@@ -446,10 +488,13 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     maximize : bool, optional
         Find a maximum weight full matching instead.
     backend : {"auto", "numba", "numpy", "cupy"}, optional
-        ``"auto"``, ``"numba"`` and ``"numpy"`` run the compiled CPU engine
-        (Numba; there is no vectorised NumPy twin yet).  ``"cupy"`` raises
-        ``NotImplementedError``: the GPU engine is not written yet.  CuPy
-        input is solved on the host and the result returned as CuPy arrays.
+        ``"numba"``: the compiled CPU engine (below).  ``"cupy"``: the GPU
+        engine, an auction with epsilon scaling whose result the host makes
+        exact (see Notes).  ``"numpy"``: the same GPU algorithm run by its
+        NumPy twin (slow; for testing).  ``"auto"`` follows the input: CuPy
+        input on the GPU when a device answers, anything else on the
+        compiled CPU engine.  Output follows input (CuPy arrays for CuPy
+        input) whichever engine ran.
 
     Returns
     -------
@@ -470,8 +515,9 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
         weights (scipy drops their imaginary part with a warning).
     OverflowError
         Integer weights too large to solve exactly in int64 (see Notes).
-    NotImplementedError
-        ``backend="cupy"``.
+    RuntimeError
+        ``backend="cupy"`` without a usable CUDA device, or no Numba (every
+        engine needs it).
 
     See Also
     --------
@@ -498,6 +544,19 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     at most ``min(m, n)`` searches of ``O(nnz log nnz)`` each; far less is
     typical.
 
+    The GPU engine (``backend="cupy"``) is Bertsekas' forward auction with
+    epsilon scaling [3]_, Jacobi-parallel [4]_: every unassigned row bids
+    for its best column at once, each column goes to its largest bid (a
+    64-bit ``atomicMax`` on the packed key ``(bid, row)``), and global price
+    updates after Goldberg and Kennedy [5]_ steer the last rows of each
+    phase toward the free columns.  Integer weights are scaled by
+    ``min(m, n) + 1``, so that the last phase (``eps = 1``) proves the
+    matching optimal; the host then lowers the prices until every matched
+    pair is exactly tight (linear time), matches any row the auction left
+    by shortest augmenting paths, and the answer is as exact as the CPU
+    engine's.  A maximum matching by gpumatch's GPU engine checks
+    feasibility first.  Module :mod:`gpumatch.lap._driver` has the details.
+
     Integer weights are solved exactly in int64 when
     ``max|w| * (4 min(m, n) + 8) < 2**62`` (the prices never pass that
     bound), else ``OverflowError`` (scipy solves such inputs in float64,
@@ -519,6 +578,13 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     .. [3] D. P. Bertsekas, "The auction algorithm: a distributed relaxation
            method for the assignment problem", Annals of Operations Research
            14, 105-123, 1988. :doi:`10.1007/BF02186476`
+    .. [4] D. P. Bertsekas and D. A. Castañon, "Parallel synchronous and
+           asynchronous implementations of the auction algorithm", Parallel
+           Computing 17(6-7), 707-732, 1991.
+           :doi:`10.1016/S0167-8191(05)80062-6`
+    .. [5] A. V. Goldberg and R. Kennedy, "An efficient cost scaling
+           algorithm for the assignment problem", Mathematical Programming
+           71, 153-177, 1995. :doi:`10.1007/BF01585996`
 
     Examples
     --------
@@ -533,9 +599,10 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
     ([0, 2], [1, 0])
     """
     maximize = _as_maximize(maximize)
-    _engine_backend(backend)
+    engine = _engine_backend(backend, _backend.is_cupy_input(biadjacency))
     indptr, indices, c, (m, n), cupy_out, _ = _sparse_problem(biadjacency, maximize)
-    rows, cols, _, _, transposed, _ = _solve(indptr, indices, c, (m, n), True, "no full matching exists")
+    rows, cols, _, _, transposed, _ = _solve(indptr, indices, c, (m, n), True, "no full matching exists",
+                                             engine=engine)
     idx = np.int32 if max(m, n) <= np.iinfo(np.int32).max else np.int64
     if transposed:
         rows = rows.astype(idx)
@@ -545,7 +612,8 @@ def min_weight_full_bipartite_matching(biadjacency: GraphLike, maximize: bool = 
 
 
 @_backend.device_entry
-def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = False) -> tuple[Array, Array]:
+def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = False, *,
+                          backend: Backend = "auto") -> tuple[Array, Array]:
     r"""Solve the linear sum assignment problem of a dense cost matrix (drop-in for scipy).
 
     Same semantics, results and errors as
@@ -557,11 +625,16 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     Parameters
     ----------
     cost_matrix : array_like, 2-D
-        The cost matrix (NumPy array, nested list, or a CuPy array, solved
-        on the host).  Integer and boolean costs are solved exactly in
-        int64; floating-point costs in float64.
+        The cost matrix (NumPy array, nested list, or CuPy array).  Integer
+        and boolean costs are solved exactly in int64; floating-point costs
+        in float64.
     maximize : bool, optional
         Maximise the total instead.
+    backend : {"auto", "numba", "numpy", "cupy"}, optional
+        ``"numba"``: the compiled CPU engine.  ``"cupy"``: the dense GPU
+        auction, the matrix validated and solved on the device (see Notes).
+        ``"numpy"``: its NumPy twin.  ``"auto"``: the GPU for a CuPy array
+        when a device answers, else the CPU engine.
 
     Returns
     -------
@@ -582,6 +655,8 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     OverflowError
         Integer costs too large to solve exactly in int64 (scipy solves
         them in float64, inexactly).
+    RuntimeError
+        ``backend="cupy"`` without a usable CUDA device.
 
     See Also
     --------
@@ -598,6 +673,17 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     finite entries; a square matrix starts from the column minima as prices
     (their column reduction).  ``O(n^2)`` per search, ``O(n^3)`` in the
     worst case.
+
+    On the GPU (``backend="cupy"``) the auction of
+    :func:`min_weight_full_bipartite_matching` runs on the matrix itself,
+    a warp reading each bidding row, and returns the device's answer:
+    integer costs exactly optimal (scaled by ``min(m, n) + 1``, see there),
+    float costs within ``min(m, n) * eps`` of the optimum, with ``eps``
+    about ``2**-40`` times the largest cost or cost range (or ``2**-44``
+    times the largest price, where that is more).  A wide matrix
+    (``m < n <= 5 m``) gets ``n - m`` rows of zeros; a wider one, integer
+    costs too large to scale, or an auction that cannot finish, is solved
+    on the host by the CPU engine.
 
     References
     ----------
@@ -619,10 +705,66 @@ def linear_sum_assignment(cost_matrix: npt.ArrayLike | Array, maximize: bool = F
     ValueError: cost matrix is infeasible
     """
     maximize = _as_maximize(maximize)
-    _engine_backend("numba")
+    engine = _engine_backend(backend, _backend.is_cupy_array(cost_matrix))
+    if engine != "numba":
+        return _lsa_auction(cost_matrix, maximize, engine)
     indptr, indices, c, (m, n), cupy_out, _, dense = _dense_problem(cost_matrix, maximize)
     rows, cols, _, _, _, _ = _solve(indptr, indices, c, (m, n), True, "cost matrix is infeasible", dense)
     return _backend.output_like(rows, cupy_out), _backend.output_like(cols, cupy_out)
+
+
+def _lsa_auction(cost_matrix, maximize, engine):
+    """:func:`linear_sum_assignment` by the dense auction, the matrix kept on
+    the engine's device: validated there, solved there (integers exactly,
+    floats to the auction's tolerance), copied to the host only where the
+    auction cannot finish (then the compiled CPU engine answers)."""
+    from . import _driver
+
+    if sp.issparse(cost_matrix) or _backend.is_cupy_sparse(cost_matrix):
+        raise ValueError("cost_matrix must be a dense array; for sparse input use "
+                         "min_weight_full_bipartite_matching or assignment")
+    cupy_out = _backend.is_cupy_array(cost_matrix)
+    xp = _backend.get_xp(engine)
+    a = xp.asarray(cost_matrix if cupy_out or engine == "cupy" else np.asarray(cost_matrix))
+    if a.ndim != 2:
+        raise ValueError(f"expected a matrix (2-D array), got a {a.ndim} array")
+    C = _device_numeric(a, xp, "cost_matrix")
+    m, n = (int(t) for t in C.shape)
+    if C.dtype.kind == "f":
+        _device_check_invalid(C, xp, maximize)
+    else:
+        _check_int_range(C, min(m, n), "weights")
+    if maximize:
+        C = -C                    # a copy: the caller's array is never written
+    transposed = m > n
+    if transposed:
+        C = C.T
+        m, n = n, m
+    C = xp.ascontiguousarray(C)
+    x = None
+    if m and C.dtype.kind == "f" and not bool(xp.isfinite(C).all()):
+        fin = _backend.to_numpy(xp.isfinite(C))     # forbidden pairs: a full assignment must exist
+        ptr = np.zeros(m + 1, dtype=np.int64)
+        np.cumsum(fin.sum(axis=1), out=ptr[1:])
+        if int((_maximum_matching(ptr, np.nonzero(fin)[1], m, n) >= 0).sum()) < m:
+            raise ValueError("cost matrix is infeasible")
+    if m:
+        x = None
+        # The forward auction proves a square problem optimal; m < n gets n - m
+        # rows of zeros (they take the columns nobody needs) where that at most
+        # quintuples the matrix, else the host engine answers.
+        if m == n or n <= 5 * m:
+            Cs = C if m == n else xp.concatenate([C, xp.zeros((n - m, n), dtype=C.dtype)])
+            x, _ = _driver.solve_dense(Cs, engine)
+        if x is None:             # the auction could not finish: the compiled CPU engine
+            x = xp.asarray(linear_sum_assignment(_backend.to_numpy(C), backend="numba")[1])
+        x = x[:m].astype(np.int64)
+    else:
+        x = xp.zeros(0, dtype=np.int64)
+    rows = xp.arange(m, dtype=np.int64)
+    if transposed:
+        rows, x = xp.sort(x), xp.argsort(x).astype(np.int64)
+    return _backend.output_like(rows, cupy_out), _backend.output_like(x, cupy_out)
 
 
 @_backend.device_entry
@@ -661,7 +803,7 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     ValueError
         ``full=True`` and no full matching exists; invalid weights (NaN,
         ``-inf``, or ``+inf`` with `maximize`); an unknown `backend`.
-    TypeError, OverflowError, NotImplementedError
+    TypeError, OverflowError, RuntimeError
         As for :func:`min_weight_full_bipartite_matching`.
 
     Notes
@@ -731,7 +873,7 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     maximize = _as_maximize(maximize)
     if not isinstance(full, (bool, np.bool_)):
         raise ValueError(f"full must be True or False, got {full!r}")
-    engine = _engine_backend(backend)
+    engine = _engine_backend(backend, _backend.is_cupy_input(A))
     sparse = sp.issparse(A) or _backend.is_cupy_sparse(A)
     if sparse:
         indptr, indices, c, (m, n), cupy_out, kind = _sparse_problem(A, maximize, name="A")
@@ -740,8 +882,9 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     else:
         indptr, indices, c, (m, n), cupy_out, kind, dense = _dense_problem(A, maximize)
         what = "cost matrix is infeasible"
+    info = {}
     rows, cols, u, v, transposed, nfree = _solve(indptr, indices, c, (m, n), bool(full), what,
-                                                 None if sparse else dense)
+                                                 None if sparse else dense, engine, info)
     vals = _weights_of(indptr, indices, c, rows, cols, n)
     cost = _exact_sum(vals)
     if maximize:
@@ -753,5 +896,8 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     out = lambda a: _backend.output_like(a, cupy_out)  # noqa: E731
     stats = {"backend": engine, "engine": "shortest augmenting paths (Jonker-Volgenant)",
              "transposed": transposed, "rows_left_free": int(nfree)}
+    if engine != "numba":
+        stats.update(info)
+        stats["engine"] = info.get("engine", "auction (Jacobi, epsilon scaling) + host finish")
     return AssignmentResult(out(rows), out(cols), cost, out(u), out(v), size, size == min(m, n),
                             maximize, stats)

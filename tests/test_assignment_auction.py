@@ -1,0 +1,413 @@
+"""The GPU engine of the assignment problem (gpumatch.lap._driver, auction.cu)
+and its NumPy twin.
+
+Every test runs on the NumPy twin (``backend="numpy"``: the same driver
+and the same rounds as the GPU, vectorised) and, marked ``gpu``, on CuPy.
+Results are checked by gpumatch.testing.check_assignment and compared with
+scipy's cost; matchings are never compared (several optima may exist),
+except the twin against the GPU, which must agree exactly.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.optimize import linear_sum_assignment as scipy_lsa
+from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
+
+from gpumatch import _backend, assignment, linear_sum_assignment, min_weight_full_bipartite_matching
+from gpumatch.lap import _driver
+from gpumatch.lap import _kernels_numpy as twins
+from gpumatch.testing import check_assignment
+
+pytest.importorskip("numba")
+
+ENGINES = ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)]
+
+
+@pytest.fixture(params=ENGINES)
+def engine(request):
+    return request.param
+
+
+def random_sparse(rng, m, n, density, *, kind="int", perm=False, high=100):
+    nnz = int(density * m * n)
+    rows = rng.integers(0, m, nnz)
+    cols = rng.integers(0, n, nnz)
+    if perm:
+        k = min(m, n)
+        rows = np.concatenate([rows, rng.permutation(m)[:k]])
+        cols = np.concatenate([cols, rng.permutation(n)[:k]])
+    w = rng.integers(1, high, rows.size) if kind == "int" else rng.uniform(0.5, 100.0, rows.size)
+    A = sp.coo_matrix((w, (rows, cols)), shape=(m, n)).tocsr()
+    A.sum_duplicates()
+    return A
+
+
+def scipy_cost(A, maximize=False):
+    try:
+        r, c = scipy_mwfbm(A, maximize=maximize)
+    except ValueError:
+        return None
+    return A[r, c].sum()
+
+
+def close(a, b, rel=1e-9):
+    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
+
+
+def on(engine, a):
+    """`a` on the engine's device (CuPy arrays / cupyx sparse for "cupy")."""
+    if engine != "cupy":
+        return a
+    import cupyx.scipy.sparse as cpx
+
+    return cpx.csr_matrix(a) if sp.issparse(a) else _backend.cp.asarray(a)
+
+
+def host(a):
+    return _backend.to_numpy(a)
+
+
+# ---------------------------------------------------------------------------
+# sparse input
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("kind", ["int", "float"])
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("shape", [(30, 30), (20, 35), (35, 20), (1, 6)])
+def test_sparse_matches_scipy(engine, kind, maximize, shape):
+    rng = np.random.default_rng(hash((kind, maximize, shape)) % 2**32)
+    for trial in range(4):
+        A = random_sparse(rng, *shape, rng.uniform(0.05, 0.4), kind=kind, perm=trial % 2 == 0)
+        ref = scipy_cost(A, maximize)
+        if ref is None:
+            with pytest.raises(ValueError, match="no full matching exists"):
+                min_weight_full_bipartite_matching(on(engine, A), maximize, backend=engine)
+            continue
+        r, c = min_weight_full_bipartite_matching(on(engine, A), maximize, backend=engine)
+        assert _backend.is_cupy_array(r) == (engine == "cupy")
+        r, c = host(r), host(c)
+        assert r.shape == c.shape == (min(shape),)
+        got = A[r, c].sum()
+        assert got == ref if kind == "int" else close(got, ref)
+        res = assignment(A, maximize, backend=engine)
+        assert res.stats["backend"] == engine and "auction" in res.stats["engine"]
+        check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, maximize=maximize, expected_cost=ref)
+
+
+def test_sparse_medium_with_price_updates(engine):
+    # a planted perfect matching, 8 entries per row: the rounds run long
+    # enough for global price updates, the loop kernel and several phases
+    rng = np.random.default_rng(7)
+    A = random_sparse(rng, 400, 400, 8 / 400, perm=True, high=1000)
+    res = assignment(A, backend=engine)
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, expected_cost=scipy_cost(A))
+    assert res.stats["phases"] > 2 and res.stats["auction"] == "done"
+
+
+def test_ties_and_constant_weights(engine):
+    rng = np.random.default_rng(3)
+    A = random_sparse(rng, 40, 40, 0.3, perm=True, high=3)      # weights 1 and 2: ties everywhere
+    res = assignment(A, backend=engine)
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, expected_cost=scipy_cost(A))
+    B = sp.csr_matrix(np.full((12, 12), 7))
+    res = assignment(B, backend=engine)
+    assert res.cost == 84
+    check_assignment(B, res.row_ind, res.col_ind, res.u, res.v)
+    F = sp.csr_matrix(np.full((5, 8), 0.25))
+    res = assignment(F, backend=engine)
+    assert res.cost == 1.25
+    check_assignment(F, res.row_ind, res.col_ind, res.u, res.v)
+
+
+def test_single_entry_rows_and_infeasible(engine):
+    # rows 0..3 each have one entry; row 4 can take only what row 0 holds
+    A = sp.csr_matrix(np.array([[5, 0, 0, 0, 0], [0, 3, 0, 0, 0], [0, 0, 2, 0, 0], [0, 0, 0, 9, 0],
+                                [1, 0, 0, 0, 4]]))
+    res = assignment(A, backend=engine)
+    assert res.cost == 23
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v)
+    B = sp.csr_matrix(np.array([[1, 0, 0], [2, 0, 0], [3, 4, 5]]))
+    with pytest.raises(ValueError, match="no full matching exists"):
+        min_weight_full_bipartite_matching(on(engine, B), backend=engine)
+    with pytest.raises(ValueError, match="no full matching exists"):
+        assignment(B, backend=engine)
+    res = assignment(B, full=False, backend=engine)
+    assert res.size == 2 and res.cost == 5
+    check_assignment(B, res.row_ind, res.col_ind, res.u, res.v, full=False)
+
+
+def test_partial_random(engine):
+    rng = np.random.default_rng(4)
+    A = random_sparse(rng, 60, 50, 0.03)
+    res = assignment(A, full=False, backend=engine)
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, full=False)
+
+
+def test_large_integer_weights_are_exact(engine):
+    # near 2**40: the auction scales by m + 1 and stays exact in int64
+    big = 2 ** 40
+    rng = np.random.default_rng(5)
+    A = random_sparse(rng, 25, 25, 0.3, perm=True)
+    A.data = A.data.astype(np.int64) + big
+    res = assignment(A, backend=engine)
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, expected_cost=scipy_cost(A))
+    assert isinstance(res.cost, int)
+
+
+def test_inputs_not_mutated(engine):
+    rng = np.random.default_rng(6)
+    A = random_sparse(rng, 20, 25, 0.3, kind="float", perm=True).tocoo()
+    saved = [a.copy() for a in (A.data, A.row, A.col)]
+    min_weight_full_bipartite_matching(A, True, backend=engine)
+    assignment(A, backend=engine)
+    assert all(np.array_equal(a, b) for a, b in zip(saved, (A.data, A.row, A.col)))
+    C = A.toarray()
+    C[C == 0] = np.inf
+    Cd = on(engine, C)
+    before = host(Cd).copy()
+    linear_sum_assignment(Cd, backend=engine)
+    linear_sum_assignment(Cd, maximize=False, backend=engine)
+    assert np.array_equal(host(Cd), before)
+
+
+# ---------------------------------------------------------------------------
+# dense input
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("shape", [(25, 25), (10, 30), (30, 10)])
+def test_dense_matches_scipy(engine, maximize, shape):
+    rng = np.random.default_rng(sum(shape) + maximize)
+    for trial in range(6):
+        C = rng.integers(-50, 50, shape) if trial % 2 else rng.normal(size=shape)
+        if trial % 3 == 2:      # forbidden pairs
+            C = C.astype(float)
+            C[rng.random(shape) < 0.4] = -np.inf if maximize else np.inf
+        try:
+            r0, c0 = scipy_lsa(C, maximize=maximize)
+        except ValueError as exc:
+            with pytest.raises(ValueError, match=str(exc)):
+                linear_sum_assignment(on(engine, C), maximize=maximize, backend=engine)
+            continue
+        r, c = linear_sum_assignment(on(engine, C), maximize=maximize, backend=engine)
+        assert _backend.is_cupy_array(r) == (engine == "cupy")
+        r, c = host(r), host(c)
+        assert r.dtype == c.dtype == np.int64
+        assert np.array_equal(r, r0) if shape[0] <= shape[1] else bool(np.all(np.diff(r) > 0))
+        ref = C[r0, c0].sum()
+        assert C[r, c].sum() == ref if C.dtype.kind == "i" else close(C[r, c].sum(), ref)
+        res = assignment(C, maximize, backend=engine)
+        check_assignment(C, res.row_ind, res.col_ind, res.u, res.v, maximize=maximize, expected_cost=ref)
+
+
+def test_dense_validation_on_the_device(engine):
+    with pytest.raises(ValueError, match=r"got a 1 array"):
+        linear_sum_assignment(on(engine, np.array([1.0, 2.0])), backend=engine)
+    with pytest.raises(ValueError, match=r"invalid numeric entries: nan at \(1, 0\)"):
+        linear_sum_assignment(on(engine, np.array([[1.0, 2.0], [np.nan, 3.0]])), backend=engine)
+    with pytest.raises(ValueError, match="invalid numeric entries"):
+        linear_sum_assignment(on(engine, np.array([[1.0, np.inf], [2.0, 3.0]])), maximize=True, backend=engine)
+    with pytest.raises(ValueError, match="cost matrix is infeasible"):
+        linear_sum_assignment(on(engine, np.array([[np.inf, np.inf], [1.0, 2.0]])), backend=engine)
+    with pytest.raises(OverflowError, match="too large"):
+        linear_sum_assignment(on(engine, np.array([[2 ** 62, 1], [1, 2 ** 62]])), backend=engine)
+    r, c = linear_sum_assignment(on(engine, np.zeros((0, 3))), backend=engine)
+    assert host(r).size == host(c).size == 0
+    r, c = linear_sum_assignment(on(engine, np.array([[True, False], [False, False]])), backend=engine)
+    assert host(c).tolist() == [1, 0]
+
+
+def test_dense_float_tolerance(engine):
+    # costs of very different magnitudes: the answer is within the stated
+    # tolerance (m * eps, eps about 2**-40 of the cost scale)
+    rng = np.random.default_rng(9)
+    C = rng.random((40, 40)) * 10.0 ** rng.integers(-3, 4, (40, 40))
+    r0, c0 = scipy_lsa(C)
+    r, c = linear_sum_assignment(on(engine, C), backend=engine)
+    r, c = host(r), host(c)
+    assert abs(C[r, c].sum() - C[r0, c0].sum()) <= 40 * C.max() * 2.0 ** -36
+
+
+# ---------------------------------------------------------------------------
+# batches of dense problems
+# ---------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("shape,kind", [((6, 12, 12), "int"), ((5, 9, 13), "float"), ((4, 11, 7), "int"),
+                                        ((3, 1, 1), "float")])
+def test_batch_matches_scipy(engine, maximize, shape, kind):
+    rng = np.random.default_rng(hash((shape, kind, maximize)) % 2**32)
+    C = rng.integers(-40, 40, shape) if kind == "int" else rng.normal(size=shape)
+    r, c = _driver.solve_dense_batch(on(engine, C), maximize)
+    assert _backend.is_cupy_array(r) == (engine == "cupy")
+    r, c = host(r), host(c)
+    assert r.shape == c.shape == (shape[0], min(shape[1:]))
+    for b in range(shape[0]):
+        r0, c0 = scipy_lsa(C[b], maximize=maximize)
+        assert np.array_equal(r[b], r0) if shape[1] <= shape[2] else bool(np.all(np.diff(r[b]) > 0))
+        got, ref = C[b][r[b], c[b]].sum(), C[b][r0, c0].sum()
+        assert got == ref if kind == "int" else close(got, ref)
+
+
+def test_batch_forbidden_and_infeasible(engine):
+    rng = np.random.default_rng(12)
+    C = rng.random((4, 8, 8))
+    C[1][rng.random((8, 8)) < 0.5] = np.inf
+    C[2, 3, :] = np.inf
+    C[2, 3, 5] = 1.0
+    r, c = _driver.solve_dense_batch(on(engine, C))
+    for b in range(4):
+        r0, c0 = scipy_lsa(C[b]) if np.isfinite(C[b]).sum() >= 8 else (None, None)
+        if r0 is not None:
+            assert close(C[b][host(r)[b], host(c)[b]].sum(), C[b][r0, c0].sum())
+    C[3, :, 0:7] = np.inf
+    with pytest.raises(ValueError, match=r"cost matrix is infeasible \(problem 3 of the batch\)"):
+        _driver.solve_dense_batch(on(engine, C))
+    with pytest.raises(ValueError, match="3-D"):
+        _driver.solve_dense_batch(on(engine, np.zeros((2, 2))))
+    e = _driver.solve_dense_batch(on(engine, np.zeros((0, 3, 3))))
+    assert host(e[0]).shape == (0, 0)
+
+
+# ---------------------------------------------------------------------------
+# the pieces: twin kernels, price updates, the host finish
+# ---------------------------------------------------------------------------
+
+
+def _state(engine, A, kind="i"):
+    xp = _backend.get_xp(engine)
+    c = A.data.astype(np.int64 if kind == "i" else np.float64)
+    return _driver.make_state(engine, m=A.shape[0], n=A.shape[1], kind=kind, cmin=c.min(), cmax=c.max(),
+                              cabs=np.abs(c).max(), indptr=xp.asarray(A.indptr.astype(np.int64)),
+                              indices=xp.asarray(A.indices), cost=xp.asarray(c))
+
+
+def _eps_cs_holds(st, eps):
+    """Every assigned row is within eps of its best column (NumPy state)."""
+    held = np.flatnonzero(st.x >= 0)
+    owner, cols, h, offs = twins._reduced(st, held)
+    w1 = twins._segment_min(h, offs, st.inf)
+    hx = twins._h(st, st.cx[held], st.x[held].astype(np.int64))
+    return bool(np.all(hx - w1 <= eps))
+
+
+def test_rounds_keep_eps_complementary_slackness():
+    rng = np.random.default_rng(13)
+    A = random_sparse(rng, 80, 80, 0.08, perm=True, high=1000)
+    st = _state("numpy", A)
+    eps = st.eps0 // 40
+    st.counts[0] = 0
+    twins.refresh(st, eps, 0)
+    for r in range(30):
+        twins.bid(st, eps, r)
+        twins.resolve(st, r)
+        assert _eps_cs_holds(st, eps)
+        assert int(st.counts[4]) == int((st.x >= 0).sum())
+        owned = st.owner >= 0
+        assert np.array_equal(st.x[st.owner[owned]], np.flatnonzero(owned))
+    # a global price update keeps it, and makes progress possible: no price rises
+    v0 = st.v.copy()
+    assert _driver.global_update(st, twins, eps, _driver.SPARSE_SCHEDULE)
+    assert _eps_cs_holds(st, eps) and np.all(st.v <= v0)
+    assert np.all(st.v[st.owner < 0] == v0[st.owner < 0])
+
+
+def test_host_finish_repairs_prices():
+    # an optimal assignment with prices off by a little: the finish makes them exact
+    from gpumatch.lap import _cpu
+
+    rng = np.random.default_rng(14)
+    A = random_sparse(rng, 50, 50, 0.2, perm=True)
+    res = assignment(A, backend="numba")
+    x = np.full(50, -1, dtype=np.int64)
+    x[res.row_ind] = res.col_ind
+    y = np.full(50, -1, dtype=np.int64)
+    y[x] = np.arange(50)
+    x[:3] = -1                          # three rows left to the searches
+    y[res.col_ind[:3]] = -1
+    v = res.v + rng.integers(-1, 1, 50)
+    ind = A.indices.astype(np.int64)
+    status, info = _cpu.finish(A.indptr.astype(np.int64), ind, A.data.astype(np.int64), 50, 50, x, y, v,
+                               np.zeros(1, np.int64), np.zeros(1, np.int64), np.int64(0), 10 ** 6)
+    assert status == 0 and info[2] >= 3
+    u = _cpu.matched_costs(A.indptr.astype(np.int64), ind, A.data.astype(np.int64), x) - v[x]
+    check_assignment(A, np.arange(50), x, u, v, expected_cost=res.cost)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["i", "f"])
+def test_gpu_rounds_equal_the_twin(kind):
+    """The GPU kernels and their NumPy twins give the same prices and
+    assignment, round by round and through whole phases."""
+    rng = np.random.default_rng(15)
+    A = random_sparse(rng, 300, 320, 10 / 300, perm=True, kind="int" if kind == "i" else "float", high=1000)
+    from gpumatch.lap import _kernels_cuda as gk
+
+    sts = {e: _state(e, A, kind) for e in ("numpy", "cupy")}
+    ks = {"numpy": twins, "cupy": gk}
+    eps = sts["numpy"].eps0
+    for e, st in sts.items():
+        st.counts[0] = 0
+        ks[e].refresh(st, eps, 0)
+        for r in range(12):
+            ks[e].bid(st, eps, r)
+            ks[e].resolve(st, r)
+        ks[e].rounds(st, eps, 12, 50, 0)
+    a, b = sts["numpy"], sts["cupy"]
+    assert np.array_equal(a.x, host(b.x)) and np.array_equal(a.v, host(b.v))
+    assert np.array_equal(a.counts[[4, 5, 6]], host(b.counts)[[4, 5, 6]])
+    for e, st in sts.items():
+        _driver.global_update(st, ks[e], eps, _driver.SPARSE_SCHEDULE)
+    assert np.array_equal(a.v, host(b.v))
+    out = {e: _driver.run_phases(_state(e, A, kind), ks[e], _driver.SPARSE_SCHEDULE) for e in ("numpy",)}
+    st2 = _state("cupy", A, kind)
+    assert _driver.run_phases(st2, gk, _driver.SPARSE_SCHEDULE) == out["numpy"]
+
+
+@pytest.mark.gpu
+def test_gpu_batch_equals_the_twin():
+    rng = np.random.default_rng(16)
+    C = rng.integers(0, 500, (7, 40, 40))
+    r0, c0 = _driver.solve_dense_batch(C)
+    r1, c1 = _driver.solve_dense_batch(_backend.cp.asarray(C))
+    assert np.array_equal(c0, host(c1))
+
+
+def test_batch_statuses_instead_of_errors(engine):
+    rng = np.random.default_rng(17)
+    C = rng.random((3, 6, 6))
+    C[1, 2, :] = np.inf            # a row with no allowed pair: infeasible
+    C[2, 0, 0] = np.nan            # invalid
+    r, c, status = _driver.solve_dense_batch(on(engine, C), statuses=True)
+    assert status.tolist() == [0, 1, 1]
+    r, c = host(r), host(c)
+    assert (r[1:] == -1).all() and (c[1:] == -1).all()
+    r0, c0 = scipy_lsa(C[0])
+    assert close(C[0][r[0], c[0]].sum(), C[0][r0, c0].sum())
+    with pytest.raises(ValueError, match=r"invalid numeric entries: nan at \(2, 0, 0\)"):
+        _driver.solve_dense_batch(on(engine, C))
+
+
+@pytest.mark.gpu
+def test_public_batch_of_a_cupy_stack_runs_on_the_gpu():
+    from gpumatch import batch
+
+    cp = _backend.cp
+    rng = np.random.default_rng(18)
+    C = rng.integers(0, 100, (20, 9, 9)).astype(float)
+    r, c = batch.linear_sum_assignment(cp.asarray(C))
+    assert _backend.is_cupy_array(r) and _backend.is_cupy_array(c)
+    for b in range(20):
+        r0, c0 = scipy_lsa(C[b])
+        assert C[b][host(r)[b], host(c)[b]].sum() == C[b][r0, c0].sum()
+    C[4, 3, :] = np.inf
+    r, c = batch.linear_sum_assignment(cp.asarray(C), errors="return")
+    assert (host(r)[4] == -1).all() and (host(c)[3] >= 0).all()
+    with pytest.raises(ValueError, match="problem 4: cost matrix is infeasible"):
+        batch.linear_sum_assignment(cp.asarray(C))
