@@ -63,7 +63,9 @@ def on(engine, a):
         return a
     import cupyx.scipy.sparse as cpx
 
-    return cpx.csr_matrix(a) if sp.issparse(a) else _backend.cp.asarray(a)
+    if sp.issparse(a):   # cupyx sparse holds no integers: integer weights travel as float64 (exact below 2**53)
+        return cpx.csr_matrix(a if a.dtype.kind in "fb" else a.astype(np.float64))
+    return _backend.cp.asarray(a)
 
 
 def host(a):
@@ -364,10 +366,13 @@ def test_gpu_rounds_equal_the_twin(kind):
     assert np.array_equal(a.counts[[4, 5, 6]], host(b.counts)[[4, 5, 6]])
     for e, st in sts.items():
         _driver.global_update(st, ks[e], eps, _driver.SPARSE_SCHEDULE)
-    assert np.array_equal(a.v, host(b.v))
+    if kind == "i":
+        assert np.array_equal(a.v, host(b.v))
+    else:   # the device may contract the update's multiply-add (FMA): the last bit can differ
+        np.testing.assert_allclose(a.v, host(b.v), rtol=1e-12, atol=0)
     out = {e: _driver.run_phases(_state(e, A, kind), ks[e], _driver.SPARSE_SCHEDULE) for e in ("numpy",)}
     st2 = _state("cupy", A, kind)
-    assert _driver.run_phases(st2, gk, _driver.SPARSE_SCHEDULE) == out["numpy"]
+    assert _driver.run_phases(st2, gk, _driver.SPARSE_SCHEDULE) == out["numpy"]   # the same outcome (status)
 
 
 @pytest.mark.gpu
