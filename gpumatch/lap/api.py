@@ -92,14 +92,7 @@ def _as_maximize(maximize) -> bool:
 
 def _numeric_values(data, what: str):
     """int64 (integers, booleans) or float64 values; TypeError for anything else."""
-    kind = data.dtype.kind
-    if kind in "iub":
-        if kind == "u" and data.size and data.dtype.itemsize == 8 and int(data.max()) > _I64_MAX:
-            raise OverflowError(f"{what}: value {int(data.max())} does not fit int64")
-        return data.astype(np.int64, copy=False)
-    if kind == "f":
-        return data.astype(np.float64, copy=False)
-    raise TypeError(f"{what} must hold real numbers (integer, boolean or floating point), got dtype {data.dtype}")
+    return _device_numeric(data, np, what)
 
 
 def _sparse_problem(graph, maximize, name="biadjacency"):
