@@ -236,6 +236,21 @@ def test_import_loads_no_numpy_scipy_or_numba(tmp_path):
     assert third == "False"      # the solvers' modules do not import Numba either
 
 
+def test_a_one_off_matching_loads_no_dynamic_solver(tmp_path):
+    """A single solve on the host does not import the dynamic solver nor the
+    augmenting phases' driver; ``MatchingSolver`` still resolves on first use."""
+    from conftest import run_in_child
+
+    code = ("import sys, numpy as np, scipy.sparse as sp, gpumatch\n"
+            "gpumatch.maximum_bipartite_matching(sp.csr_matrix(np.eye(4)), backend='numba')\n"
+            "print(sorted(m for m in ('gpumatch.matching._dynamic', 'gpumatch.matching._augment') if m in sys.modules))\n"
+            "from gpumatch.matching import MatchingSolver\n"
+            "print(MatchingSolver is gpumatch.MatchingSolver)\n")
+    done = run_in_child(code, cwd=tmp_path)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert done.stdout.splitlines() == ["[]", "True"]
+
+
 def test_warm_up_leaves_nothing_to_compile_for_a_large_solve(tmp_path):
     """After :func:`gpumatch.backends.warm_up` a solve on the multi-threaded
     path (1M edges, 2 threads) and a max flow load no compiled function."""

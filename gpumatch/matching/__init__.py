@@ -7,7 +7,16 @@ come as CUDA (``gpr.cu`` launched by ``_kernels_cuda.py``) and NumPy twins
 (``_kernels_numpy.py``).
 """
 
-from ._dynamic import MatchingSolver
 from .api import MatchingResult, bipartite_matching, maximum_bipartite_matching, structural_rank
 
 __all__ = ["maximum_bipartite_matching", "structural_rank", "bipartite_matching", "MatchingResult", "MatchingSolver"]
+
+
+def __getattr__(name):
+    # The dynamic solver (and the CSR editing and augmenting-path modules it
+    # compiles or loads, ~80 ms) is imported on first use, not by a one-off solve.
+    if name == "MatchingSolver":
+        from ._dynamic import MatchingSolver
+
+        return MatchingSolver
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
