@@ -33,7 +33,7 @@ from dataclasses import dataclass
 import numpy as np
 import numpy.typing as npt
 import scipy.sparse as sp
-from scipy.sparse.csgraph import breadth_first_order
+from scipy.sparse.csgraph import breadth_first_order, connected_components
 
 from . import _backend
 from ._typing import Array, GraphLike, IndexLike, PermType, SparseMatrix
@@ -853,21 +853,33 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
             sign = -1 if maximize else 1
             raise AssertionError(f"matched entry ({int(rows[k])}, {int(cols[k])}) has reduced cost {sign * rm[k]}, "
                                  "not 0: the potentials do not prove this matching optimal")
-    # free vertices reachable from free vertices of their side must not be undercut by matched ones
-    T = sp.csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr), shape=(m, n)).T.tocsr()
-    for side, pot, mate, reach in (("row", uu, r2c, _reached_rows(indptr, indices, r2c, c2r)),
-                                   ("column", vv, c2r, _reached_rows(T.indptr, T.indices, c2r, r2c))):
+    # free vertices reachable from free vertices of their side must not be undercut by matched ones of
+    # their connected component (another maximum matching swaps a free vertex for a matched one only
+    # along an alternating path, inside one component)
+    B = sp.csr_matrix((np.ones(indices.size, dtype=np.int8), indices, indptr), shape=(m, n))
+    T = B.T.tocsr()
+    ncomp, comp = connected_components(sp.bmat([[None, B], [T, None]], format="csr"), directed=False)
+    for side, pot, mate, reach, cp_ in (("row", uu, r2c, _reached_rows(indptr, indices, r2c, c2r), comp[:m]),
+                                        ("column", vv, c2r, _reached_rows(T.indptr, T.indices, c2r, r2c), comp[m:])):
         free = reach & (mate < 0)
         held = reach & (mate >= 0)
-        if free.any() and held.any():
-            lo = pot[free].min()
-            hi = pot[held].max()
-            worst = max(worst, hi - lo)
-            if hi - lo > tol:
-                a = int(np.flatnonzero(held & (pot == hi))[0])
-                b = int(np.flatnonzero(free & (pot == lo))[0])
-                raise AssertionError(f"matched {side} {a} has a larger potential than free {side} {b} that "
-                                     f"alternating paths connect it with: the potentials do not prove optimality")
+        if not (free.any() and held.any()):
+            continue
+        lo = np.full(ncomp, np.inf)
+        hi = np.full(ncomp, -np.inf)
+        np.minimum.at(lo, cp_[free], pot[free].astype(np.float64))
+        np.maximum.at(hi, cp_[held], pot[held].astype(np.float64))
+        both = np.isfinite(lo) & np.isfinite(hi)
+        if not both.any():
+            continue
+        j = int(np.flatnonzero(both)[np.argmax((hi - lo)[both])])
+        a = int(np.flatnonzero(held & (cp_ == j) & (pot == pot[held & (cp_ == j)].max()))[0])
+        b = int(np.flatnonzero(free & (cp_ == j) & (pot == pot[free & (cp_ == j)].min()))[0])
+        gap = pot[a] - pot[b]   # in the potentials' own type: exact for integers
+        worst = max(worst, gap)
+        if gap > tol:
+            raise AssertionError(f"matched {side} {a} has a larger potential than free {side} {b} that "
+                                 f"alternating paths connect it with: the potentials do not prove optimality")
     if not exact:
         worst = float(worst)
     else:

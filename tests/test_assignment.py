@@ -538,3 +538,19 @@ def test_property_batch_stack_against_scipy(case):
         assert np.array_equal(rows[t], scipy_lsa(C[t], maximize=maximize)[0]) or m > n
         got = C[t][rows[t], cols[t]].sum()
         assert got == ref if C.dtype.kind == "i" else close(got, ref)
+
+
+def test_partial_many_components_stays_small():
+    """5000 components of two rows competing for one column (``full=False``):
+    each keeps its cheaper row.  The dummy columns are per component (one
+    each, on its two rows): 10 000 extra entries, where one set shared by
+    every row that may stay free would take 10 000 x 5000."""
+    rng = np.random.default_rng(21)
+    k = 5000
+    w = rng.integers(1, 100, (k, 2))
+    rows = np.arange(2 * k)
+    cols = np.repeat(np.arange(k), 2)
+    A = sp.csr_matrix((w.ravel(), (rows, cols)), shape=(2 * k, k))
+    res = assignment(A, full=False)
+    assert res.size == k and res.cost == int(w.min(axis=1).sum())
+    check_assignment(A, res.row_ind, res.col_ind, res.u, res.v, full=False)

@@ -316,25 +316,29 @@ def _maximum_matching(indptr, indices, m, n, device=None):
     return np.asarray(r2c, dtype=np.int64)
 
 
-def _extended(indptr, indices, c, m, n, dummy_cols_rows, ndc, dummy_rows_cols, ndr):
-    """The CSR of ``[[C, D], [E, .]]``: `ndc` dummy columns of weight 0 on the rows
-    `dummy_cols_rows`, and `ndr` dummy rows of weight 0 on the columns `dummy_rows_cols`."""
-    counts = np.diff(indptr)
-    counts[dummy_cols_rows] += ndc
-    counts = np.concatenate([counts, np.full(ndr, dummy_rows_cols.size, dtype=np.int64)])
+def _dummies(members, comp, need):
+    """Pairs ``(member, dummy)`` linking each of `members` to the dummies of
+    its component (``need[j]`` dummies for component `j`, numbered from 0
+    component by component), and the number of dummies."""
+    first = np.zeros(need.shape[0] + 1, dtype=np.int64)
+    np.cumsum(need, out=first[1:])
+    k = need[comp[members]]
+    owner = np.repeat(members, k)
+    offs = np.arange(int(k.sum()), dtype=np.int64) - np.repeat(np.cumsum(k) - k, k)
+    return owner, first[comp[owner]] + offs, int(first[-1])
+
+
+def _extended(indptr, indices, c, m, n, dc_rows, dc_cols, ndc, dr_rows, dr_cols, ndr):
+    """The CSR of ``[[C, D], [E, .]]`` with weight 0 on the dummy entries:
+    row ``dc_rows[t]`` on dummy column ``n + dc_cols[t]`` (`ndc` of them), and
+    dummy row ``m + dr_rows[t]`` on column ``dr_cols[t]`` (`ndr` of them)."""
+    rows = np.concatenate([np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr)), dc_rows, m + dr_rows])
+    cols = np.concatenate([indices.astype(np.int64), n + dc_cols, dr_cols])
+    vals = np.concatenate([c, np.zeros(dc_rows.shape[0] + dr_rows.shape[0], dtype=c.dtype)])
+    order = np.argsort(rows, kind="stable")   # real entries first in each row, in their order
     ext_ptr = np.zeros(m + ndr + 1, dtype=np.int64)
-    np.cumsum(counts, out=ext_ptr[1:])
-    rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))
-    pos = np.arange(indices.shape[0], dtype=np.int64) - indptr[rows] + ext_ptr[rows]
-    ext_idx = np.empty(int(ext_ptr[-1]), dtype=np.int64)
-    ext_c = np.zeros(int(ext_ptr[-1]), dtype=c.dtype)
-    ext_idx[pos] = indices
-    ext_c[pos] = c
-    if ndc:
-        ext_idx[(ext_ptr[dummy_cols_rows + 1] - ndc)[:, None] + np.arange(ndc)] = n + np.arange(ndc)
-    if ndr:
-        ext_idx[ext_ptr[m]:] = np.tile(dummy_rows_cols, ndr)
-    return ext_ptr, ext_idx, ext_c
+    np.cumsum(np.bincount(rows, minlength=m + ndr), out=ext_ptr[1:])
+    return ext_ptr, cols[order], vals[order]
 
 
 def _solve_min(indptr, indices, c, m, n, full, what, engine="numba", stats=None):
@@ -364,23 +368,36 @@ def _solve_min(indptr, indices, c, m, n, full, what, engine="numba", stats=None)
         return x, _row_potentials(indptr, indices, c, x, v), v, 0
     if full:
         raise ValueError(what)
-    # Every maximum matching leaves m - k rows and n - k columns free, among
-    # the rows (columns) that alternating paths of x0 reach from its free
-    # rows (columns).  Those rows get m - k dummy columns of weight 0, and,
-    # when it costs at most about nnz more entries, those columns get n - k
-    # dummy rows (a square problem, which the auction prices speed up).
-    # Every full matching of the extension holds exactly k real pairs, a
-    # maximum matching, and the cheapest one the cheapest of them.
+    # Every maximum matching leaves m_j - k_j rows and n_j - k_j columns free
+    # in each connected component j (k_j: x0's pairs there), among the rows
+    # (columns) that alternating paths of x0 reach from its free rows
+    # (columns).  Those rows get their component's m_j - k_j dummy columns of
+    # weight 0, and, when it costs at most about nnz more entries, those
+    # columns get its n_j - k_j dummy rows (a square problem, which the
+    # auction prices speed up).  Every full matching of the extension holds
+    # exactly k real pairs, a maximum matching, and the cheapest one the
+    # cheapest of them.  (Per component, the dummies cost the sum of
+    # |free-able rows_j| x (m_j - k_j) entries, not |free-able rows| x (m - k):
+    # a tracking problem's many small components stay small.)
     y0 = np.full(n, -1, dtype=np.int64)
     y0[x0[x0 >= 0]] = np.flatnonzero(x0 >= 0)
     zr = np.flatnonzero(_cpu.alternating_reach(indptr, indices, m, x0, y0, np.flatnonzero(x0 < 0)))
-    T = sp.csr_matrix((np.ones(indices.shape[0], dtype=np.int8), indices, indptr), shape=(m, n)).T.tocsr()
+    B = sp.csr_matrix((np.ones(indices.shape[0], dtype=np.int8), indices, indptr), shape=(m, n))
+    T = B.T.tocsr()
     zc = np.flatnonzero(_cpu.alternating_reach(T.indptr.astype(np.int64), T.indices, n, y0, x0,
                                                np.flatnonzero(y0 < 0)))
-    ndc, ndr = m - k, n - k
-    if ndr * zc.size > indices.shape[0] + m:
+    from scipy.sparse.csgraph import connected_components
+
+    ncomp, comp = connected_components(sp.bmat([[None, B], [T, None]], format="csr"), directed=False)
+    comp_r, comp_c = comp[:m].astype(np.int64), comp[m:].astype(np.int64)
+    need_c = np.bincount(comp_r[x0 < 0], minlength=ncomp)    # m_j - k_j
+    need_r = np.bincount(comp_c[y0 < 0], minlength=ncomp)    # n_j - k_j
+    dc_rows, dc_cols, ndc = _dummies(zr, comp_r, need_c)
+    dr_cols, dr_rows, ndr = _dummies(zc, comp_c, need_r)
+    if dr_cols.shape[0] > indices.shape[0] + m:
+        dr_cols = dr_rows = np.zeros(0, dtype=np.int64)
         ndr = 0
-    ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, zr, ndc, zc, ndr)
+    ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, dc_rows, dc_cols, ndc, dr_rows, dr_cols, ndr)
     x, y, v, status, st = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False, engine)
     if stats is not None and isinstance(st, dict):
         stats.update(st)
@@ -811,8 +828,8 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     * ``r_ij >= 0`` on every entry and ``r_ij = 0`` on every matched one;
     * among the columns that some maximum matching leaves free (those that
       alternating paths reach from a free column), every free column's
-      ``v`` is at least every matched column's ``v``; the same for rows
-      and ``u``.
+      ``v`` is at least every matched column's ``v`` of its connected
+      component; the same for rows and ``u``.
 
     Then any matching ``M'`` of the same size costs at least
     ``sum(u over its rows) + sum(v over its columns)``, which the second
@@ -833,11 +850,13 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     (gpumatch's unweighted engine); it need not be of least weight.  The
     rows that some maximum matching leaves free are those its alternating
     paths reach from its free rows, and the same for columns.  Each such
-    row gets ``m - k`` extra columns of weight 0, and, when that adds at
-    most about ``nnz`` entries, each such column ``n - k`` extra rows of
-    weight 0 (a square problem, which the auction prices speed up).  A full
-    matching of the extended matrix holds exactly ``k`` real pairs, and the
-    cheapest one the cheapest maximum matching; one solve finds it.
+    row gets ``m_j - k_j`` extra columns of weight 0, those of its connected
+    component ``j`` (``m_j`` rows, ``k_j`` of them matched), and, when that
+    adds at most about ``nnz`` entries, each such column ``n_j - k_j`` extra
+    rows of weight 0 (a square problem, which the auction prices speed up).
+    A full matching of the extended matrix holds exactly ``k`` real pairs,
+    and the cheapest one the cheapest maximum matching; one solve finds it.
+    Many small components (tracking) keep the extension small.
 
     References
     ----------
