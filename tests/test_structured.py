@@ -335,3 +335,25 @@ def test_relabel_cap_and_walks_hand_over(backend, monkeypatch):
     st = res.stats
     assert st["finished_by"] == "host" and "device walks: a global relabel passed" in st["switch_reason"], st
     assert st["walk_relabels"] >= 1
+
+
+def test_reach_look_in_slices_counts_alike(monkeypatch):
+    """:func:`unreached` and :func:`fill_lower_bounds` work in slices (their
+    masks are temporaries): slices of 7 vertices give what one slice gives."""
+    from gpumatch.matching import _kernels_numpy
+
+    A = G.banded(1000, 1)
+    st = _relabel_state(A, "numpy", unmatch=(3, 500, 997))
+    st.psi_col[...] = st.inf
+    st.psi_col[::3] = 5
+    st.psi_row[...] = st.inf
+    st.psi_row[::2] = 4
+    ref = _kernels_numpy.unreached(st)
+    a = _relabel_state(A, "numpy", unmatch=(3, 500, 997))
+    a.psi_col[...], a.psi_row[...] = st.psi_col, st.psi_row
+    _kernels_numpy.fill_lower_bounds(st, 9)
+    monkeypatch.setattr(_kernels_numpy, "REACH_SLICE", 7)
+    assert _kernels_numpy.unreached(a) == ref == 2   # free columns 500 and 997 (column 3 has a label)
+    _kernels_numpy.fill_lower_bounds(a, 9)
+    np.testing.assert_array_equal(a.psi_row, st.psi_row)
+    np.testing.assert_array_equal(a.psi_col, st.psi_col)

@@ -49,12 +49,21 @@ def next_check(step):
     return step + max(REACH_CHECK, step // 4)
 
 
+#: Vertices per slice of :func:`unreached` and :func:`fill_lower_bounds`:
+#: their masks are temporaries, kept to a few tens of MB on any graph.
+REACH_SLICE = 1 << 24
+
+
 def unreached(st):
     """Free columns with entries that the running BFS has not labelled (either
     backend's arrays): 0 means every augmenting path's free end has its
     exact label, so the BFS can stop."""
-    has = st.cptr[1:] > st.cptr[:-1]   # (not cached: the dynamic solver re-points the state's arrays)
-    return int(st.xp.count_nonzero((st.mu_col < 0) & has & (st.psi_col >= st.inf)))
+    total = 0
+    for a in range(0, st.n, REACH_SLICE):
+        b = min(st.n, a + REACH_SLICE)
+        has = st.cptr[a + 1:b + 1] > st.cptr[a:b]   # (not cached: the dynamic solver re-points the state's arrays)
+        total += int(st.xp.count_nonzero((st.mu_col[a:b] < 0) & has & (st.psi_col[a:b] >= st.inf)))
+    return total
 
 
 def fill_lower_bounds(st, step):
@@ -66,9 +75,12 @@ def fill_lower_bounds(st, step):
     :func:`unreached`), so no new active column appears."""
     xp = st.xp
     inf = st.inf
-    pr, pc = st.psi_row, st.psi_col
-    pr[...] = xp.where(pr >= inf, pr.dtype.type(2 * step + 2), pr)
-    pc[...] = xp.where((pc >= inf) & (st.mu_col >= 0), pc.dtype.type(2 * step + 1), pc)
+    for a in range(0, st.m, REACH_SLICE):
+        pr = st.psi_row[a:a + REACH_SLICE]
+        pr[...] = xp.where(pr >= inf, pr.dtype.type(2 * step + 2), pr)
+    for a in range(0, st.n, REACH_SLICE):
+        pc = st.psi_col[a:a + REACH_SLICE]
+        pc[...] = xp.where((pc >= inf) & (st.mu_col[a:a + REACH_SLICE] >= 0), pc.dtype.type(2 * step + 1), pc)
 
 
 def _expand(ptr, verts):
