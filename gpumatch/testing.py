@@ -865,17 +865,24 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
         held = reach & (mate >= 0)
         if not (free.any() and held.any()):
             continue
-        lo = np.full(ncomp, np.inf)
-        hi = np.full(ncomp, -np.inf)
-        np.minimum.at(lo, cp_[free], pot[free].astype(np.float64))
-        np.maximum.at(hi, cp_[held], pot[held].astype(np.float64))
-        both = np.isfinite(lo) & np.isfinite(hi)
+        # per component, in the potentials' own type (exact for integers): the least free, the largest held
+        has_lo = np.zeros(ncomp, dtype=bool)
+        has_hi = np.zeros(ncomp, dtype=bool)
+        has_lo[cp_[free]] = True
+        has_hi[cp_[held]] = True
+        both = has_lo & has_hi
         if not both.any():
             continue
-        j = int(np.flatnonzero(both)[np.argmax((hi - lo)[both])])
-        a = int(np.flatnonzero(held & (cp_ == j) & (pot == pot[held & (cp_ == j)].max()))[0])
-        b = int(np.flatnonzero(free & (cp_ == j) & (pot == pot[free & (cp_ == j)].min()))[0])
-        gap = pot[a] - pot[b]   # in the potentials' own type: exact for integers
+        big = np.iinfo(pot.dtype).max if pot.dtype.kind in "iu" else np.inf
+        lo = np.full(ncomp, big, dtype=pot.dtype)
+        hi = np.full(ncomp, -big, dtype=pot.dtype)
+        np.minimum.at(lo, cp_[free], pot[free])
+        np.maximum.at(hi, cp_[held], pot[held])
+        cand = np.flatnonzero(both)
+        j = int(cand[np.argmax(hi[cand] - lo[cand])])
+        a = int(np.flatnonzero(held & (cp_ == j) & (pot == hi[j]))[0])
+        b = int(np.flatnonzero(free & (cp_ == j) & (pot == lo[j]))[0])
+        gap = pot[a] - pot[b]
         worst = max(worst, gap)
         if gap > tol:
             raise AssertionError(f"matched {side} {a} has a larger potential than free {side} {b} that "
