@@ -24,34 +24,9 @@ from gpumatch import AssignmentResult, assignment, linear_sum_assignment, min_we
 from gpumatch.lap import api
 from gpumatch.testing import check_assignment
 
+from _lap_common import close, random_sparse, scipy_cost
+
 pytest.importorskip("numba")
-
-
-def random_sparse(rng, m, n, density, *, kind="int", perm=False):
-    """m x n CSR with integer weights 1..99 (or floats), optionally a full matching planted."""
-    nnz = int(density * m * n)
-    rows = rng.integers(0, m, nnz)
-    cols = rng.integers(0, n, nnz)
-    if perm:
-        k = min(m, n)
-        rows = np.concatenate([rows, rng.permutation(m)[:k]])
-        cols = np.concatenate([cols, rng.permutation(n)[:k]])
-    w = rng.integers(1, 100, rows.size) if kind == "int" else rng.uniform(0.5, 100.0, rows.size)
-    A = sp.coo_matrix((w, (rows, cols)), shape=(m, n)).tocsr()
-    A.sum_duplicates()
-    return A
-
-
-def scipy_cost(A, maximize=False):
-    try:
-        r, c = scipy_mwfbm(A, maximize=maximize)
-    except ValueError:
-        return None
-    return A[r, c].sum()
-
-
-def close(a, b):
-    return abs(a - b) <= 1e-9 * max(1.0, abs(a), abs(b))
 
 
 # ---------------------------------------------------------------------------

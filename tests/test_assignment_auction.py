@@ -14,12 +14,13 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 from scipy.optimize import linear_sum_assignment as scipy_lsa
-from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
 
 from gpumatch import _backend, assignment, linear_sum_assignment, min_weight_full_bipartite_matching
 from gpumatch.lap import _driver
 from gpumatch.lap import _kernels_numpy as twins
 from gpumatch.testing import check_assignment
+
+from _lap_common import close, random_sparse, scipy_cost  # noqa: E402
 
 pytest.importorskip("numba")
 
@@ -29,32 +30,6 @@ ENGINES = ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)]
 @pytest.fixture(params=ENGINES)
 def engine(request):
     return request.param
-
-
-def random_sparse(rng, m, n, density, *, kind="int", perm=False, high=100):
-    nnz = int(density * m * n)
-    rows = rng.integers(0, m, nnz)
-    cols = rng.integers(0, n, nnz)
-    if perm:
-        k = min(m, n)
-        rows = np.concatenate([rows, rng.permutation(m)[:k]])
-        cols = np.concatenate([cols, rng.permutation(n)[:k]])
-    w = rng.integers(1, high, rows.size) if kind == "int" else rng.uniform(0.5, 100.0, rows.size)
-    A = sp.coo_matrix((w, (rows, cols)), shape=(m, n)).tocsr()
-    A.sum_duplicates()
-    return A
-
-
-def scipy_cost(A, maximize=False):
-    try:
-        r, c = scipy_mwfbm(A, maximize=maximize)
-    except ValueError:
-        return None
-    return A[r, c].sum()
-
-
-def close(a, b, rel=1e-9):
-    return abs(a - b) <= rel * max(1.0, abs(a), abs(b))
 
 
 def on(engine, a):

@@ -23,32 +23,20 @@ import gpumatch
 from gpumatch import batch
 from gpumatch.lap import _batch_cpu
 
+from _lap_common import random_sparse  # noqa: E402
+
 pytest.importorskip("numba")
 
 CPU_BACKENDS = ["auto", "numba", "numpy"]
 
 
-def weighted(rng, m, n, density, *, kind="int", full=True):
-    """m x n CSR, weights 1..99 (or floats); `full`: a full matching planted."""
-    nnz = int(density * m * n)
-    rows, cols = rng.integers(0, m, nnz), rng.integers(0, n, nnz)
-    if full:
-        k = min(m, n)
-        rows = np.concatenate([rows, rng.permutation(m)[:k]])
-        cols = np.concatenate([cols, rng.permutation(n)[:k]])
-    w = rng.integers(1, 100, rows.size) if kind == "int" else rng.uniform(0.5, 100.0, rows.size)
-    A = sp.coo_matrix((w, (rows, cols)), shape=(m, n)).tocsr()
-    A.sum_duplicates()
-    return A
-
-
 def sparse_inputs():
     rng = np.random.default_rng(64)
-    gs = [weighted(rng, int(rng.integers(1, 15)), int(rng.integers(1, 15)), 0.3,
-                   kind="float" if i % 3 == 0 else "int") for i in range(30)]
+    gs = [random_sparse(rng, int(rng.integers(1, 15)), int(rng.integers(1, 15)), 0.3, perm=True,
+                          kind="float" if i % 3 == 0 else "int") for i in range(30)]
     gs += [sp.csr_matrix((0, 4)), sp.csr_matrix((3, 0)), sp.csr_matrix((0, 0))]
-    gs.append(weighted(rng, 9, 6, 0.4).tocsc())
-    gs.append(sp.csr_array(weighted(rng, 5, 8, 0.4)).tocoo())
+    gs.append(random_sparse(rng, 9, 6, 0.4, perm=True).tocsc())
+    gs.append(sp.csr_array(random_sparse(rng, 5, 8, 0.4, perm=True)).tocoo())
     gs.append(sp.csr_matrix(np.array([[True, False], [True, True]])))
     return gs
 
@@ -91,7 +79,7 @@ def test_sparse_batch_packs_small_problems(monkeypatch):
 
     monkeypatch.setattr(gpumatch.lap.api, "min_weight_full_bipartite_matching", spy)
     rng = np.random.default_rng(1)
-    gs = [weighted(rng, 12, 9, 0.4) for _ in range(20)] + [weighted(rng, 5, 7, 0.5, kind="float")]
+    gs = [random_sparse(rng, 12, 9, 0.4, perm=True) for _ in range(20)] + [random_sparse(rng, 5, 7, 0.5, kind="float", perm=True)]
     got = batch.min_weight_full_bipartite_matching(gs)
     # the options check on a 1x1 graph, one pack of the integer problems
     # (transposed to 9 x 12 each), one of the float one alone
@@ -105,7 +93,7 @@ def test_sparse_batch_packs_small_problems(monkeypatch):
 
 def test_sparse_batch_infeasible_problem_is_named():
     rng = np.random.default_rng(2)
-    gs = [weighted(rng, 6, 6, 0.4) for _ in range(8)]
+    gs = [random_sparse(rng, 6, 6, 0.4, perm=True) for _ in range(8)]
     gs[5] = sp.csr_matrix(np.array([[1, 0], [2, 0]]))                 # both rows only have column 0
     gs[6] = sp.csr_matrix(np.array([[1.0, np.nan], [2.0, 3.0]]))
     with pytest.raises(ValueError, match=r"^problem 5: no full matching exists") as info:
@@ -143,7 +131,7 @@ def test_sparse_batch_files_and_options(tmp_path):
     from gpumatch.io import write_matrix_market
 
     rng = np.random.default_rng(3)
-    A = weighted(rng, 7, 7, 0.4)
+    A = random_sparse(rng, 7, 7, 0.4, perm=True)
     write_matrix_market(tmp_path / "a.mtx", A)
     got = batch.min_weight_full_bipartite_matching([str(tmp_path / "a.mtx"), A])
     assert got[0][1].tolist() == got[1][1].tolist() or np.isclose(A[got[0]].sum(), A[got[1]].sum())
