@@ -30,23 +30,12 @@ import statistics
 import time
 
 import numpy as np
-import scipy.sparse as sp
+
+from bench_assignment import random_instance   # the same inputs as the CPU benchmark (this folder is on sys.path)
 
 #: The issue's targets (seconds) on one H200.
 TARGETS = {("sparse", 100_000): 0.09, ("sparse", 1_000_000): 1.0, ("dense", 5000): 0.2,
            ("batch", (16, 300)): 0.002, ("batch", (1000, 100)): 0.010}
-
-
-def random_instance(n: int, per_row: int = 10, seed: int = 0) -> sp.csr_matrix:
-    """``n x n`` CSR: ``per_row * n`` random entries plus a random permutation's, weights 1..999."""
-    rng = np.random.default_rng(seed)
-    rows = np.concatenate([rng.integers(0, n, per_row * n), np.arange(n)])
-    cols = np.concatenate([rng.integers(0, n, per_row * n), rng.permutation(n)])
-    w = rng.integers(1, 1000, rows.size)
-    A = sp.coo_matrix((w, (rows, cols)), shape=(n, n)).tocsr()
-    A.sum_duplicates()
-    A.data = np.minimum(A.data, 999)
-    return A
 
 
 def timed(fn, repeat: int):
