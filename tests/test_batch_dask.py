@@ -78,10 +78,10 @@ def test_errors_through_workers(client):
 def test_assignment_through_workers(client):
     from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwfbm
 
-    from test_batch_assignment import weighted
+    from _lap_common import random_sparse
 
     rng = np.random.default_rng(64)
-    gs = [weighted(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)), 0.3) for _ in range(30)]
+    gs = [random_sparse(rng, int(rng.integers(2, 30)), int(rng.integers(2, 30)), 0.3, perm=True) for _ in range(30)]
     gs[4] = sp.csr_matrix(np.array([[1, 0], [2, 0]]))                 # no full matching
     futs = client.scatter(gs[:3])
     got = batch.min_weight_full_bipartite_matching(futs + gs[3:], client=client, errors="return", pack_edges=500)
