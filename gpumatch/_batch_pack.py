@@ -24,6 +24,7 @@ from . import matching as _matching
 from ._validation import CSRGraph, index_dtype_for
 from .csr import segment_owner
 from .flow._maxflow import MaximumFlowResult
+from .lap import _solve
 from .lap import api as _lap
 
 _I64_MAX = int(np.iinfo(np.int64).max)
@@ -164,7 +165,7 @@ def _pack_assignment(problems, backend):
     """Solve validated assignment problems as one; ``(row_ind, col_ind)`` per problem, in order.
 
     `problems`: ``(indptr, indices, cost, (m, n), cupy_out)`` as
-    :func:`gpumatch.lap.api._sparse_problem` gives them (canonical CSR, in
+    :func:`gpumatch.lap._problems._sparse_problem` gives them (canonical CSR, in
     minimisation form, zeros and forbidden pairs dropped).  A problem with
     more rows than columns is transposed, so every block has ``m_i <= n_i``
     and the block-diagonal matrix of the pack has no more rows than
@@ -187,7 +188,7 @@ def _pack_assignment(problems, backend):
             indptr, indices, c, (m, n), _ = problems[k]
             flip = m > n
             if flip:
-                indptr, indices, c = _lap._transpose(indptr, indices, c, m, n)
+                indptr, indices, c = _solve._transpose(indptr, indices, c, m, n)
                 m, n = n, m
             blocks.append((np.asarray(indptr, dtype=np.int64), indices, c, m, n, flip))
         roff = _offsets([b[3] for b in blocks])

@@ -24,6 +24,7 @@ from . import matching as _matching
 from ._batch_pack import _fast_graphs, _pack_assignment, _pack_flow, _pack_matching
 from ._validation import as_csr_graph, check_option
 from .flow._maxflow import _capacity_graph, _check_terminals
+from .lap import _problems
 from .lap import api as _lap
 
 #: Default size budget of a pack, by the backend that runs it: stored entries
@@ -355,7 +356,7 @@ def _solve_assignment_pack(members, indices, out, backend, maximize, k, where):
     for member in members:
         slot, obj, _, _, path = member
         try:
-            indptr, idx, c, shape, cupy_out, _ = _lap._sparse_problem(obj, maximize)
+            indptr, idx, c, shape, cupy_out, _ = _problems._sparse_problem(obj, maximize)
         except Exception as exc:
             out[slot] = _indexed(exc, indices[slot], path)
             continue

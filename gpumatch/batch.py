@@ -100,6 +100,7 @@ from ._batch_plan import (PACK_ALONE, PACK_EDGES, PROGRESS_MIN, _alone_at, _as_l
                           _first_error, _flow_item, _plan, _progress_bar, _solve_chunk)
 from ._validation import check_option
 from .lap import _batch_cpu
+from .lap import _problems
 from .lap import api as _lap
 
 __all__ = ["maximum_bipartite_matching", "maximum_flow", "min_weight_full_bipartite_matching",
@@ -490,14 +491,7 @@ def linear_sum_assignment(cost_matrices, maximize=False, *, errors="raise", prog
 
 def _dense_item(item):
     """A list item of :func:`linear_sum_assignment` as int64 or float64, and whether it was CuPy."""
-    if sp.issparse(item) or _backend.is_cupy_sparse(item):
-        raise ValueError("cost_matrix must be a dense array; for sparse input use "
-                         "gpumatch.batch.min_weight_full_bipartite_matching")
-    cupy_out = _backend.is_cupy_array(item)
-    a = np.asarray(_backend.to_numpy(item) if cupy_out else item)
-    if a.ndim != 2:
-        raise ValueError(f"expected a matrix (2-D array), got a {a.ndim} array")
-    return _lap._numeric_values(a, "cost_matrix"), cupy_out
+    return _problems._dense_matrix(item, "gpumatch.batch.min_weight_full_bipartite_matching")
 
 
 def _lsa_stack(cost_matrices, maximize, errors, progress):
@@ -509,7 +503,7 @@ def _lsa_stack(cost_matrices, maximize, errors, progress):
         raise ValueError(f"cost_matrices: expected a stack of matrices (a 3-D array of shape (k, m, n)), got a "
                          f"{a.ndim}-D array; for one matrix call gpumatch.linear_sum_assignment, and pass a "
                          "list for matrices of several shapes")
-    C = np.ascontiguousarray(_lap._numeric_values(a, "cost_matrices"))
+    C = np.ascontiguousarray(_problems._numeric_values(a, "cost_matrices"))
     k = C.shape[0]
     bar = _progress_bar(progress, k, "assignment")
     try:

@@ -756,7 +756,7 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
     """
     import warnings
 
-    from .lap import api as _asg
+    from .lap import _problems, _solve
 
     if (u is None) != (v is None):
         raise ValueError("give both potentials u and v, or neither")
@@ -764,9 +764,9 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", UserWarning)    # the solvers' explicit-zero warning
         if sp.issparse(A) or _backend.is_cupy_sparse(A):
-            indptr, indices, c, (m, n), _, _ = _asg._sparse_problem(A, maximize, name="A")
+            indptr, indices, c, (m, n), _, _ = _problems._sparse_problem(A, maximize, name="A")
         else:
-            indptr, indices, c, (m, n), _, _, _ = _asg._dense_problem(A, maximize)
+            indptr, indices, c, (m, n), _, _, _ = _problems._dense_problem(A, maximize)
     rows = _host_vector(row_ind, "row_ind")
     cols = _host_vector(col_ind, "col_ind")
     for arr, what in ((rows, "row_ind"), (cols, "col_ind")):
@@ -801,7 +801,7 @@ def check_assignment(A: SparseMatrix | npt.ArrayLike, row_ind: IndexLike, col_in
     if not full:
         _konig(as_csr_graph((indptr, indices, (m, n)), "numpy", name="A"), r2c, c2r)
     vals = c[at] if size else c[:0]
-    cost = _asg._exact_sum(vals)
+    cost = _solve._exact_sum(vals)
     if maximize:
         cost = -cost
     is_int = c.dtype.kind == "i"

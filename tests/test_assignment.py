@@ -21,7 +21,7 @@ from scipy.sparse.csgraph import min_weight_full_bipartite_matching as scipy_mwf
 
 import gpumatch
 from gpumatch import AssignmentResult, assignment, linear_sum_assignment, min_weight_full_bipartite_matching
-from gpumatch.lap import api
+from gpumatch.lap import _solve
 from gpumatch.testing import check_assignment
 
 from _lap_common import close, random_sparse, scipy_cost
@@ -467,7 +467,7 @@ def test_property_integers_near_the_int32_bound(m, n, offset, data):
                               min_size=m * n, max_size=m * n))
     C = np.array(vals, dtype=np.int64).reshape(m, n)
     A = sp.csr_matrix(C + edge + 1)                     # positive: every entry is an edge
-    assert (api._narrowed(A.data, k).dtype == np.int32) == (int(A.data.max()) * (4 * k + 8) < 2 ** 30)
+    assert (_solve._narrowed(A.data, k).dtype == np.int32) == (int(A.data.max()) * (4 * k + 8) < 2 ** 30)
     maximize = data.draw(st.booleans())
     ref = scipy_cost(A, maximize)
     res = assignment(A, maximize)

@@ -130,7 +130,7 @@ def solve_stack(C, maximize, *, threads=None, chunk=None, progress=None):
     idx_t = np.int32 if n <= np.iinfo(np.int32).max else np.int64
     full_ptr = np.arange(m + 1, dtype=np.int64) * n
     full_idx = np.tile(np.arange(n, dtype=idx_t), m)
-    # the int64 bound of a single problem (gpumatch.lap.api._INT_BOUND): max|c| * (4 m + 8) < 2**62
+    # the int64 bound of a single problem (gpumatch.lap._checks.INT_BOUND): max|c| * (4 m + 8) < 2**62
     limit = np.int64((2 ** 62 - 1) // (4 * m + 8))
     nt = int(numba.get_num_threads()) if threads is None else max(1, int(threads))
     if K * M * N < PARALLEL_MIN_WORK:

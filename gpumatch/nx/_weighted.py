@@ -35,7 +35,7 @@ from __future__ import annotations
 import networkx as nx
 import numpy as np
 
-from ..lap import api as _lap
+from ..lap import _checks, _solve
 from ._flow import solver_backend
 from ._graph import declined
 from ._matching import _Bipartite, _colouring
@@ -108,11 +108,11 @@ def minimum_weight_full_matching(G, top_nodes=None, weight="weight"):
     elif w.size:
         k = min(m, n)
         big = max(-int(w.min()), int(w.max()))
-        if big * (4 * k + 8) >= _lap._INT_BOUND:   # past int64's exact range: float64, as NetworkX
+        if big * (4 * k + 8) >= _checks.INT_BOUND:   # past int64's exact range: float64, as NetworkX
             w = w.astype(np.float64)
     if extra:                            # top nodes that are not in G: rows without edges
         indptr = np.concatenate([indptr, np.full(extra, indptr[-1], dtype=indptr.dtype)])
-    rows, cols, _, _, _, _ = _lap._solve(np.asarray(indptr, dtype=np.int64), indices, w, (m, n), True,
+    rows, cols, _, _, _, _ = _solve._solve(np.asarray(indptr, dtype=np.int64), indices, w, (m, n), True,
                                          "cost matrix is infeasible")
     labels = G.labels
     left = labels[bip.row_nodes[rows]].tolist()
