@@ -257,14 +257,38 @@ def _row_potentials(indptr, indices, c, x, v):
     return _cpu.matched_costs(indptr, indices, c, x) - v[x]
 
 
+def _whole(c, k):
+    """Float weights `c` as int64 when every one is a whole number that the
+    integer engines solve exactly for a matching of `k` pairs (the bound of
+    :func:`gpumatch.lap._checks.check_int_range`, and at most ``2**53``),
+    else None.  SciPy and cupyx matrices often carry integer weights as
+    floats; solved as integers they are exact, and the GPU auction needs
+    about half its phases (its float phases run down to ``2**-40`` of the
+    cost range, the integer ones to 1)."""
+    if c.dtype.kind != "f" or c.size == 0:
+        return None
+    big = float(np.abs(c).max())
+    if big > 2.0 ** 53 or big * (4 * k + 8) >= _INT_BOUND:
+        return None
+    if not np.array_equal(c, np.trunc(c)):
+        return None
+    return c.astype(np.int64)
+
+
 def _solve(indptr, indices, c, shape, full, what, dense=None, engine="numba", stats=None):
     """Rows and columns of the optimum, potentials, and whether the engine ran transposed.
 
     `dense`: the 2-D matrix of a dense input, whose full solves run the
     dense searches of :func:`gpumatch.lap._cpu.solve_dense` (``"numba"``)
     or the dense auction (``"cupy"``, ``"numpy"``).  `stats`: a dict that
-    gets the engine's statistics."""
+    gets the engine's statistics.  Whole-valued float weights of a sparse
+    input are solved as integers (:func:`_whole`); the potentials come back
+    as floats."""
     m, n = shape
+    ci = _whole(c, min(m, n) if full else m + n) if dense is None else None
+    if ci is not None:
+        rows, cols, u, v, transposed, nfree = _solve(indptr, indices, ci, shape, full, what, None, engine, stats)
+        return rows, cols, u.astype(c.dtype), v.astype(c.dtype), transposed, nfree
     if c.dtype.kind == "i":   # full=False may solve an extension of up to m + n rows
         _check_int_range(c, min(m, n) if full else m + n, "weights")
     transposed = m > n

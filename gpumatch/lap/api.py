@@ -458,7 +458,9 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     weights the engine's arithmetic rounds: the reduced costs hold to a
     tolerance of about ``1e-9 * max(1, max|c|, max|u|, max|v|)`` in
     practice (the default of ``check_assignment``), and the cost equals
-    scipy's to the same relative tolerance.
+    scipy's to the same relative tolerance.  Float weights that are all
+    whole numbers (sparse input, as cupyx matrices must carry integers) are
+    solved as integers, exactly.
 
     **``full=False``.**  A maximum matching of size ``k`` comes first
     (gpumatch's unweighted engine); it need not be of least weight.  The
