@@ -135,6 +135,29 @@ def test_large_integer_weights_are_exact(engine):
     assert isinstance(res.cost, int)
 
 
+@pytest.mark.parametrize("maximize", [False, True])
+@pytest.mark.parametrize("engine", ["numba"] + ENGINES)
+def test_whole_float_weights_are_solved_as_integers(engine, maximize):
+    # integer weights as float64 (all a cupyx matrix can hold) run the exact
+    # integer auction: the potentials are whole numbers, the reduced costs
+    # hold with no tolerance, and the answer equals the int64 input's
+    rng = np.random.default_rng(11)
+    A = random_sparse(rng, 40, 40, 0.15, perm=True, high=1000)
+    Af = A.astype(np.float64)
+    ref = assignment(A, maximize, backend=engine)
+    res = assignment(on(engine, Af), maximize, backend=engine)
+    u, v = host(res.u), host(res.v)
+    assert u.dtype == v.dtype == np.float64 and isinstance(res.cost, float)
+    assert res.cost == ref.cost == scipy_cost(A, maximize)
+    assert np.array_equal(u, np.round(u)) and np.array_equal(v, np.round(v))
+    check_assignment(A, host(res.row_ind), host(res.col_ind), u.astype(np.int64), v.astype(np.int64),
+                     maximize=maximize, expected_cost=ref.cost)
+    # one fractional weight: the float engine, to its tolerance
+    Af.data[0] += 0.5
+    res = assignment(on(engine, Af), maximize, backend=engine)
+    assert close(res.cost, scipy_cost(Af, maximize))
+
+
 def test_inputs_not_mutated(engine):
     rng = np.random.default_rng(6)
     A = random_sparse(rng, 20, 25, 0.3, kind="float", perm=True).tocoo()
@@ -348,6 +371,47 @@ def test_gpu_rounds_equal_the_twin(kind):
     out = {e: _driver.run_phases(_state(e, A, kind), ks[e], _driver.SPARSE_SCHEDULE) for e in ("numpy",)}
     st2 = _state("cupy", A, kind)
     assert _driver.run_phases(st2, gk, _driver.SPARSE_SCHEDULE) == out["numpy"]   # the same outcome (status)
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["i", "f"])
+@pytest.mark.parametrize("sweeps", [256, 2])
+def test_gpu_cooperative_update_equals_a_launch_per_sweep(kind, sweeps):
+    """The global price update in one cooperative launch gives the prices
+    (and the applied / dropped outcome) of the launch-per-sweep kernels and
+    of the NumPy twin; with 2 sweeps the update does not converge and
+    changes nothing."""
+    import types
+
+    from gpumatch.lap import _kernels_cuda as gk
+
+    rng = np.random.default_rng(17)
+    A = random_sparse(rng, 300, 320, 10 / 300, perm=True, kind="int" if kind == "i" else "float", high=1000)
+    per_sweep = types.SimpleNamespace(**{name: getattr(gk, name) for name in gk.__all__})
+    per_sweep.update = lambda *args: None          # as on a device without cooperative launches
+    sched = _driver.Schedule(levels=16, sweeps=sweeps)
+    sts = {"coop": _state("cupy", A, kind), "per_sweep": _state("cupy", A, kind), "twin": _state("numpy", A, kind)}
+    ks = {"coop": gk, "per_sweep": per_sweep, "twin": twins}
+    eps = sts["twin"].eps0 // 8 if kind == "i" else sts["twin"].eps0 / 8
+    applied = {}
+    for e, st in sts.items():
+        st.counts[0] = 0
+        ks[e].refresh(st, eps, 0)
+        for r in range(10):
+            ks[e].bid(st, eps, r)
+            ks[e].resolve(st, r)
+        v0 = host(st.v).copy()
+        applied[e] = _driver.global_update(st, ks[e], eps, sched)
+        assert applied[e] or np.array_equal(host(st.v), v0)
+    # the same Jacobi sweeps: the same count, whoever runs them (the launch
+    # per sweep reads the flag every few sweeps)
+    assert applied["coop"] == applied["twin"] and bool(applied["per_sweep"]) == bool(applied["twin"])
+    assert bool(applied["twin"]) == (sweeps == 256)
+    for e in ("per_sweep", "twin"):
+        if kind == "i":
+            assert np.array_equal(host(sts["coop"].v), host(sts[e].v))
+        else:   # FMA contraction may differ in the last bit
+            np.testing.assert_allclose(host(sts["coop"].v), host(sts[e].v), rtol=1e-12, atol=0)
 
 
 @pytest.mark.gpu

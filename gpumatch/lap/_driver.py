@@ -32,9 +32,10 @@ the device (``rounds``), where a launch would cost more than a round.
 **Global price updates.**  Left alone, the last unassigned rows of a phase
 walk long chains of displacements in search of the few free columns (on
 random sparse inputs of 20 000 rows, 40 000 rounds in all, most of them
-with one row bidding).  Every :attr:`Schedule.update_every` rounds a
-*global price update* (Goldberg and Kennedy's for cost scaling [3]_, in
-auction form) makes every column dearer by its distance to a free column:
+with one row bidding).  Every :attr:`Schedule.update_every` rounds (or
+more: :attr:`Schedule.balance`) a *global price update* (Goldberg and Kennedy's for cost scaling [3]_, in
+auction form; on the GPU one cooperative launch, ``gpumatch_lap_update``)
+makes every column dearer by its distance to a free column:
 with ``l_ij = floor((h_ij - h_{i,x_i} + eps) / eps)`` (>= 0 by
 eps-complementary slackness) on the entries of each assigned row, the
 distances ``d`` (0 on free columns, capped at :attr:`Schedule.levels`) are
@@ -141,6 +142,12 @@ class Schedule:
     sweeps_per_read : int
         Sweeps launched between two reads of the change flag (a sweep after
         convergence changes nothing).
+    balance : int
+        After an update of ``s`` sweeps (``sweeps`` when it did not
+        converge), the next one comes after at least ``balance * s`` rounds
+        (and ``update_every``): a sweep costs about as much as a round of the
+        looping block, so the updates take at most about ``1 / (1 +
+        balance)`` of the time, however deep the alternating paths are.
     """
 
     early: float = 0.0
@@ -154,12 +161,18 @@ class Schedule:
     levels: int = 16
     sweeps: int = 256
     sweeps_per_read: int = 4
+    balance: int = 0
 
 
-#: Sparse input: every phase to its end, a global price update every 32
-#: rounds, one looping block once at most 2048 rows bid.
+#: Sparse input: every phase to its end, a global price update every 128
+#: rounds or six times the sweeps of the last one, one looping block once
+#: at most 2048 rows bid.  (Random sparse 100k x 100k, degree 3 and 10,
+#: integer and fractional weights, H200: an update every 32 rounds made the
+#: updates 80-90 % of the time; every 512 rounds, 4-5x faster in all; at
+#: about 80 sweeps an update, twice as many rounds as sweeps was 10-20 %
+#: slower than 512.)
 SPARSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=2048, loop_rounds=4096,
-                           update_every=32)
+                           update_every=128, balance=6)
 #: Dense input: the same, one looping block once at most 64 rows bid (a
 #: warp per row).
 DENSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=64, loop_rounds=8192,
@@ -297,16 +310,21 @@ def _counts(st):
     return _backend.to_numpy(st.counts).tolist()
 
 
-def global_update(st, k, eps, sched: Schedule) -> bool:
+def global_update(st, k, eps, sched: Schedule) -> int:
     """A global price update: distances (in units of `eps`, at most
     :attr:`Schedule.levels`) from every column to a free column along
     alternating paths, by Jacobi sweeps of Bellman-Ford, then each column's
     price lowered by its distance times `eps` (Goldberg and Kennedy's global
     update of cost scaling, in auction form).  Applied only when the sweeps
-    converge within :attr:`Schedule.sweeps` (else nothing changes); True
-    when applied."""
+    converge within :attr:`Schedule.sweeps` (else nothing changes).  Returns
+    the sweeps it took when applied (a multiple of
+    :attr:`Schedule.sweeps_per_read` on a device without cooperative
+    launches), else 0."""
     lmax = sched.levels
-    k.update_start(st, lmax)
+    applied = k.update(st, eps, lmax, sched.sweeps)
+    if applied is not None:       # one launch (the GPU's cooperative kernel, or the twin)
+        return applied
+    k.update_start(st, lmax)      # a device without cooperative launches: a launch per sweep
     par = 0
     per_read = max(1, sched.sweeps_per_read)
     for t in range(sched.sweeps):
@@ -317,8 +335,8 @@ def global_update(st, k, eps, sched: Schedule) -> bool:
         par ^= 1
         if last and not _counts(st)[7]:
             k.update_apply(st, eps, par)
-            return True
-    return False
+            return t + 1
+    return 0
 
 
 def run_phases(st, k, sched: Schedule) -> int:
@@ -327,7 +345,9 @@ def run_phases(st, k, sched: Schedule) -> int:
     left: tail size or cap) or ABORT (a price passed the floor).
 
     A global price update (:func:`global_update`) runs every
-    :attr:`Schedule.update_every` rounds of a phase while rows are left."""
+    :attr:`Schedule.update_every` rounds of a phase (at least
+    :attr:`Schedule.balance` rounds per sweep of the last update) while rows
+    are left."""
     m = st.m
     eps = st.eps0
     r = 0
@@ -335,9 +355,11 @@ def run_phases(st, k, sched: Schedule) -> int:
     early_rows = int(sched.early * m)
     tail_rows = max(int(sched.tail * m), sched.tail_min) if sched.tail > 0 else 0
     every = sched.update_every
+    sweeps_total = 0
 
     def done(status, **more):
-        st.stats.update(phases=phases, rounds=rounds_total, loops=loops, updates=updates, **more)
+        st.stats.update(phases=phases, rounds=rounds_total, loops=loops, updates=updates,
+                        update_sweeps=sweeps_total, **more)
         return status
 
     while True:
@@ -370,7 +392,12 @@ def run_phases(st, k, sched: Schedule) -> int:
             if not final and (left <= early_rows or r - start >= sched.cap):
                 break
             if every and since >= every:
-                updates += global_update(st, k, eps, sched)
+                took = global_update(st, k, eps, sched)
+                updates += took > 0
+                sweeps_total += took or sched.sweeps
+                # the next update after at least `balance` rounds per sweep of this one: a
+                # sweep costs about a round, so updates take at most a share of the time
+                every = max(sched.update_every, sched.balance * (took or sched.sweeps))
                 since = 0
                 continue
             budget = sched.cap - (r - start)

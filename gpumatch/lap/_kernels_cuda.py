@@ -11,8 +11,8 @@ import numpy as np
 
 from .. import _backend, _cuda
 
-__all__ = ["refresh", "bid", "resolve", "rounds", "update_start", "update_sweep", "update_apply", "batch_dense",
-           "ROUNDS_BLOCK", "BATCH_BLOCK"]
+__all__ = ["refresh", "bid", "resolve", "rounds", "update", "update_start", "update_sweep", "update_apply",
+           "batch_dense", "ROUNDS_BLOCK", "BATCH_BLOCK", "UPDATE_BLOCKS_PER_SM"]
 
 _SRC = "lap/auction.cu"
 _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -22,6 +22,9 @@ ROUNDS_BLOCK = 1024
 #: problem size: at most 128 rows, at most 256, larger (a warp per bidding
 #: row: a few small blocks fill an SM, a large problem gets a whole SM).
 BATCH_BLOCK = (128, 256, 1024)
+#: Blocks per multiprocessor (of ``_cuda.BLOCK`` threads) of the cooperative
+#: global price update (``gpumatch_lap_update``), at most what fits at once.
+UPDATE_BLOCKS_PER_SM = 4
 
 
 def _defines(idx_dtype, kind):
@@ -29,14 +32,14 @@ def _defines(idx_dtype, kind):
             ("COST_IS_INT", 1 if kind == "i" else 0))
 
 
-def _k(st, name):
+def _k(st, name, cooperative=False):
     cache = st.extra.get("kernels")
     if cache is None:
         cache = st.extra["kernels"] = {}
     kern = cache.get(name)
     if kern is None:
         idx = st.indices.dtype if not st.dense else np.int32
-        kern = cache[name] = _cuda.get_kernel(_SRC, name, _defines(idx, st.kind))
+        kern = cache[name] = _cuda.get_kernel(_SRC, name, _defines(idx, st.kind), cooperative=cooperative)
     return kern
 
 
@@ -107,6 +110,32 @@ def rounds(st, eps, r, max_rounds, stop_at):
          _c(st, st.big), st.lists[0], st.lists[1], st.bid_delta, st.cx, st.keys, st.bidcols, st.counts,
          _c(st, st.floor), np.int64(r), np.int64(max_rounds), np.int64(stop_at), np.int64(st.m),
          np.int32(st.group)))
+
+
+def update(st, eps, lmax, sweeps):
+    """The whole global price update in one cooperative launch
+    (``gpumatch_lap_update``): the number of sweeps when applied (the last
+    one changed nothing), 0 when `sweeps` sweeps did not converge (nothing
+    changed), None where the device cannot launch it cooperatively, and
+    for dense input (the driver then runs the three kernels below: a dense
+    sweep reads the whole matrix, and the co-resident grid's fewer threads
+    made a 5000 x 5000 solve 0.20 -> 0.25 s on an H200)."""
+    if st.dense:
+        return None
+    grid = st.extra.get("update_grid")
+    if grid is None:
+        kern = _k(st, "gpumatch_lap_update", cooperative=True)
+        grid = st.extra["update_grid"] = _cuda.cooperative_grid(kern, _cuda.BLOCK, UPDATE_BLOCKS_PER_SM)
+        st.extra["update_flags"] = _backend.cp.zeros(4, dtype=np.int64)
+    if not grid:
+        return None
+    ptr, ind, cost, dn = _csr(st)
+    flags = st.extra["update_flags"]
+    _k(st, "gpumatch_lap_update", cooperative=True)(
+        (grid,), (_cuda.BLOCK,),
+        (ptr, ind, cost, dn, st.v, st.x, st.owner, st.cx, _c(st, st.cmin), np.int64(st.scale), _c(st, eps),
+         st.dist, flags, np.int64(st.m), np.int64(st.n), np.int64(lmax), np.int64(sweeps), np.int32(st.group)))
+    return int(flags[3])
 
 
 def update_start(st, lmax):

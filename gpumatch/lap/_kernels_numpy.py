@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["refresh", "bid", "resolve", "rounds", "update_start", "update_sweep", "update_apply", "batch_dense",
+__all__ = ["refresh", "bid", "resolve", "rounds", "update", "update_start", "update_sweep", "update_apply", "batch_dense",
            "KEY_ROW_BITS", "KEY_INT_CAP"]
 
 #: The bid key is ``(bid << 32) | row``: the row in the low 32 bits.
@@ -203,6 +203,21 @@ def rounds(st, eps, r, max_rounds, stop_at):
         r += 1
         done += 1
     st.counts[6] = r
+
+
+def update(st, eps, lmax, sweeps):
+    """gpumatch_lap_update: a whole global price update (:func:`update_start`,
+    then :func:`update_sweep` until a sweep changes nothing, then
+    :func:`update_apply`): the number of sweeps when applied, 0 (nothing
+    changed) when `sweeps` sweeps did not converge."""
+    update_start(st, lmax)
+    for t in range(sweeps):
+        st.counts[7] = 0
+        update_sweep(st, eps, lmax, t & 1)
+        if not st.counts[7]:
+            update_apply(st, eps, 1 - (t & 1))
+            return t + 1
+    return 0
 
 
 def update_start(st, lmax):

@@ -361,29 +361,24 @@ extern "C" __global__ void gpumatch_lap_update_start(const int* __restrict__ own
     }
 }
 
-// gpumatch_lap_update_sweep: one Jacobi sweep of Bellman-Ford toward the
-// free columns.  For each assigned row i (column k = x_i, h_ik from cx_i)
-// and allowed entry j != k: l_ij = floor((h_ij - h_ik + eps) / eps), in
-// [0, lmax]; new[k] = min(old[k], min_j old[j] + l_ij), old = dist[par],
-// new = dist[par ^ 1].  counts[7] = 1 when a distance dropped.
-//   costs, v, x, cx, cmin, scale, eps : read; dist : 2 x n; m, n, lmax, par, G
-// Thread mapping: a group of G lanes per row, grid-stride.  No race: row i
-// alone writes new[x_i]; old is only read.
-extern "C" __global__ void gpumatch_lap_update_sweep(
-    const long long* __restrict__ indptr, const idx_t* __restrict__ indices, const cost_t* __restrict__ cost,
-    long long dense_n, const cost_t* __restrict__ v, const int* __restrict__ x, const cost_t* __restrict__ cx,
-    cost_t cmin, long long scale, cost_t eps, long long* dist, long long* counts, long long m, long long n,
-    long long lmax, int par, int G)
+// One Jacobi sweep of Bellman-Ford toward the free columns over the rows
+// of warp gw of nw (the body of gpumatch_lap_update_sweep and of the sweeps
+// of gpumatch_lap_update): for each assigned row i (column k = x_i, h_ik
+// from cx_i) and allowed entry j != k, l_ij = floor((h_ij - h_ik + eps) /
+// eps) in [0, lmax]; nxt[k] = min(old[k], min_j old[j] + l_ij), and *flag = 1
+// when that dropped.  old and nxt are not __restrict__: in the cooperative
+// kernel each is the buffer another sweep of the same launch wrote.
+__device__ __forceinline__ void sweep_body(long long gw, long long nw, int lane, int G,
+                                           const long long* __restrict__ indptr, const idx_t* __restrict__ indices,
+                                           const cost_t* __restrict__ cost, long long dense_n, const cost_t* v,
+                                           const int* __restrict__ x, const cost_t* __restrict__ cx, cost_t cmin,
+                                           long long scale, cost_t eps, const long long* old, long long* nxt,
+                                           long long* flag, long long m, long long lmax)
 {
-    const long long* old = dist + (par ? n : 0);
-    long long* nxt = dist + (par ? 0 : n);
     const cost_t inf = cost_inf();
-    int lane = threadIdx.x & 31;
     int rpw = GPUMATCH_WARP / G;
     int grp = lane / G;
     int gl = lane - grp * G;
-    long long gw = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
-    long long nw = ((long long)gridDim.x * blockDim.x) >> 5;
     for (long long base = gw * rpw; base < m; base += nw * rpw) {
         long long i = base + grp;
         long long k = i < m ? x[i] : -1;
@@ -419,12 +414,30 @@ extern "C" __global__ void gpumatch_lap_update_sweep(
             long long ok = old[k];
             if (best < ok) {
                 nxt[k] = best;
-                counts[7] = 1;
+                *flag = 1;
             } else {
                 nxt[k] = ok;
             }
         }
     }
+}
+
+// gpumatch_lap_update_sweep: one Jacobi sweep of Bellman-Ford toward the
+// free columns (sweep_body), old = dist[par], new = dist[par ^ 1].
+// counts[7] = 1 when a distance dropped.
+//   costs, v, x, cx, cmin, scale, eps : read; dist : 2 x n; m, n, lmax, par, G
+// Thread mapping: a group of G lanes per row, grid-stride.  No race: row i
+// alone writes new[x_i]; old is only read.
+extern "C" __global__ void gpumatch_lap_update_sweep(
+    const long long* __restrict__ indptr, const idx_t* __restrict__ indices, const cost_t* __restrict__ cost,
+    long long dense_n, const cost_t* __restrict__ v, const int* __restrict__ x, const cost_t* __restrict__ cx,
+    cost_t cmin, long long scale, cost_t eps, long long* dist, long long* counts, long long m, long long n,
+    long long lmax, int par, int G)
+{
+    long long gw = ((long long)blockIdx.x * blockDim.x + threadIdx.x) >> 5;
+    long long nw = ((long long)gridDim.x * blockDim.x) >> 5;
+    sweep_body(gw, nw, threadIdx.x & 31, G, indptr, indices, cost, dense_n, v, x, cx, cmin, scale, eps,
+               dist + (par ? n : 0), dist + (par ? 0 : n), &counts[7], m, lmax);
 }
 
 // gpumatch_lap_update_apply: v_j -= dist[par][j] * eps (each column dearer
@@ -440,6 +453,62 @@ extern "C" __global__ void gpumatch_lap_update_apply(cost_t* v, const long long*
         v[j] -= (cost_t)d[j] * eps;
     }
 }
+
+#ifdef GPUMATCH_COOPERATIVE
+#include <cooperative_groups.h>
+
+// gpumatch_lap_update: a whole global price update in ONE cooperative
+// launch (the grid is co-resident; a grid.sync() costs about as much as a
+// sweep, against a launch and a read-back per few sweeps): the start of
+// gpumatch_lap_update_start, then Jacobi sweeps (sweep_body) with a barrier
+// after each, until a sweep changes nothing (then v_j -= dist_j * eps, as
+// gpumatch_lap_update_apply) or `sweeps` sweeps ran (then nothing changes).
+// The same distances and prices as the three kernels driven from the host.
+//   costs, v, x, owner, cx, cmin, scale, eps : as those kernels; dist : 2 x n
+//   flags     : long long[4]; [t % 3] the change flag of sweep t; [3] = the
+//               sweeps run when the update was applied (the last one changed
+//               nothing), else 0
+//   m, n, lmax, sweeps, G
+// Thread mapping: grid-stride (columns for the start and the apply, groups
+// of G lanes per row for the sweeps).  Thread 0 zeroes the flag of sweep
+// t + 1 during sweep t: its last readers read it before the barrier that
+// ended sweep t - 1, and its writers start after the barrier ending sweep t.
+extern "C" __global__ void gpumatch_lap_update(
+    const long long* __restrict__ indptr, const idx_t* __restrict__ indices, const cost_t* __restrict__ cost,
+    long long dense_n, cost_t* v, const int* __restrict__ x, const int* __restrict__ owner,
+    const cost_t* __restrict__ cx, cost_t cmin, long long scale, cost_t eps, long long* dist, long long* flags,
+    long long m, long long n, long long lmax, long long sweeps, int G)
+{
+    cooperative_groups::grid_group grid = cooperative_groups::this_grid();
+    long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    long long nthreads = (long long)gridDim.x * blockDim.x;
+    for (long long j = tid; j < n; j += nthreads) {
+        long long d = owner[j] < 0 ? 0 : lmax;
+        dist[j] = d;
+        dist[n + j] = d;
+    }
+    if (tid == 0) {
+        flags[0] = 0;
+        flags[3] = 0;
+    }
+    grid.sync();
+    long long gw = tid >> 5;
+    long long nw = nthreads >> 5;
+    for (long long t = 0; t < sweeps; ++t) {
+        int par = (int)(t & 1);
+        if (tid == 0) flags[(t + 1) % 3] = 0;
+        sweep_body(gw, nw, threadIdx.x & 31, G, indptr, indices, cost, dense_n, v, x, cx, cmin, scale, eps,
+                   dist + (par ? n : 0), dist + (par ? 0 : n), &flags[t % 3], m, lmax);
+        grid.sync();
+        if (((volatile long long*)flags)[t % 3] == 0) {
+            const long long* d = dist + (par ? 0 : n);      // what sweep t wrote: the fixed point
+            for (long long j = tid; j < n; j += nthreads) v[j] -= (cost_t)d[j] * eps;
+            if (tid == 0) flags[3] = t + 1;
+            return;
+        }
+    }
+}
+#endif
 
 // gpumatch_lap_batch_dense: one block solves one dense square n x n
 // problem of the batch by the whole epsilon-scaling auction (the phases of
