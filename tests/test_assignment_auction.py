@@ -288,6 +288,15 @@ def _state(engine, A, kind="i"):
                               indices=xp.asarray(A.indices), cost=xp.asarray(c))
 
 
+def _first_rounds(k, st, eps, rounds):
+    """A phase's refresh and its first `rounds` rounds, with kernel set `k`."""
+    st.counts[0] = 0
+    k.refresh(st, eps, 0)
+    for r in range(rounds):
+        k.bid(st, eps, r)
+        k.resolve(st, r)
+
+
 def _eps_cs_holds(st, eps):
     """Every assigned row is within eps of its best column (NumPy state)."""
     held = np.flatnonzero(st.x >= 0)
@@ -353,11 +362,7 @@ def test_gpu_rounds_equal_the_twin(kind):
     ks = {"numpy": twins, "cupy": gk}
     eps = sts["numpy"].eps0
     for e, st in sts.items():
-        st.counts[0] = 0
-        ks[e].refresh(st, eps, 0)
-        for r in range(12):
-            ks[e].bid(st, eps, r)
-            ks[e].resolve(st, r)
+        _first_rounds(ks[e], st, eps, 12)
         ks[e].rounds(st, eps, 12, 50, 0)
     a, b = sts["numpy"], sts["cupy"]
     assert np.array_equal(a.x, host(b.x)) and np.array_equal(a.v, host(b.v))
@@ -395,11 +400,7 @@ def test_gpu_cooperative_update_equals_a_launch_per_sweep(kind, sweeps):
     eps = sts["twin"].eps0 // 8 if kind == "i" else sts["twin"].eps0 / 8
     applied = {}
     for e, st in sts.items():
-        st.counts[0] = 0
-        ks[e].refresh(st, eps, 0)
-        for r in range(10):
-            ks[e].bid(st, eps, r)
-            ks[e].resolve(st, r)
+        _first_rounds(ks[e], st, eps, 10)
         v0 = host(st.v).copy()
         applied[e] = _driver.global_update(st, ks[e], eps, sched)
         assert applied[e] or np.array_equal(host(st.v), v0)
