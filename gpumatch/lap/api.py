@@ -70,11 +70,12 @@ def _engine_backend(backend) -> str:
     """The engine that runs for `backend`: ``"numba"`` (the compiled CPU
     engine), ``"cupy"`` (the GPU auction) or ``"numpy"`` (its NumPy twin).
     ``"auto"`` is the compiled CPU engine, for CuPy input too (the results
-    go back to the device): on the H200 the GPU auction took 1.2 s on a
-    random sparse 100k x 100k problem with 1.1M entries, where the CPU
-    engine takes 0.47 s on two cores; the GPU runs on request.  Every
-    engine needs Numba (the GPU engine's host finish is compiled):
-    RuntimeError without."""
+    go back to the device); the GPU runs on request.  (On the H200 the GPU
+    auction takes 0.20 s on a random sparse 100k x 100k problem with 1.1M
+    entries, the CPU engine 0.47 s on the same machine's host, but 6.75 s
+    at 1M x 1M, where the two have not been compared.)  Every engine needs
+    Numba (the GPU engine's host finish is compiled): RuntimeError
+    without."""
     check_option("backend", backend, _backend.BACKENDS)
     if backend == "auto":
         backend = "numba"
