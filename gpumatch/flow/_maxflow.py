@@ -439,8 +439,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     measured progress projects longer, than ``TUNING["host_finish"]``'s
     estimate of the host engine (or that runs past twice that estimate) is
     finished by the host engine."""
-    plan = TUNING.get("host_finish")
-    if backend == "numba" or not plan or backend not in plan.get("backends", ()):
+    plan = _host_plan(backend)
+    if plan is None:
         return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None)
     t0 = time.perf_counter()
     V, nnz = int(indptr.shape[0] - 1), int(indices.shape[0])
@@ -457,6 +457,20 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         stats = dict(stats, backend=backend, finished_by="host", switch_reason=str(why), time_device=t1 - t0,
                      time_host=time.perf_counter() - t1, host_method=stats.get("method"))
         return (*out, stats)
+
+
+def _host_plan(backend):
+    """``TUNING["host_finish"]`` for a solve on `backend`, or None (no host
+    finish): the device's keys on one of its ``backends``; on NumPy, when
+    Numba imports, with its ``numpy`` keys in place."""
+    plan = TUNING.get("host_finish")
+    if backend == "numba" or not plan:
+        return None
+    if backend in plan.get("backends", ()):
+        return plan
+    if backend == "numpy" and plan.get("numpy") is not None and _backend.numba_available():
+        return dict(plan, **plan["numpy"])
+    return None
 
 
 def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline):
