@@ -1,0 +1,103 @@
+"""Small matchings under ``backend="auto"`` on a CPU (issue 62): SciPy's
+Hopcroft–Karp instead of the compiled engine, so that a first small solve
+in a fresh process pays no Numba start-up.  Deterministic checks only (what
+gets imported, what the results are), never a time."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+
+import numpy as np
+import pytest
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
+
+import gpumatch
+from gpumatch import _backend
+from gpumatch import generators as G
+from gpumatch.matching import _small
+from gpumatch.testing import check_matching
+
+pytestmark = pytest.mark.skipif(_backend.cupy_available(), reason="'auto' runs on the GPU here")
+
+
+def test_small_solve_does_not_import_numba():
+    """A fresh process: the first small matching, structural rank and
+    certified matching import neither Numba nor the compiled engine."""
+    script = textwrap.dedent("""
+        import sys
+        import scipy.sparse as sp
+        import gpumatch
+        from gpumatch import testing
+        A = sp.random(200, 200, density=0.02, format="csr", random_state=1)
+        perm = gpumatch.maximum_bipartite_matching(A)
+        testing.check_matching(A, perm)
+        rank = gpumatch.structural_rank(A)
+        res = gpumatch.bipartite_matching(A, certificate=True)
+        assert rank == res.size == int((perm >= 0).sum()), (rank, res.size)
+        assert res.stats["backend"] == "scipy", res.stats
+        print(sorted(m for m in sys.modules if m == "numba" or m.startswith(("numba.", "gpumatch._cpu"))
+                     or m.endswith("._cpu")))
+    """)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
+    r = subprocess.run([sys.executable, "-c", script], env=env, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr[-3000:]
+    assert r.stdout.strip().splitlines()[-1] == "[]", r.stdout
+
+
+INPUTS = {
+    "random": lambda: sp.random(300, 250, density=0.03, format="csr", random_state=3),
+    "ladder": lambda: G.bidiagonal(1000, permute=True, seed=1),
+    "jacobian": lambda: G.block_triangular(1000, seed=1),
+    "grid": lambda: G.grid(30, 30, 0.1, seed=4),
+    "triangular": lambda: G.triangular(80, permute=True, seed=2),
+    "empty_rows": lambda: sp.csr_matrix((np.ones(3), ([0, 0, 4], [1, 2, 2])), shape=(6, 3)),
+    "no_entries": lambda: sp.csr_matrix((5, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(INPUTS))
+def test_small_path_results(name):
+    """Same contract as the engine: a maximum matching of SciPy's size in
+    both directions, its König cover, and explicit zeros are edges."""
+    A = INPUTS[name]()
+    assert A.shape[0] + A.shape[1] + A.nnz <= _small.SMALL_MAX
+    res = gpumatch.bipartite_matching(A, certificate=True)
+    assert res.stats["backend"] == "scipy"
+    ref = int((scipy_matching(A) >= 0).sum())
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    check_matching(A, res.row_to_col, "column", expected_size=ref)
+    assert res.size == ref == int(res.cover_rows.sum() + res.cover_cols.sum())
+    assert res.row_to_col.dtype == res.col_to_row.dtype == np.int32
+    for perm_type in ("row", "column"):
+        out = gpumatch.maximum_bipartite_matching(A, perm_type)
+        assert out.dtype == np.int32 and int((out >= 0).sum()) == ref
+    assert gpumatch.structural_rank(A) == ref
+
+
+def test_explicit_zeros_are_edges():
+    A = sp.csr_matrix((np.array([0.0, 0.0]), np.array([1, 0]), np.array([0, 1, 2])), shape=(2, 2))
+    assert gpumatch.structural_rank(A) == 2
+
+
+def test_tuple_input_and_errors_as_the_engine():
+    A = sp.random(50, 40, density=0.1, format="csr", random_state=1)
+    perm = gpumatch.maximum_bipartite_matching((A.indptr, A.indices, A.shape))
+    check_matching(A, perm, expected_size=int((scipy_matching(A) >= 0).sum()))
+    with pytest.raises(ValueError, match="out of range"):
+        gpumatch.maximum_bipartite_matching((np.array([0, 1]), np.array([7]), (1, 3)))
+    with pytest.raises(TypeError):
+        gpumatch.maximum_bipartite_matching(np.ones((3, 3)))
+
+
+def test_only_auto_small_and_cold_takes_it():
+    A = sp.random(50, 40, density=0.1, format="csr", random_state=1)
+    assert _small.wanted(A, "auto")
+    assert not _small.wanted(A, "numba") and not _small.wanted(A, "numpy")
+    big = G.random_bipartite(3000, 3000, 3, seed=1)
+    assert not _small.wanted(big, "auto")
+    assert gpumatch.bipartite_matching(A, initial=np.full(40, -1)).stats["backend"] == "numba"
