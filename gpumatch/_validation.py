@@ -42,6 +42,7 @@ __all__ = [
     "graph_dtypes",
     "square_capacity_graph",
     "as_index_array",
+    "small_on_cpu",
     "INT32_MAX",
 ]
 
@@ -547,6 +548,46 @@ def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
         raise ValueError(f"{name} must be non-negative, found {int(data.min())}")
     g.data = data
     return g
+
+
+def _extent(graph):
+    """``m + n + nnz`` of a SciPy sparse input or a ``(indptr, indices,
+    shape)`` tuple of NumPy arrays, or None (anything else, or malformed:
+    the full validation decides)."""
+    try:
+        if sp.issparse(graph):
+            m, n = graph.shape
+            return int(m) + int(n) + int(graph.nnz)
+        if isinstance(graph, tuple) and len(graph) == 3 and not _backend.is_cupy_input(graph):
+            _, indices, (m, n) = graph
+            return int(m) + int(n) + int(np.shape(indices)[0])
+    except Exception:
+        return None
+    return None
+
+
+def small_on_cpu(graph, backend: str, limit) -> bool:
+    """True when `backend` is ``"auto"``, no GPU is usable and `graph` (a
+    SciPy sparse input or a NumPy index tuple) has at most `limit` rows,
+    columns and entries together (`limit` None: never).  The solvers then
+    take SciPy's compiled routines instead of the Numba engine, whose
+    start-up in a new process costs far more than such a solve (issue 62:
+    :mod:`gpumatch.matching._small`).  Reads only the shape and the entry
+    count: no validation, no import of Numba.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch._validation import small_on_cpu
+    >>> small_on_cpu(sp.eye(10, format="csr"), "numba", 100)
+    False
+    """
+    if backend != "auto" or limit is None:
+        return False
+    extent = _extent(graph)
+    if extent is None or extent > limit:
+        return False
+    return not _backend.cupy_available()
 
 
 def as_index_array(a, what: str, backend: str):

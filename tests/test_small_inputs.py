@@ -18,15 +18,17 @@ from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
 import gpumatch
 from gpumatch import _backend
 from gpumatch import generators as G
+from gpumatch.flow import _maxflow
 from gpumatch.matching import _small
-from gpumatch.testing import check_matching
+from gpumatch.testing import check_flow, check_matching
 
 pytestmark = pytest.mark.skipif(_backend.cupy_available(), reason="'auto' runs on the GPU here")
 
 
 def test_small_solve_does_not_import_numba():
-    """A fresh process: the first small matching, structural rank and
-    certified matching import neither Numba nor the compiled engine."""
+    """A fresh process: the first small matching, structural rank,
+    certified matching, maximum flow and minimum cut import neither Numba
+    nor the compiled engines."""
     script = textwrap.dedent("""
         import sys
         import scipy.sparse as sp
@@ -39,6 +41,11 @@ def test_small_solve_does_not_import_numba():
         res = gpumatch.bipartite_matching(A, certificate=True)
         assert rank == res.size == int((perm >= 0).sum()), (rank, res.size)
         assert res.stats["backend"] == "scipy", res.stats
+        from gpumatch import generators as G
+        C, s, t = G.genrmf(4, 4, 1, 100, seed=3)
+        flow = gpumatch.maximum_flow(C, s, t)
+        testing.check_flow(C, s, t, flow.flow, flow.flow_value)
+        assert flow.stats["backend"] == "scipy" and gpumatch.minimum_cut(C, s, t).cut_value == flow.flow_value
         print(sorted(m for m in sys.modules if m == "numba" or m.startswith(("numba.", "gpumatch._cpu"))
                      or m.endswith("._cpu")))
     """)
@@ -101,3 +108,67 @@ def test_only_auto_small_and_cold_takes_it():
     big = G.random_bipartite(3000, 3000, 3, seed=1)
     assert not _small.wanted(big, "auto")
     assert gpumatch.bipartite_matching(A, initial=np.full(40, -1)).stats["backend"] == "numba"
+
+
+def _cut_capacity(C, side):
+    C = sp.coo_matrix(C)
+    keep = side[C.row] & ~side[C.col] & (C.row != C.col)
+    return int(C.data[keep].astype(np.int64).sum())
+
+
+NETWORKS = {
+    "genrmf": lambda: G.genrmf(4, 4, 1, 100, seed=3),
+    "path": lambda: G.path_network(1500, seed=3),
+    "rlg": lambda: G.washington_rlg(12, 12, 50, seed=1),
+    # anti-parallel arcs, a self-loop, a zero capacity and a duplicate entry (summed)
+    "odd_arcs": lambda: (sp.csr_matrix((np.array([5, 3, 4, 7, 0, 2, 6, 1]), (np.array([0, 1, 1, 1, 2, 2, 0, 0]),
+                                                                            np.array([1, 0, 1, 3, 3, 1, 2, 1]))),
+                                       shape=(4, 4)), 0, 3),
+    "no_arcs": lambda: (sp.csr_matrix((5, 5), dtype=np.int64), 0, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NETWORKS))
+def test_small_flow_results(name):
+    """SciPy's Dinic under "auto": a valid maximum flow (capacity,
+    conservation, skew symmetry) of SciPy's value, a minimum cut of that
+    value, and the engine's output kinds."""
+    from scipy.sparse.csgraph import maximum_flow as scipy_flow
+
+    C, s, t = NETWORKS[name]()
+    C = sp.csr_matrix(C)
+    assert 2 * C.shape[0] + C.nnz <= _maxflow.SMALL_MAX
+    res = gpumatch.maximum_flow(C, s, t)
+    assert res.stats["backend"] == "scipy" and res.stats["method"] == "dinic"
+    value = int(res.flow_value)
+    check_flow(C, s, t, res.flow, value)
+    C32 = C.astype(np.int32)
+    C32.setdiag(0)
+    C32.eliminate_zeros()
+    assert value == int(scipy_flow(C32, s, t).flow_value)
+    assert res.flow.dtype == np.int64 and isinstance(res.flow, sp.csr_matrix)
+    assert res.source_side.dtype == bool and res.source_side[s] and not res.source_side[t]
+    assert _cut_capacity(C, res.source_side) == value
+    engine = gpumatch.maximum_flow(C, s, t, backend="numba")
+    assert int(engine.flow_value) == value and res.flow.shape == engine.flow.shape
+    cut = gpumatch.minimum_cut(C, s, t)
+    assert int(cut.cut_value) == value and np.array_equal(cut.source_side, res.source_side)
+
+
+def test_small_flow_past_int32_runs_the_engine():
+    C = sp.csr_matrix(np.array([[0, 2**40, 0], [0, 0, 2**33], [0, 0, 0]]))
+    res = gpumatch.maximum_flow(C, 0, 2)
+    assert int(res.flow_value) == 2**33 and res.stats["backend"] == "numba"
+    check_flow(C, 0, 2, res.flow, int(res.flow_value))
+
+
+def test_small_flow_errors_as_the_engine():
+    C = sp.csr_matrix(np.array([[0, 1], [0, 0]]))
+    for bad, exc in (((sp.csr_matrix(np.ones((2, 3))), 0, 1), ValueError), ((C, 0, 0), ValueError),
+                     ((C, 0, 5), ValueError), ((sp.csr_matrix(np.array([[0, -1], [0, 0]])), 0, 1), ValueError),
+                     ((sp.csr_matrix(np.array([[0, 1.5], [0, 0]])), 0, 1), ValueError)):
+        with pytest.raises(exc) as small:
+            gpumatch.maximum_flow(*bad)
+        with pytest.raises(exc) as engine:
+            gpumatch.maximum_flow(*bad, backend="numba")
+        assert str(small.value) == str(engine.value)

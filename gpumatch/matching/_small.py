@@ -31,8 +31,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .. import _backend
-from .._validation import as_csr_graph
+from .._validation import as_csr_graph, small_on_cpu
 from . import _driver
 
 __all__ = ["SMALL_MAX", "wanted", "solve"]
@@ -44,33 +43,11 @@ __all__ = ["SMALL_MAX", "wanted", "solve"]
 SMALL_MAX = 8192
 
 
-def _extent(graph):
-    """``m + n + nnz`` of a SciPy sparse input or a ``(indptr, indices,
-    shape)`` tuple of NumPy arrays, or None (anything else: the engine's
-    own validation decides)."""
-    try:
-        if sp.issparse(graph):
-            m, n = graph.shape
-            return int(m) + int(n) + int(graph.nnz)
-        if isinstance(graph, tuple) and len(graph) == 3 and not _backend.is_cupy_input(graph):
-            indptr, indices, shape = graph
-            m, n = shape
-            return int(m) + int(n) + int(np.shape(indices)[0])
-    except Exception:   # malformed: the validation raises the right error
-        return None
-    return None
-
-
 def wanted(graph, backend) -> bool:
     """True when a solve of `graph` on `backend` takes this path:
     ``backend="auto"``, no usable GPU, at most :data:`SMALL_MAX` rows,
-    columns and entries."""
-    if backend != "auto" or SMALL_MAX is None:
-        return False
-    extent = _extent(graph)
-    if extent is None or extent > SMALL_MAX:
-        return False
-    return not _backend.cupy_available()
+    columns and entries (:func:`gpumatch._validation.small_on_cpu`)."""
+    return small_on_cpu(graph, backend, SMALL_MAX)
 
 
 def solve(graph, certificate=False):
