@@ -25,10 +25,20 @@ from gpumatch.testing import check_flow, check_matching
 pytestmark = pytest.mark.skipif(_backend.cupy_available(), reason="'auto' runs on the GPU here")
 
 
+@pytest.fixture(autouse=True)
+def small_path_on(monkeypatch):
+    """The small path as in a fresh process: the engine not loaded (the test
+    process has loaded it), nothing spent of the budget."""
+    from gpumatch import _validation
+
+    monkeypatch.setattr(_validation, "_engine_loaded", lambda: False)
+    monkeypatch.setitem(_validation.SMALL_ON_CPU, "spent_s", 0.0)
+
+
 def test_small_solve_does_not_import_numba():
     """A fresh process: the first small matching, structural rank,
     certified matching, maximum flow and minimum cut import neither Numba
-    nor the compiled engines."""
+    nor the compiled engines; once the engine is loaded, "auto" runs it."""
     script = textwrap.dedent("""
         import sys
         import scipy.sparse as sp
@@ -46,8 +56,13 @@ def test_small_solve_does_not_import_numba():
         flow = gpumatch.maximum_flow(C, s, t)
         testing.check_flow(C, s, t, flow.flow, flow.flow_value)
         assert flow.stats["backend"] == "scipy" and gpumatch.minimum_cut(C, s, t).cut_value == flow.flow_value
-        print(sorted(m for m in sys.modules if m == "numba" or m.startswith(("numba.", "gpumatch._cpu"))
-                     or m.endswith("._cpu")))
+        loaded = sorted(m for m in sys.modules if m == "numba" or m.startswith(("numba.", "gpumatch._cpu"))
+                        or m.endswith("._cpu"))
+        # once the engine is loaded (here by an explicit backend), "auto" runs it on small inputs too
+        assert gpumatch.bipartite_matching(A, backend="numba").stats["backend"] == "numba"
+        assert gpumatch.bipartite_matching(A).stats["backend"] == "numba"
+        assert gpumatch.maximum_flow(C, s, t).stats["backend"] == "numba"
+        print(loaded)
     """)
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     env = dict(os.environ, PYTHONPATH=root + os.pathsep + os.environ.get("PYTHONPATH", ""))
@@ -172,3 +187,19 @@ def test_small_flow_errors_as_the_engine():
         with pytest.raises(exc) as engine:
             gpumatch.maximum_flow(*bad, backend="numba")
         assert str(small.value) == str(engine.value)
+
+
+def test_spent_budget_runs_the_engine(monkeypatch):
+    """Once the small solves have cost about Numba's start-up, "auto" loads
+    the engine after all (its warm calls are faster)."""
+    from gpumatch import _validation
+
+    A = sp.random(50, 40, density=0.1, format="csr", random_state=1)
+    C, s, t = NETWORKS["genrmf"]()
+    assert gpumatch.bipartite_matching(A).stats["backend"] == "scipy"
+    assert 0.0 < _validation.SMALL_ON_CPU["spent_s"] < _validation.SMALL_ON_CPU["budget_s"]
+    monkeypatch.setitem(_validation.SMALL_ON_CPU, "spent_s", _validation.SMALL_ON_CPU["budget_s"])
+    assert gpumatch.bipartite_matching(A).stats["backend"] == "numba"
+    assert gpumatch.maximum_flow(C, s, t).stats["backend"] == "numba"
+    monkeypatch.setitem(_validation.SMALL_ON_CPU, "budget_s", None)
+    assert gpumatch.bipartite_matching(A).stats["backend"] == "scipy"

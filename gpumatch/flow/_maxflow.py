@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .. import _backend, _memory, csr
 from ..csr import _exact_sum  # noqa: F401  (in csr: the kernel twins below this driver use it too)
 from .._typing import Backend, GraphLike
-from .._validation import as_csr_graph, index_dtype_for, offset_dtype_for, small_on_cpu
+from .._validation import as_csr_graph, charge_small, index_dtype_for, offset_dtype_for, small_on_cpu
 from ._tuning import TUNING  # the flow solvers' tuning lives in one place
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
@@ -691,7 +691,9 @@ def _host_method(g, source, sink, method):
 #: capacities and the capacity out of the source fit int32 (None: never).
 #: The Numba engine's first call in a process costs Numba's start-up, about
 #: half a second on a 2-core CPU with a warm cache (issue 62,
-#: :mod:`gpumatch.matching._small`), for a solve of microseconds.
+#: :mod:`gpumatch.matching._small`), for a solve of microseconds; as there,
+#: only while the engine is not loaded and the small solves have not spent
+#: :data:`gpumatch._validation.SMALL_ON_CPU`'s budget.
 SMALL_MAX = 8192
 
 
@@ -699,6 +701,7 @@ def _small_flow(csgraph, source, sink, layout):
     """``(g, (value, arc_flow, side, stats))`` of SciPy's Dinic on a small
     network (:data:`SMALL_MAX`), validated on NumPy; ``(g, None)`` when its
     capacities do not fit int32 (the engine solves it)."""
+    t0 = time.perf_counter()
     g = _capacity_graph(csgraph, "numpy")
     source, sink = _check_terminals(source, sink, g.n)
     i32 = np.iinfo(np.int32).max
@@ -709,6 +712,7 @@ def _small_flow(csgraph, source, sink, layout):
     stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "relabel_period": None,
              "pairs_fixed": False, "backend": "scipy", "layout": layout, "method": "dinic",
              "algorithm": "Dinic (scipy.sparse.csgraph)", "time": {}}
+    charge_small(time.perf_counter() - t0)
     return g, (value, arc_flow, side, stats)
 
 
@@ -748,8 +752,9 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         and global relabelling (Cherkassky and Goldberg [5]_; both layouts
         run its own residual layout there); a small network there (at most
         ``SMALL_MAX`` = 8192 for ``2 V + nnz``, capacities within int32)
-        goes to SciPy's Dinic instead, which spares a new process Numba's
-        start-up (``stats["backend"] == "scipy"``).
+        goes to SciPy's Dinic instead while the engine is not loaded, which
+        spares a new process Numba's start-up (``stats["backend"] ==
+        "scipy"``).
     layout : {"reverse_csr", "bcsr"}
         Residual-graph layout: out-arcs plus a reverse-arc index with one
         flow value per arc (default), or a bidirectional CSR with a residual

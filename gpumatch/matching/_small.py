@@ -9,9 +9,11 @@ a trivial cached function, whatever gpumatch does, while the solve of a
 200 x 200 matrix takes microseconds.  An input of at most
 :data:`SMALL_MAX` rows, columns and entries therefore goes to
 :func:`scipy.sparse.csgraph.maximum_bipartite_matching` (compiled
-Hopcroft–Karp) instead, on every call: its first call costs importing
-``scipy.sparse.csgraph`` (about 0.1 s), later ones microseconds, less
-than the compiled engine's own overhead.  SciPy's Hopcroft–Karp is slow on
+Hopcroft–Karp) instead, while the Numba engine is not loaded in the
+process and the small solves have not yet cost about its start-up
+(:data:`gpumatch._validation.SMALL_ON_CPU`): the first call costs
+importing ``scipy.sparse.csgraph`` (about 0.1 s), later ones a few tenths
+of a millisecond to a few milliseconds, 3-6x the warm engine's time.  SciPy's Hopcroft–Karp is slow on
 some meshes and chains (scipy issue #26147), which the bound keeps small:
 grids, Delaunay meshes, ladders and triangular patterns of that size take
 at most a few milliseconds.
@@ -20,8 +22,8 @@ The contract is the engine's: the same validation (on NumPy, without
 Numba), a maximum matching (which one may differ, as between backends),
 the statistics' keys, and the König cover of :func:`gpumatch.matching.
 _driver.konig_cover_masks` (the NumPy twin's BFS) for ``certificate=True``.
-``stats["backend"]`` is ``"scipy"``.  A warm start (``initial``) or an
-explicit ``backend`` never comes here.
+``stats["backend"]`` is ``"scipy"``.  A warm start (``initial``), an
+explicit ``backend``, a loaded engine or a spent budget never comes here.
 """
 
 from __future__ import annotations
@@ -31,7 +33,7 @@ import time
 import numpy as np
 import scipy.sparse as sp
 
-from .._validation import as_csr_graph, small_on_cpu
+from .._validation import as_csr_graph, charge_small, small_on_cpu
 from . import _driver
 
 __all__ = ["SMALL_MAX", "wanted", "solve"]
@@ -82,4 +84,5 @@ def solve(graph, certificate=False):
              "finished_by": "augmenting-paths", "switch_reason": None, "active_history": [],
              "algorithm": "Hopcroft-Karp (scipy.sparse.csgraph)"}
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
+    charge_small(time.perf_counter() - t0)
     return g, st, stats, cover

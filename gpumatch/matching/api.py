@@ -166,7 +166,8 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
         `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs a
         greedy pass then Karp–Sipser there); a small input there (at most
         8192 rows, columns and entries, no `initial`) goes to SciPy's
-        Hopcroft–Karp instead, which spares a new process Numba's start-up.
+        Hopcroft–Karp instead while the engine is not loaded, which spares
+        a new process Numba's start-up.
     initial : array of int, optional
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
