@@ -23,6 +23,7 @@ exactly in int64 (``OverflowError`` past it, never a wrap).
 from __future__ import annotations
 
 import numbers
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -42,6 +43,9 @@ __all__ = [
     "graph_dtypes",
     "square_capacity_graph",
     "as_index_array",
+    "small_on_cpu",
+    "charge_small",
+    "SMALL_ON_CPU",
     "INT32_MAX",
 ]
 
@@ -547,6 +551,75 @@ def square_capacity_graph(capacity, *, name: str = "capacity") -> CSRGraph:
         raise ValueError(f"{name} must be non-negative, found {int(data.min())}")
     g.data = data
     return g
+
+
+def _extent(graph):
+    """``m + n + nnz`` of a SciPy sparse input or a ``(indptr, indices,
+    shape)`` tuple of NumPy arrays, or None (anything else, or malformed:
+    the full validation decides)."""
+    try:
+        if sp.issparse(graph):
+            m, n = graph.shape
+            return int(m) + int(n) + int(graph.nnz)
+        if isinstance(graph, tuple) and len(graph) == 3 and not _backend.is_cupy_input(graph):
+            _, indices, (m, n) = graph
+            return int(m) + int(n) + int(np.shape(indices)[0])
+    except Exception:
+        return None
+    return None
+
+
+#: The small-input path of ``backend="auto"`` on a CPU (:func:`small_on_cpu`):
+#: ``budget_s``, the seconds of small solves by SciPy after which a process
+#: runs them on the Numba engine after all (None: no bound); ``spent_s``,
+#: the seconds spent so far (:func:`charge_small`).  The budget is about
+#: Numba's start-up (0.43-0.67 s on a 2-core CPU, warm cache): once the
+#: small path has cost that much, loading the engine would have been
+#: cheaper (warm, it is 3-6x faster on these inputs: 0.14 against 0.45 ms
+#: on a random 200 x 200 matrix, 0.19 against 1.25 ms on a 216-vertex
+#: GENRMF flow), so a process of many small solves loses at most about
+#: that start-up against one that loaded Numba first.
+SMALL_ON_CPU: dict = {"budget_s": 0.5, "spent_s": 0.0}
+
+
+def _engine_loaded() -> bool:
+    """True once the Numba engine is loaded in this process (every
+    ``"numba"`` solve loads its compiled CSR checks first)."""
+    return "gpumatch._cpu_csr" in sys.modules
+
+
+def charge_small(seconds: float) -> None:
+    """Add the seconds of one small solve to ``SMALL_ON_CPU["spent_s"]``."""
+    SMALL_ON_CPU["spent_s"] += float(seconds)
+
+
+def small_on_cpu(graph, backend: str, limit) -> bool:
+    """True when `backend` is ``"auto"``, no GPU is usable and `graph` (a
+    SciPy sparse input or a NumPy index tuple) has at most `limit` rows,
+    columns and entries together (`limit` None: never), while the Numba
+    engine is not loaded and the small solves have not spent
+    :data:`SMALL_ON_CPU`'s budget.  The solvers then take SciPy's compiled
+    routines instead of the Numba engine, whose start-up in a new process
+    costs far more than such a solve (issue 62:
+    :mod:`gpumatch.matching._small`).  Reads only the shape and the entry
+    count: no validation, no import of Numba.
+
+    Examples
+    --------
+    >>> import scipy.sparse as sp
+    >>> from gpumatch._validation import small_on_cpu
+    >>> small_on_cpu(sp.eye(10, format="csr"), "numba", 100)
+    False
+    """
+    if backend != "auto" or limit is None or _engine_loaded():
+        return False
+    budget = SMALL_ON_CPU.get("budget_s")
+    if budget is not None and SMALL_ON_CPU["spent_s"] >= budget:
+        return False
+    extent = _extent(graph)
+    if extent is None or extent > limit:
+        return False
+    return not _backend.cupy_available()
 
 
 def as_index_array(a, what: str, backend: str):

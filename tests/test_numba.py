@@ -452,7 +452,7 @@ def test_matching_solver_rebuild_fraction():
 def test_auto_is_numba_without_a_gpu():
     if _backend.cupy_available():
         pytest.skip("a CUDA device is present")
-    A = G.random_bipartite(50, 50, 3, seed=1)
+    A = G.random_bipartite(5000, 5000, 3, seed=1)   # (past matching._small.SMALL_MAX: small ones go to SciPy)
     assert bipartite_matching(A).stats["backend"] == "numba"
-    C, s, t = G.genrmf(2, 3, 1, 10, seed=1)
+    C, s, t = G.genrmf(12, 12, 1, 10, seed=1)   # (past flow._maxflow.SMALL_MAX: small ones go to SciPy)
     assert maximum_flow(C, s, t).stats["backend"] == "numba"

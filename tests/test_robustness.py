@@ -239,7 +239,8 @@ def test_max_relabels_hands_over(backend):
     assert res.stats["global_relabels"] > 1
     st = _driver.make_state(as_csr_graph(A, backend))
     stats = _driver.run_gpr(st, max_relabels=1)
-    assert stats["finished_by"] == "augmenting-paths"
+    # (on NumPy the phases of a ladder's tail go on to the compiled engine: HOST_FINISH_NUMPY)
+    assert stats["finished_by"] in ("augmenting-paths", "host")
     assert "max_relabels=1" in stats["switch_reason"] and stats["global_relabels"] == 2
     check_matching(A, host(st.mu_col).astype(np.int64), expected_size=res.size)
 
@@ -249,6 +250,7 @@ def test_watchdog_raises_instead_of_looping(monkeypatch):
     (a bug) end in a RuntimeError naming the input, not in a hang."""
     monkeypatch.setattr(_augment, "augment", lambda st, max_phases=None, **kw: {
         "aug_converged": False, "aug_phases": max_phases, "aug_paths": 0})
+    monkeypatch.setattr(_driver, "HOST_FINISH_NUMPY", None)   # the phases are under test, not the hand-over
     A = generators.bidiagonal(2000, permute=True, seed=3)
     st = _driver.make_state(as_csr_graph(A, "numpy"))
     with pytest.raises(RuntimeError, match=r"did not converge.*2000 x 2000 graph with 3999 entries"):

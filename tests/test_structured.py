@@ -204,12 +204,87 @@ def test_walks_on_numpy_finish_the_jacobian(references):
     assert res.size == ref
 
 
-def test_numpy_driver_keeps_its_own_schedule(references):
-    """By default only the CuPy driver hands over: the NumPy twin stays a twin."""
-    A, ref = _graph(references, "jacobian")
+def _cut_capacity(C, side):
+    """Capacity of the arcs from `side` to the rest."""
+    C = sp.coo_matrix(C)
+    keep = side[C.row] & ~side[C.col] & (C.row != C.col)
+    return int(C.data[keep].astype(np.int64).sum())
+
+
+@pytest.mark.parametrize("make", [lambda: G.bidiagonal(4000, permute=True, seed=1),
+                                  lambda: G.block_triangular(5000, seed=1),
+                                  lambda: G.staircase(3030, 3000, permute=True, seed=1)],
+                         ids=["ladder", "jacobian", "staircase"])
+def test_numpy_hands_long_tails_to_the_compiled_engine(make):
+    """NumPy backend, Numba importable: G-PR's relabels measured long
+    distances, so the compiled engine finishes the matching
+    (``HOST_FINISH_NUMPY``; deterministic: a level count, not a clock)."""
+    A = make()
+    res = gpumatch.bipartite_matching(A, backend="numpy", certificate=True)
+    st = res.stats
+    assert st["backend"] == "numpy" and st["finished_by"] == "host", st
+    assert "NumPy tail" in st["switch_reason"] and st["host_algorithm"], st
+    check_bounds(res)
+    ref = _reference(A)
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    assert res.size == ref == int(res.cover_rows.sum() + res.cover_cols.sum())
+
+
+def test_numpy_tail_without_hand_over(references, monkeypatch):
+    """Without the plan (or without Numba) the NumPy twin's phases finish."""
+    from gpumatch import _backend
+    from gpumatch.matching import _driver
+
+    A = G.bidiagonal(2000, permute=True, seed=1)
+    for patch in ((_driver, "HOST_FINISH_NUMPY", None), (_backend, "numba_available", lambda: False)):
+        with monkeypatch.context() as mp:
+            mp.setattr(*patch)
+            res = gpumatch.bipartite_matching(A, backend="numpy")
+        assert res.stats["finished_by"] == "augmenting-paths", res.stats
+        check_matching(A, res.col_to_row, "row", expected_size=_reference(A))
+
+
+def test_numpy_meshes_keep_their_own_phases():
+    """A mesh's tail is a few short phases: no hand-over."""
+    A = G.delaunay(5000, seed=2)
     res = gpumatch.bipartite_matching(A, backend="numpy")
-    assert res.stats["finished_by"] != "host"
-    assert res.size == ref
+    assert res.stats["finished_by"] in ("push-relabel", "augmenting-paths"), res.stats
+    check_matching(A, res.col_to_row, "row", expected_size=_reference(A))
+
+
+@pytest.mark.parametrize("name", ["path", "unit_ladder"])
+def test_numpy_flow_hands_paths_to_the_compiled_engine(name):
+    """NumPy backend, Numba importable: a path-like network goes to the
+    compiled engine (``TUNING["host_finish"]["numpy"]``); the flow is valid
+    and maximum, and the minimum cut has its value."""
+    if name == "path":
+        C, s, t = G.path_network(4000, seed=3)
+    else:
+        C, s, t = _unit_network(G.bidiagonal(3000, permute=True, seed=4))
+    C = C.astype(np.int64)
+    res = gpumatch.maximum_flow(C, s, t, backend="numpy")
+    assert res.stats["backend"] == "numpy" and res.stats["finished_by"] == "host", res.stats
+    value = int(res.flow_value)
+    check_flow(C, s, t, res.flow, value)
+    assert value == int(maximum_flow(C.astype(np.int32), s, t).flow_value)
+    side = np.asarray(res.source_side, dtype=bool)
+    assert side[s] and not side[t] and _cut_capacity(C, side) == value
+
+
+def test_numpy_flow_without_hand_over(monkeypatch):
+    from gpumatch import _backend
+    from gpumatch.flow import _tuning
+
+    C, s, t = G.path_network(300, seed=3)
+    for patch in ((_tuning.TUNING["host_finish"], "numpy", None), (_backend, "numba_available", lambda: False)):
+        with monkeypatch.context() as mp:
+            if isinstance(patch[0], dict):
+                mp.setitem(*patch)
+            else:
+                mp.setattr(*patch)
+            res = gpumatch.maximum_flow(C, s, t, backend="numpy")
+        assert res.stats.get("finished_by") != "host", res.stats
+        check_flow(C, s, t, res.flow, int(res.flow_value))
 
 
 @pytest.fixture

@@ -26,7 +26,7 @@ import scipy.sparse as sp
 from .. import _backend, _memory, csr
 from ..csr import _exact_sum  # noqa: F401  (in csr: the kernel twins below this driver use it too)
 from .._typing import Backend, GraphLike
-from .._validation import as_csr_graph, index_dtype_for, offset_dtype_for
+from .._validation import as_csr_graph, charge_small, index_dtype_for, offset_dtype_for, small_on_cpu
 from ._tuning import TUNING  # the flow solvers' tuning lives in one place
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
@@ -439,8 +439,8 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     measured progress projects longer, than ``TUNING["host_finish"]``'s
     estimate of the host engine (or that runs past twice that estimate) is
     finished by the host engine."""
-    plan = TUNING.get("host_finish")
-    if backend == "numba" or not plan or backend not in plan.get("backends", ()):
+    plan = _host_plan(backend)
+    if plan is None:
         return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None)
     t0 = time.perf_counter()
     V, nnz = int(indptr.shape[0] - 1), int(indices.shape[0])
@@ -457,6 +457,20 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
         stats = dict(stats, backend=backend, finished_by="host", switch_reason=str(why), time_device=t1 - t0,
                      time_host=time.perf_counter() - t1, host_method=stats.get("method"))
         return (*out, stats)
+
+
+def _host_plan(backend):
+    """``TUNING["host_finish"]`` for a solve on `backend`, or None (no host
+    finish): the device's keys on one of its ``backends``; on NumPy, when
+    Numba imports, with its ``numpy`` keys in place."""
+    plan = TUNING.get("host_finish")
+    if backend == "numba" or not plan:
+        return None
+    if backend in plan.get("backends", ()):
+        return plan
+    if backend == "numpy" and plan.get("numpy") is not None and _backend.numba_available():
+        return dict(plan, **plan["numpy"])
+    return None
 
 
 def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline):
@@ -672,6 +686,36 @@ def _host_method(g, source, sink, method):
     return np.int64(res.flow_value), arc_flow, side, {"method": method, "backend": "numpy (scipy)"}
 
 
+#: Largest ``2 V + nnz`` that ``backend="auto"`` solves with SciPy's Dinic
+#: (:func:`_host_method`) on a machine without a usable GPU, when the
+#: capacities and the capacity out of the source fit int32 (None: never).
+#: The Numba engine's first call in a process costs Numba's start-up, about
+#: half a second on a 2-core CPU with a warm cache (issue 62,
+#: :mod:`gpumatch.matching._small`), for a solve of microseconds; as there,
+#: only while the engine is not loaded and the small solves have not spent
+#: :data:`gpumatch._validation.SMALL_ON_CPU`'s budget.
+SMALL_MAX = 8192
+
+
+def _small_flow(csgraph, source, sink, layout):
+    """``(g, (value, arc_flow, side, stats))`` of SciPy's Dinic on a small
+    network (:data:`SMALL_MAX`), validated on NumPy; ``(g, None)`` when its
+    capacities do not fit int32 (the engine solves it)."""
+    t0 = time.perf_counter()
+    g = _capacity_graph(csgraph, "numpy")
+    source, sink = _check_terminals(source, sink, g.n)
+    i32 = np.iinfo(np.int32).max
+    ps, pe = int(g.indptr[source]), int(g.indptr[source + 1])
+    if g.nnz and (int(g.data.max()) > i32 or _exact_sum(np, g.data[ps:pe]) > i32):
+        return g, None
+    value, arc_flow, side, _ = _host_method(g, source, sink, "dinic")
+    stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "relabel_period": None,
+             "pairs_fixed": False, "backend": "scipy", "layout": layout, "method": "dinic",
+             "algorithm": "Dinic (scipy.sparse.csgraph)", "time": {}}
+    charge_small(time.perf_counter() - t0)
+    return g, (value, arc_flow, side, stats)
+
+
 # ---------------------------------------------------------------------------
 # public API
 # ---------------------------------------------------------------------------
@@ -706,7 +750,11 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         ``"auto"``: the GPU when CuPy finds one, else ``"numba"``, the
         compiled CPU engine: sequential highest-label push-relabel with gap
         and global relabelling (Cherkassky and Goldberg [5]_; both layouts
-        run its own residual layout there).
+        run its own residual layout there); a small network there (at most
+        ``SMALL_MAX`` = 8192 for ``2 V + nnz``, capacities within int32)
+        goes to SciPy's Dinic instead while the engine is not loaded, which
+        spares a new process Numba's start-up (``stats["backend"] ==
+        "scipy"``).
     layout : {"reverse_csr", "bcsr"}
         Residual-graph layout: out-arcs plus a reverse-arc index with one
         flow value per arc (default), or a bidirectional CSR with a residual
@@ -781,10 +829,16 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
     4
     """
     _check_method(method, layout)
-    backend_r = _backend.resolve_backend(backend)
-    g = _capacity_graph(csgraph, "numpy" if method != "push_relabel" else backend_r)
+    small = None
+    if method == "push_relabel" and small_on_cpu(csgraph, backend, SMALL_MAX):   # no Numba start-up
+        g, small = _small_flow(csgraph, source, sink, layout)
+    if small is None:
+        backend_r = _backend.resolve_backend(backend)
+        g = _capacity_graph(csgraph, "numpy" if method != "push_relabel" else backend_r)
     source, sink = _check_terminals(source, sink, g.n)
-    if method != "push_relabel":
+    if small is not None:
+        value, arc_flow, side, stats = small
+    elif method != "push_relabel":
         value, arc_flow, side, stats = _host_method(g, source, sink, method)
         stats["time"] = {}
     else:
@@ -834,10 +888,16 @@ def minimum_cut(csgraph: GraphLike, source: int, sink: int, *, backend: Backend 
     (4, [0, 1], [2, 2])
     """
     _check_method("push_relabel", layout)
-    backend_r = _backend.resolve_backend(backend)
-    g = _capacity_graph(csgraph, backend_r)
+    small = None
+    if small_on_cpu(csgraph, backend, SMALL_MAX):   # SciPy's Dinic, as in maximum_flow
+        g, small = _small_flow(csgraph, source, sink, layout)
+    if small is None:
+        g = _capacity_graph(csgraph, _backend.resolve_backend(backend))
     source, sink = _check_terminals(source, sink, g.n)
-    value, _, side, _ = _solve(g.indptr, g.indices, g.data, source, sink, g.backend, layout)
+    if small is not None:
+        value, _, side, _ = small
+    else:
+        value, _, side, _ = _solve(g.indptr, g.indices, g.data, source, sink, g.backend, layout)
     rows = csr.segment_owner(g.indptr, g.nnz)
     cols = g.indices
     cut = side[rows] & ~side[cols] & (g.data > 0)

@@ -83,7 +83,8 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
                 "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192,
                 "pairs_share": 0.5, "pairs_after": 6, "pairs_freq": 200,
                 "host_finish": {"fixed_s": 0.005, "entry_s": 150e-9, "tiny": 1024, "level_s": 3e-6,
-                                "backstop": 2.0, "backends": ("cupy",)}}
+                                "backstop": 2.0, "backends": ("cupy",),
+                                "numpy": {"level_s": 50e-6, "backstop": float("inf"), "tiny": 0}}}
 #: ``host_finish`` (None: never): on a path-like network (long augmenting
 #: paths, a handful of active vertices) the device moves excess one arc per
 #: discharge iteration, where the compiled CPU engine walks the same path
@@ -106,6 +107,20 @@ TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_
 #: 91-193 s before); the estimate is generous (random and mesh networks
 #: run far inside it), so this bounds the loss to about that many times the
 #: host's time.
+#:
+#: ``numpy`` (None: never): the same hand-over on the NumPy backend when
+#: Numba imports, with these keys in place of the device's.  Its kernels stay
+#: twins of the device's; the driver moves excess one arc per iteration
+#: there too, at 50-100 us per iteration and per BFS level (Python's
+#: overhead, 2-core CPU), so a shuffled path of 20k vertices took 38 s
+#: (SciPy: 11 ms) and the unit network of a shuffled 20k ladder 32 s.  On
+#: NumPy the hand-over comes only from the depth of a global relabel (a
+#: count of levels: deterministic, as the twin is): the projection over
+#: windows of few active vertices is off (``tiny`` 0; on small networks
+#: every window is that small) and so is the backstop (a clock: a loaded
+#: machine sent the dynamic solver's small unit networks to the host), so
+#: NumPy solves of random, mesh and RLG networks keep their own schedule
+#: (the dynamic solver's tests run it).
 
 
 #: Tuning of the repair phases (benchmarks may change it).

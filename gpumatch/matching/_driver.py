@@ -153,10 +153,25 @@ AUGMENT_AFTER = 2
 #: 420 ns (a Jacobian of 1.9M rows).
 HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9, "walks": True,
                "walk_cap": 2, "level_s": 2e-6}
-#: The backends whose driver may hand the tail to the host (the NumPy
-#: twin stays a twin of the device's schedule; tests add it to run the
-#: hand-over without a GPU).
+#: The backends whose driver hands the tail to the host by the device's
+#: plan :data:`HOST_FINISH` (tests add ``"numpy"`` to run that plan without
+#: a GPU).
 HOST_FINISH_BACKENDS = ("cupy",)
+#: The tail's plan on the NumPy backend (None: the NumPy twin's phases
+#: always finish, as they do when Numba does not import).  The kernels stay
+#: twins of the device's; only this host-side choice differs.  A phase on
+#: NumPy costs about ``level_s`` per BFS level (150-600 us on 5k-100k-row
+#: graphs of a 2-core CPU, Python's overhead per level), so chains and
+#: Jacobians, whose phases are hundreds of levels deep, ran 100x SciPy's
+#: time and more (a shuffled ladder of 20k rows: 1.7 s in 4 phases).  The
+#: compiled CPU engine takes the matching when the first phase alone would
+#: cost more than the engine's estimate (``max_level * level_s``, from
+#: G-PR's last exact relabel) or, after each chunk of phases, when the
+#: columns left project past it at the phases' measured paths and levels.
+#: The clock is the level count, not the wall time: the NumPy twin is
+#: deterministic, and so is its hand-over.  Random graphs and meshes finish
+#: by their own phases (a few levels each).
+HOST_FINISH_NUMPY = {"chunk": 1, "fixed_s": 0.005, "entry_s": 150e-9, "walks": False, "phase_level_s": 150e-6}
 
 
 @dataclass
@@ -466,7 +481,7 @@ def _finish_by_augmenting(st, kern, n_active, stats):
     kern.fix_matching(st)                     # the phases need a consistent matching
     release_push_buffers(st)                  # the augmenting-path forest takes their memory
     limit = 2 * int(n_active) + 4
-    plan = HOST_FINISH if st.backend in HOST_FINISH_BACKENDS else None
+    plan = _tail_plan(st.backend)
     if plan is None:
         astats = _augment.augment(st, max_phases=limit)
     else:   # phases, then walks or the host where the tail is long (HOST_FINISH)
@@ -477,6 +492,16 @@ def _finish_by_augmenting(st, kern, n_active, stats):
     if not astats.get("aug_converged"):
         raise RuntimeError(_watchdog_message(
             st, stats, f"augmenting-path phases did not converge within {limit} phases"))
+
+
+def _tail_plan(backend):
+    """The plan of the tail after G-PR on `backend`: :data:`HOST_FINISH`,
+    :data:`HOST_FINISH_NUMPY` (NumPy, with Numba importable) or None."""
+    if backend in HOST_FINISH_BACKENDS:
+        return HOST_FINISH
+    if backend == "numpy" and HOST_FINISH_NUMPY is not None and _backend.numba_available():
+        return HOST_FINISH_NUMPY
+    return None
 
 
 _SUMMED = ("aug_phases", "aug_paths", "aug_levels", "aug_met", "aug_back_levels", "aug_orphan_deaths",
@@ -500,6 +525,13 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
     # no entry_s: never to the host
     host_s = math.inf if plan.get("entry_s") is None else float(plan["fixed_s"]) + float(plan["entry_s"]) * entries
     total: dict = {}
+    # (NumPy, HOST_FINISH_NUMPY) a modelled clock: seconds per BFS level of a phase
+    level_s = plan.get("phase_level_s")
+    if level_s is not None and int(stats.get("max_level", 0)) * float(level_s) > host_s:
+        _finish_on_host(st, stats, f"NumPy tail: G-PR's relabels measured distances of {int(stats['max_level'])} "
+                                   f"levels, a phase of about {int(stats['max_level']) * float(level_s):.3f} s "
+                                   f"against {host_s:.3f} s on the host")
+        return dict(aug_converged=True, aug_certificate=None)
     while not (walks and long):
         budget = min(chunk, limit - total.get("aug_phases", 0))
         _backend.synchronize(st.backend)
@@ -507,6 +539,8 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
         astats = _augment.augment(st, max_phases=budget)
         _backend.synchronize(st.backend)
         t = time.perf_counter() - t
+        if level_s is not None:
+            t = float(level_s) * int(astats.get("aug_levels", 0) or 0)
         _add_phase_stats(total, astats)
         if astats.get("aug_converged") or total["aug_phases"] >= limit:
             return total
@@ -517,7 +551,8 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
         left = max(1, n_active - total["aug_paths"])
         projected = left / max(paths / phases, 1.0 / phases) * (t / phases)
         if projected > host_s:
-            reason = (f"device tail: {total['aug_phases']} augmenting phases flipped {total['aug_paths']} "
+            where = "device" if level_s is None else "NumPy"
+            reason = (f"{where} tail: {total['aug_phases']} augmenting phases flipped {total['aug_paths']} "
                       f"paths ({paths} in the last {phases}, {t / phases * 1e3:.2f} ms each); up to {left} "
                       f"columns left, projected {projected:.3f} s on the device against {host_s:.3f} s on "
                       f"the host")

@@ -11,7 +11,7 @@ import numpy as np
 from .. import _backend, _memory
 from .._typing import Array, Backend, GraphLike, IndexLike, PermType
 from .._validation import as_csr_graph, as_index_array, check_option
-from . import _driver
+from . import _driver, _small
 
 __all__ = ["maximum_bipartite_matching", "structural_rank", "bipartite_matching", "MatchingResult"]
 
@@ -112,6 +112,8 @@ def _initial_col_to_row(initial, g, perm_type, idx):
 
 
 def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type="row", certificate=False):
+    if initial is None and _small.wanted(graph, backend):   # "auto" on a CPU, a small input: no Numba start-up
+        return _small.solve(graph, certificate)
     g = as_csr_graph(graph, backend)
     if g.backend == "cupy":   # before the solve allocates: a clear error instead of CuPy's OutOfMemoryError
         need = _memory.memory_estimate(g.shape, g.nnz, "matching", "cupy", certificate, include_input=False)
@@ -162,7 +164,10 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
         multi-threaded from 1M edges when Numba has several threads, where
         the matching returned may vary from run to run; it ignores
         `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs a
-        greedy pass then Karp–Sipser there).
+        greedy pass then Karp–Sipser there); a small input there (at most
+        8192 rows, columns and entries, no `initial`) goes to SciPy's
+        Hopcroft–Karp instead while the engine is not loaded, which spares
+        a new process Numba's start-up.
     initial : array of int, optional
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
