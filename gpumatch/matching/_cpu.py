@@ -22,22 +22,24 @@ import numpy as np
 
 from .. import _cpu_csr
 from .._cpu_match import (_S_GRAFTS, _S_PATHS, _S_PHASES, _S_PUSHES, _S_RELABELS, _S_WORK, TUNING,  # noqa: F401 (re-exported)
-                          augment, free_degree, free_pair, global_relabel, greedy, karp_sipser, konig_cover,
+                          augment, degree_one, free_degree, free_pair, initial_matching, global_relabel, greedy, karp_sipser, konig_cover,
                           least_degree_free_row, level_min, parallel_threads, pothen_fan, push_relabel)
 from . import _cpu_parallel
 
-__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
+__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
            "push_relabel", "augment", "konig_cover", "run", "konig_cover_masks", "warm_up_threaded"]
 
 
 def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> dict:
     """Maximum matching of a :class:`~gpumatch.matching._driver.GPRState` on NumPy arrays, in place.
 
-    `init`: ``"greedy"`` runs a greedy pass (each free column takes its
-    first free row) and then Karp–Sipser on the vertices it left free,
-    ``"karp_sipser"`` Karp–Sipser alone, ``"none"`` nothing (the
-    multi-threaded path runs its Karp–Sipser for both); applied on top of
-    `initial_col` (a validated warm start).  Then Pothen–Fan+, or on the
+    `init`: ``"greedy"`` runs Karp–Sipser's degree-one rule, a greedy pass
+    (each free column takes its first free row) and then Karp–Sipser on the
+    vertices left free (:func:`initial_matching`), ``"karp_sipser"`` the
+    same without the greedy pass, ``"none"`` nothing (the multi-threaded
+    path runs its Karp–Sipser for both); applied on top of `initial_col`
+    (a validated warm start).  When the matching then covers the smaller
+    side it is maximum and no search runs.  Then Pothen–Fan+, or on the
     multi-threaded path (:data:`TUNING`, :func:`parallel_threads`; never
     without `parallel`) the multi-threaded Karp–Sipser and MS-BFS.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
@@ -53,21 +55,22 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     work = bool(st.m and st.n and nnz)
     nt = parallel_threads(nnz) if work and parallel else 0
     first = "Karp-Sipser"
+    ones = 0
     if work and init != "none":
         if nt >= 2 and TUNING["parallel_init"]:
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
                                                st.mu_col, nt)
             first = f"Karp-Sipser ({nt} threads)"
         else:
-            if init == "greedy":   # a cheap first pass; Karp-Sipser then decides among the vertices left
-                greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)
-                first = "greedy + Karp-Sipser"
-            karp_sipser(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col)
+            first, ones = initial_matching(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col,
+                                           greedy_first=init == "greedy")
     initial = int(np.count_nonzero(st.mu_col >= 0))
     t1 = time.perf_counter()
     raw = np.zeros(6, dtype=np.int64)
     search = "Pothen-Fan+"
-    if work:
+    if work and initial == min(st.m, st.n):   # every vertex of the smaller side matched: maximum
+        search = "none"
+    elif work:
         if nt:   # the multi-threaded MS-BFS
             search = f"MS-BFS ({nt} threads)"
             factor = TUNING["pf_budget"]
@@ -86,7 +89,8 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
             "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
-            "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK])}
+            "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK]),
+            "degree_one_pairs": ones}
 
 
 def warm_up_threaded(index_dtype=np.int32) -> bool:
