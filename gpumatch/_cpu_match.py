@@ -75,7 +75,7 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import _cpu_threads
+from . import _cpu_csr, _cpu_threads
 
 __all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
            "push_relabel", "augment", "konig_cover"]
@@ -198,29 +198,11 @@ _S_PHASES, _S_PATHS, _S_GRAFTS, _S_RELABELS, _S_PUSHES, _S_WORK = range(6)
 
 
 @numba.njit(cache=True, nogil=True)
-def degree_one(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
-    """Karp–Sipser's degree-one rule alone, to exhaustion: while a free
-    vertex has exactly one free neighbour, match the two.  Returns the
-    pairs made.
-
-    The rule is exact (a maximum matching of what is left plus such a pair
-    is a maximum matching), so it never makes a later augmenting path
-    longer; run before a greedy pass it peels chains of degree-two vertices
-    (shuffled bidiagonal ladders, staircases) from their ends, where the
-    greedy pass would break them into pieces joined by long augmenting
-    paths.  Vertex ids: rows ``0..m-1``, columns ``m..m+n-1``.  Each vertex
-    has one record of four ids in a compact array of the index dtype
-    (``rec[4v:4v+4]``: free degree, -1 once matched; XOR of its free
-    neighbours, which *is* the free neighbour once the degree is one; its
-    degree; XOR of all its neighbours, so that a vertex of degree two hands
-    its other neighbour on without reading its adjacency).  Following a
-    chain then costs two random reads per pair (the two records), the
-    latency bound of a shuffled chain.
-
-    On top of the pairs already in `mu_row` / `mu_col` (free degrees are
-    counted then); without pairs, a graph with no vertex of degree one
-    costs one pass over the pointers.
-    """
+def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state):
+    """The records and queue of :func:`degree_one`, or None (no vertex of
+    degree one in a graph without pairs: a pass over the pointers and
+    `cdeg`, the columns' degrees).  ``state``: ``[queue head, queue end,
+    pairs, pending column, its partner]``, set here."""
     nv = m + n
     fresh = True
     for r in range(m):
@@ -232,48 +214,78 @@ def degree_one(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
         for r in range(m):
             ones += (rptr[r + 1] - rptr[r]) == 1
         for c in range(n):
-            ones += (cptr[c + 1] - cptr[c]) == 1
+            ones += cdeg[c] == 1
         if ones == 0:
-            return 0
-    rec = np.empty(4 * nv, rind.dtype)
+            return None
+    rec = np.zeros(4 * nv, rind.dtype)
     queue = np.empty(nv, rind.dtype)
-    qt = 0
-    for r in range(m):
+    for r in range(m):   # rows from their entries; columns by a scatter of the same
         x = 0
         fx = 0
         fd = 0
+        rfree = mu_row[r] < 0
         for p in range(rptr[r], rptr[r + 1]):
-            x ^= rind[p] + m
-            if fresh or mu_col[rind[p]] < 0:
-                fx ^= rind[p] + m
+            c = rind[p]
+            x ^= c + m
+            w = 4 * (m + c)
+            rec[w + 2] += 1
+            rec[w + 3] ^= r
+            if fresh or mu_col[c] < 0:
+                fx ^= c + m
                 fd += 1
-        rec[4 * r] = fd if mu_row[r] < 0 else -1
+                if rfree:
+                    rec[w] += 1
+                    rec[w + 1] ^= r
+        rec[4 * r] = fd if rfree else -1
         rec[4 * r + 1] = fx
         rec[4 * r + 2] = rptr[r + 1] - rptr[r]
         rec[4 * r + 3] = x
-        if rec[4 * r] == 1:
-            queue[qt] = r
-            qt += 1
-    for c in range(n):
-        x = 0
-        fx = 0
-        fd = 0
-        for p in range(cptr[c], cptr[c + 1]):
-            x ^= cind[p]
-            if fresh or mu_row[cind[p]] < 0:
-                fx ^= cind[p]
-                fd += 1
-        v = m + c
-        rec[4 * v] = fd if mu_col[c] < 0 else -1
-        rec[4 * v + 1] = fx
-        rec[4 * v + 2] = cptr[c + 1] - cptr[c]
-        rec[4 * v + 3] = x
+    qt = 0
+    for v in range(nv):
+        if v >= m and mu_col[v - m] >= 0:
+            rec[4 * v] = -1
         if rec[4 * v] == 1:
             queue[qt] = v
             qt += 1
-    qh = 0
-    pairs = 0
-    while qh < qt:
+    state[0] = 0
+    state[1] = qt
+    state[2] = 0
+    state[3] = -1
+    return rec, queue
+
+
+@numba.njit(cache=True, nogil=True)
+def _d1_walk(m, rptr, rind, cptr, cind, mu_row, mu_col, rec, queue, state):
+    """The walk of :func:`degree_one` from ``state`` (see
+    :func:`_d1_records`).  Returns True when it stopped for want of the
+    CSC (an empty `cptr`): a matched column of degree three or more must
+    tell its other rows, and ``state`` keeps where to resume."""
+    qh = state[0]
+    qt = state[1]
+    pairs = state[2]
+    u = state[3]
+    v = state[4]
+    while True:
+        if u >= m:               # a matched column's other free rows lose it
+            if cptr.shape[0] == 0:
+                state[0] = qh
+                state[1] = qt
+                state[2] = pairs
+                state[3] = u
+                state[4] = v
+                return True
+            for p in range(cptr[u - m], cptr[u - m + 1]):
+                w = cind[p]
+                d = rec[4 * w]
+                if d > 0 and w != v:
+                    rec[4 * w] = d - 1
+                    rec[4 * w + 1] ^= u
+                    if d == 2:
+                        queue[qt] = w
+                        qt += 1
+        u = -1
+        if qh >= qt:
+            break
         v = queue[qh]
         qh += 1
         if rec[4 * v] != 1:      # matched, or its last free neighbour went
@@ -290,7 +302,10 @@ def degree_one(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
         pairs += 1
         # v has no other free neighbour; u's other free ones (w) lose u
         # (inline rather than a helper: 1.4x faster on a shuffled chain)
-        if rec[4 * u + 2] == 2:
+        du = rec[4 * u + 2]
+        if du == 1:
+            u = -1
+        elif du == 2:
             w = rec[4 * u + 3] ^ v
             d = rec[4 * w]
             if d > 0:
@@ -299,6 +314,7 @@ def degree_one(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
                 if d == 2:
                     queue[qt] = w
                     qt += 1
+            u = -1
         elif u < m:
             for p in range(rptr[u], rptr[u + 1]):
                 w = rind[p] + m
@@ -309,17 +325,60 @@ def degree_one(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
                     if d == 2:
                         queue[qt] = w
                         qt += 1
-        else:
-            for p in range(cptr[u - m], cptr[u - m + 1]):
-                w = cind[p]
-                d = rec[4 * w]
-                if d > 0 and w != v:
-                    rec[4 * w] = d - 1
-                    rec[4 * w + 1] ^= u
-                    if d == 2:
-                        queue[qt] = w
-                        qt += 1
-    return pairs
+            u = -1
+        # else: a column of degree three or more, at the top of the loop
+    state[0] = qh
+    state[1] = qt
+    state[2] = pairs
+    state[3] = -1
+    return False
+
+
+def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None):
+    """Karp–Sipser's degree-one rule alone, to exhaustion: while a free
+    vertex has exactly one free neighbour, match the two.  Returns
+    ``(pairs made, cptr, cind)``.
+
+    The rule is exact (a maximum matching of what is left plus such a pair
+    is a maximum matching), so it never makes a later augmenting path
+    longer; run before a greedy pass it peels chains of degree-two vertices
+    (shuffled bidiagonal ladders, staircases) from their ends, where the
+    greedy pass would break them into pieces joined by long augmenting
+    paths.  Vertex ids: rows ``0..m-1``, columns ``m..m+n-1``.  Each vertex
+    has one record of four ids in a compact array of the index dtype
+    (``rec[4v:4v+4]``: free degree, -1 once matched; XOR of its free
+    neighbours, which *is* the free neighbour once the degree is one; its
+    degree; XOR of all its neighbours, so that a vertex of degree two hands
+    its other neighbour on without reading its adjacency).  Following a
+    chain then costs two random reads per pair (the two records), the
+    latency bound of a shuffled chain.
+
+    The records come from the CSR alone (the columns' by one scatter of
+    the entries); the CSC (`cptr`, `cind`) is needed only once a matched
+    column of degree three or more must tell its other rows, and is built
+    then (from `counts`, the :func:`gpumatch._cpu_csr.column_counts`, when
+    given) unless given.  It comes back (None if never needed nor given).
+    On top of the pairs already in `mu_row` / `mu_col`; without pairs, a
+    graph with no vertex of degree one costs one pass over the pointers.
+    """
+    if cptr is not None:
+        cdeg = np.diff(cptr)
+    else:
+        if counts is None:
+            counts = _cpu_csr.column_counts(m, n, rptr, rind)
+        cdeg = counts[1:]
+    state = np.zeros(5, np.int64)
+    got = _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state)
+    if got is None:
+        return 0, cptr, cind
+    rec, queue = got
+    if cptr is None:
+        empty = np.empty(0, rptr.dtype)
+        if not _d1_walk(m, rptr, rind, empty, np.empty(0, rind.dtype), mu_row, mu_col, rec, queue, state):
+            return int(state[2]), None, None
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
+    _d1_walk(m, rptr, rind, cptr, cind, mu_row, mu_col, rec, queue, state)
+    return int(state[2]), cptr, cind
 
 
 @numba.njit(cache=True, nogil=True)
@@ -458,21 +517,29 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
         qt = _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
 
 
-def initial_matching(m, n, rptr, rind, cptr, cind, mu_row, mu_col, greedy_first=True):
+def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, greedy_first=True):
     """The serial engine's initial matching, on top of the pairs in
     `mu_row` / `mu_col`: :func:`degree_one` (exact), then, unless that
     matched the whole smaller side, a :func:`greedy` pass (with
-    `greedy_first`) and :func:`karp_sipser` on the vertices left.  Returns
-    ``(name, pairs of the degree-one rule)``."""
-    ones = int(degree_one(m, n, rptr, rind, cptr, cind, mu_row, mu_col))
+    `greedy_first`) and :func:`karp_sipser` on the vertices left.
+
+    The CSC (`cptr`, `cind`) is built here when not given, and only when
+    the degree-one rule leaves work (a shuffled ladder or staircase never
+    pays for it).  Returns ``(name, pairs of the degree-one rule, cptr,
+    cind)``, the last two None when no CSC was needed nor given.
+    """
+    counts = _cpu_csr.column_counts(m, n, rptr, rind) if cptr is None else None
+    ones, cptr, cind = degree_one(m, n, rptr, rind, mu_row, mu_col, cptr, cind, counts)
     if ones and int(np.count_nonzero(mu_col >= 0)) >= min(m, n):
-        return "degree-one", ones
+        return "degree-one", ones, cptr, cind
+    if cptr is None:
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
     name = "degree-one + " if ones else ""
     if greedy_first:   # a cheap first pass; Karp-Sipser then decides among the vertices left
         greedy(m, n, cptr, cind, mu_row, mu_col)
         name += "greedy + "
     karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
-    return name + "Karp-Sipser", ones
+    return name + "Karp-Sipser", ones, cptr, cind
 
 
 @numba.njit(cache=True, nogil=True)

@@ -198,7 +198,7 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     raw = np.zeros(6, dtype=np.int64)
     algorithm, ones = "none", 0
     if m and n and nnz:
-        algorithm, ones = mcpu.initial_matching(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
+        algorithm, ones, _, _ = mcpu.initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr, cind)
         if np.count_nonzero(mu_col >= 0) < min(m, n):   # else maximum already
             algorithm += " + " + mcpu.augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
     # the free columns reach t directly: the König BFS of the matching engine

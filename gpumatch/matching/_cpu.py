@@ -27,11 +27,15 @@ from .._cpu_match import (_S_GRAFTS, _S_PATHS, _S_PHASES, _S_PUSHES, _S_RELABELS
 from . import _cpu_parallel
 
 __all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
-           "push_relabel", "augment", "konig_cover", "run", "konig_cover_masks", "warm_up_threaded"]
+           "push_relabel", "augment", "konig_cover", "run", "ensure_csc", "konig_cover_masks", "warm_up_threaded"]
 
 
 def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> dict:
     """Maximum matching of a :class:`~gpumatch.matching._driver.GPRState` on NumPy arrays, in place.
+
+    The state may come without its CSC (``make_state(g, csc=False)``):
+    it is built (:func:`ensure_csc`) unless the degree-one rule alone
+    matches the smaller side.
 
     `init`: ``"greedy"`` runs Karp–Sipser's degree-one rule, a greedy pass
     (each free column takes its first free row) and then Karp–Sipser on the
@@ -58,12 +62,13 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     ones = 0
     if work and init != "none":
         if nt >= 2 and TUNING["parallel_init"]:
+            ensure_csc(st)
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
                                                st.mu_col, nt)
             first = f"Karp-Sipser ({nt} threads)"
-        else:
-            first, ones = initial_matching(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col,
-                                           greedy_first=init == "greedy")
+        else:   # (builds the CSC only if the degree-one rule leaves work)
+            first, ones, st.cptr, st.cind = initial_matching(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
+                                                             st.cptr, st.cind, greedy_first=init == "greedy")
     initial = int(np.count_nonzero(st.mu_col >= 0))
     t1 = time.perf_counter()
     raw = np.zeros(6, dtype=np.int64)
@@ -71,6 +76,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     if work and initial == min(st.m, st.n):   # every vertex of the smaller side matched: maximum
         search = "none"
     elif work:
+        ensure_csc(st)
         if nt:   # the multi-threaded MS-BFS
             search = f"MS-BFS ({nt} threads)"
             factor = TUNING["pf_budget"]
@@ -91,6 +97,14 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
             "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK]),
             "degree_one_pairs": ones}
+
+
+def ensure_csc(st) -> None:
+    """Give `st` its CSC (``cptr``, ``cind``: the rows of each column,
+    ascending) if :func:`~gpumatch.matching._driver.make_state` left it
+    out (``csc=False``)."""
+    if st.cptr is None:
+        st.cptr, st.cind = _cpu_csr.transpose(st.m, st.n, st.rptr, st.rind)
 
 
 def warm_up_threaded(index_dtype=np.int32) -> bool:
