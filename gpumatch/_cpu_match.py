@@ -77,7 +77,7 @@ import numpy as np
 
 from . import _cpu_csr, _cpu_threads
 
-__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
+__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "row_search", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
            "push_relabel", "augment", "konig_cover"]
 
 #: When the engine runs multi-threaded (:func:`parallel_threads`): on
@@ -159,9 +159,16 @@ __all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_mat
 #: over).  Random graphs, meshes and grids finish within 2 (random 100k d5:
 #: 2.3 edges per entry in its one phase that augments); the Jacobians reach
 #: it after 3-7 phases instead of 694 (120k rows) or 2448 (481k rows).
+#: ``row_search_free``: when the Numba matching has no CSC yet (it builds
+#: one only when needed: :func:`initial_matching`), a greedy pass over the
+#: rows that leaves at most this fraction of the smaller side free hands
+#: over to :func:`row_search` (Pothen–Fan+ from the free rows, on the CSR,
+#: within one pass's work) instead of building the CSC for Karp–Sipser:
+#: arrowhead 100k leaves 2 rows free (scipy's whole solve takes 4.8 ms,
+#: the transpose alone 2-3 ms of ours).
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
                 "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
-                "parallel_graft": 5, "pf_budget": 2.0}
+                "parallel_graft": 5, "pf_budget": 2.0, "row_search_free": 0.001}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -524,20 +531,31 @@ def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, gre
     `greedy_first`) and :func:`karp_sipser` on the vertices left.
 
     The CSC (`cptr`, `cind`) is built here when not given, and only when
-    the degree-one rule leaves work (a shuffled ladder or staircase never
-    pays for it).  Returns ``(name, pairs of the degree-one rule, cptr,
-    cind)``, the last two None when no CSC was needed nor given.
+    needed: not when the degree-one rule matches the smaller side (a
+    shuffled ladder or staircase), nor when the greedy pass, over the rows
+    of the CSR then, leaves at most ``TUNING["row_search_free"]`` of the
+    smaller side free (Karp–Sipser is then skipped: the caller searches
+    from the free rows, :func:`row_search`).  Returns ``(name, pairs of the
+    degree-one rule, cptr, cind)``, the last two None when no CSC was
+    built nor given.
     """
     counts = _cpu_csr.column_counts(m, n, rptr, rind) if cptr is None else None
     ones, cptr, cind = degree_one(m, n, rptr, rind, mu_row, mu_col, cptr, cind, counts)
     if ones and int(np.count_nonzero(mu_col >= 0)) >= min(m, n):
         return "degree-one", ones, cptr, cind
-    if cptr is None:
-        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
     name = "degree-one + " if ones else ""
     if greedy_first:   # a cheap first pass; Karp-Sipser then decides among the vertices left
-        greedy(m, n, cptr, cind, mu_row, mu_col)
-        name += "greedy + "
+        if cptr is None:    # each free row takes its first free column (the CSR)
+            greedy(n, m, rptr, rind, mu_col, mu_row)
+        else:
+            greedy(m, n, cptr, cind, mu_row, mu_col)
+        name += "greedy"
+        left = min(m, n) - int(np.count_nonzero(mu_col >= 0))
+        if cptr is None and left <= TUNING["row_search_free"] * min(m, n):
+            return name, ones, None, None     # (covered, or few left: the search from the rows)
+        name += " + "
+    if cptr is None:
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
     karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
     return name + "Karp-Sipser", ones, cptr, cind
 
@@ -765,6 +783,15 @@ def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
             c = c2
     stats[_S_PUSHES] += pushes
     stats[_S_WORK] += total
+
+
+def row_search(m, n, rptr, rind, mu_row, mu_col, raw):
+    """Pothen–Fan+ from the free rows, over the CSR alone (the roles of
+    rows and columns swapped), within one pass's worth of work
+    (``nnz + m + n`` edges looked at).  Returns True when it proved the
+    matching maximum, False when the budget ran out first (the matching
+    is still valid; :func:`augment` finishes it, with the CSC)."""
+    return not pothen_fan(n, m, rptr, rind, mu_col, mu_row, raw, int(rptr[m]) + m + n)
 
 
 def augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw, pf=True):

@@ -446,3 +446,32 @@ def test_numba_unit_ladder_is_solved_by_the_degree_one_rule():
     check_flow(C, s, t, res.flow, int(res.flow_value))
     assert int(res.flow_value) == 4000
     assert res.stats["aug_phases"] == 0 and res.stats["degree_one_pairs"] == 4000, res.stats
+
+
+def test_numba_few_left_free_search_from_the_rows(references):
+    """Arrowhead: the greedy pass over the rows leaves a handful free, so
+    the search runs from the rows on the CSR and no CSC is built."""
+    A, ref = _graph(references, "arrowhead")
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    st = res.stats
+    assert st["algorithm"] == "greedy + Pothen-Fan+ from the rows", st
+    assert 0 < ref - st["initial_size"] <= 0.001 * min(A.shape), st
+    assert st["aug_work"] <= A.nnz + sum(A.shape), st
+
+
+@pytest.mark.parametrize("name", ["jacobian", "banded", "blockdiag"])
+def test_numba_search_from_the_rows_hands_over(references, name, monkeypatch):
+    """Forced onto every input, the search from the rows either proves the
+    matching maximum within its pass or hands over (the CSC is built and
+    the usual search finishes): maximum either way."""
+    from gpumatch import _cpu_match
+
+    monkeypatch.setitem(_cpu_match.TUNING, "row_search_free", 1.0)
+    A, ref = _graph(references, name)
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    assert res.size == ref
+    if name == "jacobian":   # long paths: the pass runs out, the CSC's search finishes
+        assert res.stats["algorithm"].startswith("degree-one + greedy + Pothen-Fan+ from the rows, then "), \
+            res.stats

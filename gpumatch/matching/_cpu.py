@@ -22,12 +22,14 @@ import numpy as np
 
 from .. import _cpu_csr
 from .._cpu_match import (_S_GRAFTS, _S_PATHS, _S_PHASES, _S_PUSHES, _S_RELABELS, _S_WORK, TUNING,  # noqa: F401 (re-exported)
-                          augment, degree_one, free_degree, free_pair, initial_matching, global_relabel, greedy, karp_sipser, konig_cover,
-                          least_degree_free_row, level_min, parallel_threads, pothen_fan, push_relabel)
+                          augment, degree_one, free_degree, free_pair, global_relabel, greedy, initial_matching,
+                          karp_sipser, konig_cover, least_degree_free_row, level_min, parallel_threads, pothen_fan,
+                          push_relabel, row_search)
 from . import _cpu_parallel
 
-__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
-           "push_relabel", "augment", "konig_cover", "run", "ensure_csc", "konig_cover_masks", "warm_up_threaded"]
+__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "row_search", "karp_sipser",
+           "greedy", "pothen_fan", "global_relabel", "push_relabel", "augment", "konig_cover", "run", "ensure_csc",
+           "konig_cover_masks", "warm_up_threaded"]
 
 
 def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> dict:
@@ -58,11 +60,12 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     nnz = int(st.rind.shape[0])
     work = bool(st.m and st.n and nnz)
     nt = parallel_threads(nnz) if work and parallel else 0
+    if nt or init == "none":   # (only the serial initial matching builds its CSC when needed)
+        ensure_csc(st)
     first = "Karp-Sipser"
     ones = 0
     if work and init != "none":
         if nt >= 2 and TUNING["parallel_init"]:
-            ensure_csc(st)
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
                                                st.mu_col, nt)
             first = f"Karp-Sipser ({nt} threads)"
@@ -75,7 +78,10 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     search = "Pothen-Fan+"
     if work and initial == min(st.m, st.n):   # every vertex of the smaller side matched: maximum
         search = "none"
+    elif work and st.cptr is None and row_search(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col, raw):
+        search = "Pothen-Fan+ from the rows"    # (few left free: no CSC needed)
     elif work:
+        rows_first = st.cptr is None            # (then the search from the rows ran out of its pass)
         ensure_csc(st)
         if nt:   # the multi-threaded MS-BFS
             search = f"MS-BFS ({nt} threads)"
@@ -89,6 +95,8 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
                                              st.mu_col, raw, pf=code != _cpu_parallel._R_BUDGET)
         else:
             search = augment(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
+        if rows_first:
+            search = "Pothen-Fan+ from the rows, then " + search
     t2 = time.perf_counter()
     return {"backend": "numba", "initial_size": initial, "push_iterations": 0, "global_relabels": 0,
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
