@@ -224,27 +224,45 @@ def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state):
             ones += cdeg[c] == 1
         if ones == 0:
             return None
-    rec = np.zeros(2 * nv, rind.dtype)
     queue = np.empty(nv, rind.dtype)
-    for r in range(m):   # rows from their entries; columns by a scatter of the same
-        fx = 0
-        fd = 0
-        rfree = mu_row[r] < 0
-        for p in range(rptr[r], rptr[r + 1]):
-            c = rind[p]
-            if fresh or mu_col[c] < 0:
+    if fresh:
+        rec = np.empty(2 * nv, rind.dtype)
+        # the columns' XORs by a scatter into an array of their own (n ids,
+        # which stays in cache where the columns' half of the records would
+        # not: 1.8 against 8 ms on the 300k ladder, 2-core VM); degrees from `cdeg`
+        cx = np.zeros(n, rind.dtype)
+        for r in range(m):
+            fx = 0
+            for p in range(rptr[r], rptr[r + 1]):
+                c = rind[p]
                 fx ^= c + m
-                fd += 1
-                if rfree:
-                    w = 2 * (m + c)
-                    rec[w] += 1
-                    rec[w + 1] ^= r
-        if rfree:
-            rec[2 * r] = fd
+                cx[c] ^= r
+            rec[2 * r] = rptr[r + 1] - rptr[r]
             rec[2 * r + 1] = fx
-        else:
-            rec[2 * r] = -1
-            rec[2 * r + 1] = mu_row[r] + m
+        for c in range(n):
+            rec[2 * (m + c)] = cdeg[c]
+            rec[2 * (m + c) + 1] = cx[c]
+    else:
+        rec = np.zeros(2 * nv, rind.dtype)
+        for r in range(m):   # free degrees and XORs; the columns' by a scatter of the same
+            fx = 0
+            fd = 0
+            rfree = mu_row[r] < 0
+            for p in range(rptr[r], rptr[r + 1]):
+                c = rind[p]
+                if mu_col[c] < 0:
+                    fx ^= c + m
+                    fd += 1
+                    if rfree:
+                        w = 2 * (m + c)
+                        rec[w] += 1
+                        rec[w + 1] ^= r
+            if rfree:
+                rec[2 * r] = fd
+                rec[2 * r + 1] = fx
+            else:
+                rec[2 * r] = -1
+                rec[2 * r + 1] = mu_row[r] + m
     qt = 0
     for v in range(nv):
         if v >= m and mu_col[v - m] >= 0:
