@@ -166,9 +166,15 @@ __all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_mat
 #: within one pass's work) instead of building the CSC for Karp–Sipser:
 #: arrowhead 100k leaves 2 rows free (scipy's whole solve takes 4.8 ms,
 #: the transpose alone 2-3 ms of ours).
+#: ``serial_init_share``: on the multi-threaded path, when at least this
+#: share of the rows have at most two entries, the serial initial matching
+#: (:func:`initial_matching`: the degree-one rule first) replaces the
+#: multi-threaded Karp–Sipser, whose slices cut chains that the rule
+#: peels from their ends (the search stays multi-threaded).  Random d5
+#: graphs have about 12% such rows, meshes none.
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
                 "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
-                "parallel_graft": 5, "pf_budget": 2.0, "row_search_free": 0.001}
+                "parallel_graft": 5, "pf_budget": 2.0, "row_search_free": 0.001, "serial_init_share": 0.5}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -556,7 +562,7 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
         qt = _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
 
 
-def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, greedy_first=True):
+def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, greedy_first=True, few_free=True):
     """The serial engine's initial matching, on top of the pairs in
     `mu_row` / `mu_col`: :func:`degree_one` (exact), then, unless that
     matched the whole smaller side, a :func:`greedy` pass (with
@@ -567,7 +573,7 @@ def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, gre
     shuffled ladder or staircase), nor when the greedy pass, over the rows
     of the CSR then, leaves at most ``TUNING["row_search_free"]`` of the
     smaller side free (Karp–Sipser is then skipped: the caller searches
-    from the free rows, :func:`row_search`).  Returns ``(name, pairs of the
+    from the free rows, :func:`row_search`; not without `few_free`).  Returns ``(name, pairs of the
     degree-one rule, cptr, cind)``, the last two None when no CSC was
     built nor given.
     """
@@ -583,7 +589,7 @@ def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, gre
             greedy(m, n, cptr, cind, mu_row, mu_col)
         name += "greedy"
         left = min(m, n) - int(np.count_nonzero(mu_col >= 0))
-        if cptr is None and left <= TUNING["row_search_free"] * min(m, n):
+        if cptr is None and few_free and left <= TUNING["row_search_free"] * min(m, n):
             return name, ones, None, None     # (covered, or few left: the search from the rows)
         name += " + "
     if cptr is None:

@@ -73,7 +73,8 @@ def parallel(request):
     saved = dict(_cpu.TUNING)
     threads = numba.get_num_threads()
     nt = min(request.param, numba.config.NUMBA_NUM_THREADS)
-    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1)
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1,
+                       serial_init_share=2.0)   # (never the serial initial matching: the threads' one on every graph)
     numba.set_num_threads(nt)
     yield nt
     _cpu.TUNING.clear()
@@ -295,7 +296,8 @@ def forced():
     from gpumatch.matching import _cpu
 
     saved = dict(_cpu.TUNING)
-    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1)
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1,
+                       serial_init_share=2.0)   # (never the serial initial matching: the threads' one on every graph)
     yield min(2, numba.config.NUMBA_NUM_THREADS)
     _cpu.TUNING.clear()
     _cpu.TUNING.update(saved)
@@ -411,6 +413,28 @@ def test_nothing_compiled_with_numba_parallel():
                 seen += 1
                 assert not fn.targetoptions.get("parallel"), f"{mod.__name__}.{name} is compiled with parallel=True"
     assert seen >= 20
+
+
+@pytest.mark.parametrize("name, serial", [("bidiagonal_perm", True), ("random_sparse", True), ("random", False),
+                                          ("delaunay", False)])
+def test_serial_initial_matching_on_chains(name, serial, parallel):
+    """On the multi-threaded path, graphs whose rows mostly have at most two
+    entries take the serial initial matching (the degree-one rule first);
+    the search stays the threads' MS-BFS where one is needed."""
+    from gpumatch.matching import _cpu
+
+    _cpu.TUNING["serial_init_share"] = 0.5
+    make, mesh = GRAPHS[name]
+    A = sp.csr_matrix(make())
+    assert (_cpu.low_degree_share(A.shape[0], A.indptr) >= 0.5) == serial
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, mesh))
+    alg = res.stats["algorithm"]
+    if serial:   # (both have vertices of degree one)
+        assert alg.startswith("degree-one + "), alg
+    assert (f"Karp-Sipser ({parallel} threads)" in alg) == (not serial and parallel > 1), alg
+    if res.stats["initial_size"] < min(A.shape):
+        assert f"MS-BFS ({parallel} threads)" in alg, alg
 
 
 def test_default_is_serial_on_small_graphs():
