@@ -161,8 +161,9 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
         ``"numba"``: the compiled CPU engine (Karp–Sipser + Pothen–Fan+ [2]_,
         multi-threaded from 1M edges when Numba has several threads, where
         the matching returned may vary from run to run; it ignores
-        `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs a
-        greedy pass then Karp–Sipser there).
+        `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs
+        Karp–Sipser's degree-one rule, a greedy pass, then Karp–Sipser
+        there; no search runs when that matches a whole side).
     initial : array of int, optional
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
@@ -307,7 +308,8 @@ def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
         explicit zeros included, as in scipy.
     backend : {"auto", "numpy", "cupy", "numba"}, optional
         As in :func:`maximum_bipartite_matching` (``"numba"``: Karp–Sipser +
-        Pothen–Fan+, whose statistics are ``aug_phases`` and ``aug_paths``).
+        Pothen–Fan+, whose statistics are ``aug_phases`` and ``aug_paths``,
+        and ``degree_one_pairs``, the pairs of the degree-one rule).
     initial : array of int or MatchingResult, optional
         Warm start: for each column its row (-1 unmatched), length n, or a
         previous :class:`MatchingResult`.  Invalid ones raise ``ValueError``.
