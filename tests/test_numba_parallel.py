@@ -74,7 +74,7 @@ def parallel(request):
     threads = numba.get_num_threads()
     nt = min(request.param, numba.config.NUMBA_NUM_THREADS)
     _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1,
-                       serial_init_share=2.0)   # (never the serial initial matching: the threads' one on every graph)
+                       serial_init_share=2.0, greedy_probe=False)   # (the threads' initial matching on every graph)
     numba.set_num_threads(nt)
     yield nt
     _cpu.TUNING.clear()
@@ -297,7 +297,7 @@ def forced():
 
     saved = dict(_cpu.TUNING)
     _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1,
-                       serial_init_share=2.0)   # (never the serial initial matching: the threads' one on every graph)
+                       serial_init_share=2.0, greedy_probe=False)   # (the threads' initial matching on every graph)
     yield min(2, numba.config.NUMBA_NUM_THREADS)
     _cpu.TUNING.clear()
     _cpu.TUNING.update(saved)
@@ -586,3 +586,46 @@ def test_level_min_scales_with_the_round_cost():
     assert 0 < c < 1 and _cpu_threads.round_cost(2) == c
     if numba.config.NUMBA_NUM_THREADS >= 4:
         assert _cpu.level_min(4) >= base
+
+
+@pytest.mark.parametrize("name, covers", [("blockdiag", True), ("random", False), ("delaunay", False),
+                                          ("rect_tall", True)])
+@pytest.mark.parametrize("warm", [False, True])
+def test_greedy_probe_gives_up_and_undoes(name, covers, warm):
+    """The greedy probe either runs to its end within max_free of a side,
+    or gives up with the matching exactly as it was (a warm start kept)."""
+    from gpumatch._cpu_match import greedy_probe
+
+    A = G.block_diagonal(3000, 6, permute=True, seed=3) if name == "blockdiag" else GRAPHS[name][0]()
+    A, m, n, rptr, rind, _, _ = _patterns(A)
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    if warm:
+        for r in range(0, m, 11):
+            if rptr[r + 1] > rptr[r] and mu_col[rind[rptr[r + 1] - 1]] < 0:
+                mu_row[r] = rind[rptr[r + 1] - 1]
+                mu_col[mu_row[r]] = r
+    before = mu_row.copy(), mu_col.copy()
+    max_free = 3
+    assert greedy_probe(m, n, rptr, rind, mu_row, mu_col, max_free) == covers
+    size = _check_pairs(A, mu_row, mu_col)
+    if covers:
+        assert size >= min(m, n) - max_free
+    else:
+        np.testing.assert_array_equal(mu_row, before[0])
+        np.testing.assert_array_equal(mu_col, before[1])
+
+
+def test_greedy_probe_finishes_without_the_threads(parallel):
+    """Block-diagonal on the multi-threaded path: the probe covers it and
+    neither the CSC nor the threads' Karp-Sipser runs."""
+    from gpumatch.matching import _cpu
+
+    _cpu.TUNING["greedy_probe"] = True
+    A = sp.csr_matrix(G.block_diagonal(3000, 6, permute=True, seed=3))
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=int(_reference_size(A, False)))
+    alg = res.stats["algorithm"]
+    if parallel > 1:
+        assert alg.startswith("greedy + "), alg
+        assert "threads" not in alg, alg

@@ -24,12 +24,12 @@ from .. import _cpu_csr
 from .._cpu_match import (_S_GRAFTS, _S_PATHS, _S_PHASES, _S_PUSHES, _S_RELABELS, _S_WORK, TUNING,  # noqa: F401 (re-exported)
                           augment, degree_one, free_degree, free_pair, global_relabel, greedy, initial_matching,
                           karp_sipser, konig_cover, least_degree_free_row, level_min, parallel_threads, pothen_fan,
-                          push_relabel, row_search)
+                          push_relabel, row_search, greedy_probe)
 from . import _cpu_parallel
 
 __all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "row_search", "karp_sipser",
            "greedy", "pothen_fan", "global_relabel", "push_relabel", "augment", "konig_cover", "run", "ensure_csc",
-           "konig_cover_masks", "warm_up_threaded", "low_degree_share"]
+           "konig_cover_masks", "warm_up_threaded", "low_degree_share", "greedy_probe"]
 
 
 def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> dict:
@@ -53,7 +53,11 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     runs in place of the multi-threaded Karp–Sipser (the degree-one rule
     peels a chain from its ends, where slices of the graph cut it: the
     shuffled ladder of 1M rows 0.63-0.73 s -> 0.12-0.13 s, staircase 500k
-    0.29-0.35 -> 0.08 s, 2-core VM).  Options
+    0.29-0.35 -> 0.08 s, 2-core VM); else, with ``TUNING["greedy_probe"]``,
+    a greedy pass over the rows (:func:`greedy_probe`) first, which gives
+    up (undone) once more than ``TUNING["row_search_free"]`` of the smaller
+    side stays free; where it does not, the search from the rows finishes
+    without the CSC nor the threads.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
     Returns the statistics (the keys of G-PR's where they apply).
     """
@@ -68,12 +72,20 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     nt = parallel_threads(nnz) if work and parallel else 0
     # chains: the serial initial matching (the degree-one rule, no CSC) before the threads' search
     serial_init = bool(nt) and init != "none" and low_degree_share(st.m, st.rptr) >= TUNING["serial_init_share"]
-    if (nt and not serial_init) or init == "none":   # (the serial initial matching builds its CSC when needed)
-        ensure_csc(st)
+    threads_ks = nt >= 2 and TUNING["parallel_init"] and not serial_init
     first = "Karp-Sipser"
     ones = 0
-    if work and init != "none":
-        if nt >= 2 and TUNING["parallel_init"] and not serial_init:
+    probed = False
+    if work and init != "none" and threads_ks and TUNING["greedy_probe"]:
+        # a greedy pass over the rows (the CSR) that gives up, undone, once more than row_search_free of
+        # the smaller side stays free: where it does not, no CSC nor threads' Karp-Sipser is needed
+        probed = greedy_probe(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
+                              int(TUNING["row_search_free"] * min(st.m, st.n)))
+        first = "greedy"
+    if (nt and not serial_init and not probed) or init == "none":   # (else built when needed)
+        ensure_csc(st)
+    if work and init != "none" and not probed:
+        if threads_ks:
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
                                                st.mu_col, nt)
             first = f"Karp-Sipser ({nt} threads)"
