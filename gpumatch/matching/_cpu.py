@@ -150,7 +150,7 @@ def warm_up_threaded(index_dtype=np.int32) -> bool:
 
     A small solve never takes that path (:data:`TUNING`), so a warm-up by a
     small solve would leave its first use inside a large solve.  This runs
-    the multi-threaded Karp–Sipser, then MS-BFS with every level handed to
+    the greedy probe, the multi-threaded Karp–Sipser, then MS-BFS with every level handed to
     the threads and the hand-over to Pothen–Fan+, and the parallel
     transpose where :mod:`gpumatch._cpu_csr` would use it, with
     `index_dtype` indices.  Returns False (nothing run) where the path
@@ -174,6 +174,9 @@ def warm_up_threaded(index_dtype=np.int32) -> bool:
     cptr, cind = _cpu_csr.transpose_serial(m, n, rptr, rind)
     mu_row = np.full(m, -1, dtype=index_dtype)
     mu_col = np.full(n, -1, dtype=index_dtype)
+    greedy_probe(m, n, rptr, rind, mu_row, mu_col, 0)    # (gives up here: the matching stays empty)
+    mu_row.fill(-1)
+    mu_col.fill(-1)
     _cpu_parallel.karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt)
     raw = np.zeros(6, dtype=np.int64)
     if _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, 1, True, rptr=rptr, rind=rind,
