@@ -24,7 +24,8 @@ import numpy as np
 from . import _cpu_threads
 from . import csr as _csr
 
-__all__ = ["TUNING", "pattern_summary", "transpose", "transpose_serial", "transpose_parallel"]
+__all__ = ["TUNING", "pattern_summary", "column_counts", "transpose", "transpose_counted", "transpose_serial",
+           "transpose_parallel"]
 
 #: ``transpose_min_threads``: :func:`transpose` splits the work between
 #: ``numba.get_num_threads()`` threads when there are at least this many
@@ -115,14 +116,23 @@ def pattern_summary(indptr, indices):
 
 
 @numba.njit(cache=True, nogil=True)
-def transpose_serial(m, n, rptr, rind):
-    """CSC ``(cptr, cind)`` of the CSR pattern ``(rptr, rind)`` of an
-    ``m x n`` matrix, the rows of each column ascending (one counting sort).
-    Both come back in `rptr`'s / `rind`'s dtypes."""
+def column_counts(m, n, rptr, rind):
+    """``cnt`` of length ``n + 1`` in `rptr`'s dtype: ``cnt[c + 1]`` is the
+    number of entries of column ``c`` (``cnt[0] = 0``), the first pass of
+    :func:`transpose_serial` (a caller that needs the degrees first hands
+    them on to :func:`transpose`)."""
+    cnt = np.zeros(n + 1, rptr.dtype)
+    for p in range(rptr[m]):
+        cnt[rind[p] + 1] += 1
+    return cnt
+
+
+@numba.njit(cache=True, nogil=True)
+def transpose_counted(m, n, rptr, rind, cnt):
+    """:func:`transpose_serial` from the :func:`column_counts` `cnt`, which
+    becomes the CSC's pointers (in place)."""
     nnz = rptr[m]
-    cptr = np.zeros(n + 1, rptr.dtype)
-    for p in range(nnz):
-        cptr[rind[p] + 1] += 1
+    cptr = cnt
     for c in range(n):
         cptr[c + 1] += cptr[c]
     pos = cptr[:n].copy()                 # next free slot of each column
@@ -133,6 +143,14 @@ def transpose_serial(m, n, rptr, rind):
             cind[pos[c]] = r
             pos[c] += 1
     return cptr, cind
+
+
+@numba.njit(cache=True, nogil=True)
+def transpose_serial(m, n, rptr, rind):
+    """CSC ``(cptr, cind)`` of the CSR pattern ``(rptr, rind)`` of an
+    ``m x n`` matrix, the rows of each column ascending (one counting sort).
+    Both come back in `rptr`'s / `rind`'s dtypes."""
+    return transpose_counted(m, n, rptr, rind, column_counts(m, n, rptr, rind))
 
 
 @numba.njit(cache=True, nogil=True)
@@ -215,11 +233,13 @@ def transpose_parallel(m, n, rptr, rind, nt):
     return cptr, cind
 
 
-def transpose(m, n, rptr, rind):
+def transpose(m, n, rptr, rind, counts=None):
     """CSC ``(cptr, cind)`` of an ``m x n`` CSR pattern, rows of each column
     ascending, in the dtypes of `rptr` / `rind` (NumPy arrays, the same
     dtype).  Parallel (:func:`transpose_parallel`) with at least
-    ``TUNING["transpose_min_threads"]`` Numba threads, else serial.
+    ``TUNING["transpose_min_threads"]`` Numba threads, else serial (from
+    `counts`, the :func:`column_counts` of the pattern, when given: it
+    becomes the pointers).
 
     Examples
     --------
@@ -233,4 +253,6 @@ def transpose(m, n, rptr, rind):
     nt = min(int(numba.get_num_threads()), nnz // max(n, 1))
     if nt >= max(2, int(TUNING["transpose_min_threads"])):
         return transpose_parallel(m, n, rptr, rind, nt)
+    if counts is not None:
+        return transpose_counted(m, n, rptr, rind, counts)
     return transpose_serial(m, n, rptr, rind)

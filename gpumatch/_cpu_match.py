@@ -10,6 +10,12 @@ networks (:mod:`gpumatch.flow._cpu_unit`): it sits below both solvers, so
 that flow and matching meet here and not in each other.  Sequential CPU
 algorithms that win on a CPU, after Duff, Kaya and Uçar [1]_:
 
+* ``degree_one``: Karp–Sipser's degree-one rule alone, first (exact: it
+  never lengthens a later augmenting path), on the CSR and compact records
+  (the CSC is built only when needed, :func:`initial_matching`): shuffled
+  ladders and staircases are matched by it alone, with no greedy pass and
+  no search (the shuffled ladder of 300k rows end to end 0.24 s -> 21-24
+  ms on a 2-core VM, column-shuffled 29 -> 11-15 ms);
 * ``greedy`` then ``karp_sipser``: a greedy pass (each free column takes
   its first free row), then the Karp–Sipser heuristic [2]_ on the vertices
   it left free (a vertex with one free neighbour left is matched to it;
@@ -75,9 +81,9 @@ from __future__ import annotations
 import numba
 import numpy as np
 
-from . import _cpu_threads
+from . import _cpu_csr, _cpu_threads
 
-__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
+__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "greedy_probe", "row_search", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
            "push_relabel", "augment", "konig_cover"]
 
 #: When the engine runs multi-threaded (:func:`parallel_threads`): on
@@ -159,9 +165,28 @@ __all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "
 #: over).  Random graphs, meshes and grids finish within 2 (random 100k d5:
 #: 2.3 edges per entry in its one phase that augments); the Jacobians reach
 #: it after 3-7 phases instead of 694 (120k rows) or 2448 (481k rows).
+#: ``row_search_free``: when the Numba matching has no CSC yet (it builds
+#: one only when needed: :func:`initial_matching`), a greedy pass over the
+#: rows that leaves at most this fraction of the smaller side free hands
+#: over to :func:`row_search` (Pothen–Fan+ from the free rows, on the CSR,
+#: within one pass's work) instead of building the CSC for Karp–Sipser:
+#: arrowhead 100k leaves 2 rows free (scipy's whole solve takes 4.8 ms,
+#: the transpose alone 2-3 ms of ours).
+#: ``greedy_probe``: on the multi-threaded path, where the threads'
+#: Karp–Sipser would run, a greedy pass over the rows first
+#: (:func:`greedy_probe`, undone when it leaves more than
+#: ``row_search_free`` free): block-diagonal and arrowhead patterns of
+#: 500k rows then need neither the CSC nor the threads.
+#: ``serial_init_share``: on the multi-threaded path, when at least this
+#: share of the rows have at most two entries, the serial initial matching
+#: (:func:`initial_matching`: the degree-one rule first) replaces the
+#: multi-threaded Karp–Sipser, whose slices cut chains that the rule
+#: peels from their ends (the search stays multi-threaded).  Random d5
+#: graphs have about 12% such rows, meshes none.
 TUNING: dict = {"parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
                 "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
-                "parallel_graft": 5, "pf_budget": 2.0}
+                "parallel_graft": 5, "pf_budget": 2.0, "row_search_free": 0.001, "serial_init_share": 0.5,
+                "greedy_probe": True}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -195,6 +220,222 @@ def level_min(nt: int) -> int:
 
 #: Slots of the engines' statistics array.
 _S_PHASES, _S_PATHS, _S_GRAFTS, _S_RELABELS, _S_PUSHES, _S_WORK = range(6)
+
+
+@numba.njit(cache=True, nogil=True)
+def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state):
+    """The records and queue of :func:`degree_one`, or None (no vertex of
+    degree one in a graph without pairs: a pass over the pointers and
+    `cdeg`, the columns' degrees).  ``state``: ``[queue head, queue end,
+    pairs, pending column, its partner]``, set here."""
+    nv = m + n
+    fresh = True
+    for r in range(m):
+        if mu_row[r] >= 0:
+            fresh = False
+            break
+    if fresh:            # any vertex of degree one? (the pointers only)
+        ones = 0
+        for r in range(m):
+            ones += (rptr[r + 1] - rptr[r]) == 1
+        for c in range(n):
+            ones += cdeg[c] == 1
+        if ones == 0:
+            return None
+    queue = np.empty(nv, rind.dtype)
+    if fresh:
+        rec = np.empty(2 * nv, rind.dtype)
+        # the columns' XORs by a scatter into an array of their own (n ids,
+        # which stays in cache where the columns' half of the records would
+        # not: 1.8 against 8 ms on the 300k ladder, 2-core VM); degrees from `cdeg`
+        cx = np.zeros(n, rind.dtype)
+        for r in range(m):
+            fx = 0
+            for p in range(rptr[r], rptr[r + 1]):
+                c = rind[p]
+                fx ^= c + m
+                cx[c] ^= r
+            rec[2 * r] = rptr[r + 1] - rptr[r]
+            rec[2 * r + 1] = fx
+        for c in range(n):
+            rec[2 * (m + c)] = cdeg[c]
+            rec[2 * (m + c) + 1] = cx[c]
+    else:
+        rec = np.zeros(2 * nv, rind.dtype)
+        for r in range(m):   # free degrees and XORs; the columns' by a scatter of the same
+            fx = 0
+            fd = 0
+            rfree = mu_row[r] < 0
+            for p in range(rptr[r], rptr[r + 1]):
+                c = rind[p]
+                if mu_col[c] < 0:
+                    fx ^= c + m
+                    fd += 1
+                    if rfree:
+                        w = 2 * (m + c)
+                        rec[w] += 1
+                        rec[w + 1] ^= r
+            if rfree:
+                rec[2 * r] = fd
+                rec[2 * r + 1] = fx
+            else:
+                rec[2 * r] = -1
+                rec[2 * r + 1] = mu_row[r] + m
+    qt = 0
+    for v in range(nv):
+        if v >= m and mu_col[v - m] >= 0:
+            rec[2 * v] = -1
+            rec[2 * v + 1] = mu_col[v - m]
+        if rec[2 * v] == 1:
+            queue[qt] = v
+            qt += 1
+    state[0] = 0
+    state[1] = qt
+    state[2] = 0
+    state[3] = -1
+    return rec, queue
+
+
+@numba.njit(cache=True, nogil=True)
+def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
+    """The walk of :func:`degree_one` from ``state`` (see
+    :func:`_d1_records`).  Returns True when it stopped for want of the
+    CSC (an empty `cptr`): a matched column with two or more other free
+    rows must tell them, and ``state`` keeps where to resume."""
+    qh = state[0]
+    qt = state[1]
+    pairs = state[2]
+    u = state[3]
+    v = state[4]
+    while True:
+        if u >= m:               # a matched column's other free rows lose it
+            if cptr.shape[0] == 0:
+                state[0] = qh
+                state[1] = qt
+                state[2] = pairs
+                state[3] = u
+                state[4] = v
+                return True
+            for p in range(cptr[u - m], cptr[u - m + 1]):
+                w = cind[p]
+                d = rec[2 * w]
+                if d > 0 and w != v:
+                    rec[2 * w] = d - 1
+                    rec[2 * w + 1] ^= u
+                    if d == 2:
+                        queue[qt] = w
+                        qt += 1
+        u = -1
+        if qh >= qt:
+            break
+        v = queue[qh]
+        qh += 1
+        if rec[2 * v] != 1:      # matched, or its last free neighbour went
+            continue
+        u = rec[2 * v + 1]       # its one free neighbour
+        du = rec[2 * u]          # u's free degree, v included
+        if du <= 0:  # pragma: no cover - every matched vertex told its free neighbours
+            rec[2 * v] = 0
+            continue
+        rec[2 * v] = -1          # matched: the partner in place of the XOR
+        rec[2 * u] = -1
+        rec[2 * u + 1] ^= v      # (u's free neighbours but v, then its partner)
+        pairs += 1
+        # v has no other free neighbour; u's other free ones (w) lose u
+        # (inline rather than a helper: 1.4x faster on a shuffled chain)
+        if du == 2:              # one other: the XOR names it
+            w = rec[2 * u + 1]
+            d = rec[2 * w]
+            if d > 0:
+                rec[2 * w] = d - 1
+                rec[2 * w + 1] ^= u
+                if d == 2:
+                    queue[qt] = w
+                    qt += 1
+        if du <= 2:
+            rec[2 * u + 1] = v
+            u = -1
+            continue
+        rec[2 * u + 1] = v
+        if u < m:
+            for p in range(rptr[u], rptr[u + 1]):
+                w = rind[p] + m
+                d = rec[2 * w]
+                if d > 0 and w != v:
+                    rec[2 * w] = d - 1
+                    rec[2 * w + 1] ^= u
+                    if d == 2:
+                        queue[qt] = w
+                        qt += 1
+            u = -1
+        # else: a column with other free rows, at the top of the loop
+    state[0] = qh
+    state[1] = qt
+    state[2] = pairs
+    state[3] = -1
+    return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _d1_pairs(m, n, rec, mu_row, mu_col):
+    """Write the pairs of the records (``rec[2v] == -1``, partner in
+    ``rec[2v + 1]``) into `mu_row` / `mu_col` (one pass in order)."""
+    for r in range(m):
+        if rec[2 * r] == -1:
+            mu_row[r] = rec[2 * r + 1] - m
+    for c in range(n):
+        if rec[2 * (m + c)] == -1:
+            mu_col[c] = rec[2 * (m + c) + 1]
+
+
+def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None):
+    """Karp–Sipser's degree-one rule alone, to exhaustion: while a free
+    vertex has exactly one free neighbour, match the two.  Returns
+    ``(pairs made, cptr, cind)``.
+
+    The rule is exact (a maximum matching of what is left plus such a pair
+    is a maximum matching), so it never makes a later augmenting path
+    longer; run before a greedy pass it peels chains of degree-two vertices
+    (shuffled bidiagonal ladders, staircases) from their ends, where the
+    greedy pass would break them into pieces joined by long augmenting
+    paths.  Vertex ids: rows ``0..m-1``, columns ``m..m+n-1``.  Each vertex
+    has a record of two ids in a compact array of the index dtype
+    (``rec[2v]``: free degree, -1 once matched; ``rec[2v + 1]``: XOR of its
+    free neighbours, which *is* the free neighbour once the degree is one,
+    then its partner).  A matched vertex with one other free neighbour
+    names it by the same XOR, without reading its adjacency, so following
+    a shuffled chain costs two random reads per pair (the two records, 8
+    bytes per vertex: 4.8 MB for a ladder of 300k rows, against 9.6 MB for
+    four ids per vertex, 34 -> 18 ms on a 2-core VM, median of 9, three
+    interleaved rounds); the pairs go to `mu_row` / `mu_col` in one pass at
+    the end.
+
+    The records come from the CSR alone (the columns' by one scatter of
+    the entries); the CSC (`cptr`, `cind`) is needed only once a matched
+    column with two or more other free rows must tell them, and is built
+    then (from `counts`, the :func:`gpumatch._cpu_csr.column_counts`, when
+    given) unless given.  It comes back (None if never needed nor given).
+    On top of the pairs already in `mu_row` / `mu_col`; without pairs, a
+    graph with no vertex of degree one costs one pass over the pointers.
+    """
+    if cptr is not None:
+        cdeg = np.diff(cptr)
+    else:
+        if counts is None:
+            counts = _cpu_csr.column_counts(m, n, rptr, rind)
+        cdeg = counts[1:]
+    state = np.zeros(5, np.int64)
+    got = _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state)
+    if got is None:
+        return 0, cptr, cind
+    rec, queue = got
+    if cptr is None and _d1_walk(m, rptr, rind, np.empty(0, rptr.dtype), np.empty(0, rind.dtype), rec, queue,
+                                 state):
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
+    if cptr is not None:
+        _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state)
+    _d1_pairs(m, n, rec, mu_row, mu_col)
+    return int(state[2]), cptr, cind
 
 
 @numba.njit(cache=True, nogil=True)
@@ -331,6 +572,42 @@ def karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col):
                 deg[m + c] = 0
                 continue
         qt = _ks_match(m, r, c, rptr, rind, cptr, cind, mu_row, mu_col, deg, queue, qt)
+
+
+def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, greedy_first=True, few_free=True):
+    """The serial engine's initial matching, on top of the pairs in
+    `mu_row` / `mu_col`: :func:`degree_one` (exact), then, unless that
+    matched the whole smaller side, a :func:`greedy` pass (with
+    `greedy_first`) and :func:`karp_sipser` on the vertices left.
+
+    The CSC (`cptr`, `cind`) is built here when not given, and only when
+    needed: not when the degree-one rule matches the smaller side (a
+    shuffled ladder or staircase), nor when the greedy pass, over the rows
+    of the CSR then, leaves at most ``TUNING["row_search_free"]`` of the
+    smaller side free (Karp–Sipser is then skipped: the caller searches
+    from the free rows, :func:`row_search`; not without `few_free`).  Returns ``(name, pairs of the
+    degree-one rule, cptr, cind)``, the last two None when no CSC was
+    built nor given.
+    """
+    counts = _cpu_csr.column_counts(m, n, rptr, rind) if cptr is None else None
+    ones, cptr, cind = degree_one(m, n, rptr, rind, mu_row, mu_col, cptr, cind, counts)
+    if ones and int(np.count_nonzero(mu_col >= 0)) >= min(m, n):
+        return "degree-one", ones, cptr, cind
+    name = "degree-one + " if ones else ""
+    if greedy_first:   # a cheap first pass; Karp-Sipser then decides among the vertices left
+        if cptr is None:    # each free row takes its first free column (the CSR)
+            greedy(n, m, rptr, rind, mu_col, mu_row)
+        else:
+            greedy(m, n, cptr, cind, mu_row, mu_col)
+        name += "greedy"
+        left = min(m, n) - int(np.count_nonzero(mu_col >= 0))
+        if cptr is None and few_free and left <= TUNING["row_search_free"] * min(m, n):
+            return name, ones, None, None     # (covered, or few left: the search from the rows)
+        name += " + "
+    if cptr is None:
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
+    karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
+    return name + "Karp-Sipser", ones, cptr, cind
 
 
 @numba.njit(cache=True, nogil=True)
@@ -556,6 +833,56 @@ def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
             c = c2
     stats[_S_PUSHES] += pushes
     stats[_S_WORK] += total
+
+
+@numba.njit(cache=True, nogil=True)
+def _greedy_probe(m, n, rptr, rind, mu_row, mu_col, max_free, taken):
+    fails = 0
+    made = 0
+    limit = max_free + m - min(m, n)      # rows that a tall graph must leave free, and max_free more
+    for r in range(m):
+        if mu_row[r] >= 0 or rptr[r + 1] == rptr[r]:
+            continue
+        c = -1
+        for p in range(rptr[r], rptr[r + 1]):
+            if mu_col[rind[p]] < 0:
+                c = rind[p]
+                break
+        if c < 0:
+            fails += 1
+            if fails > limit:             # give up: undo the pairs made
+                for i in range(made):
+                    x = taken[i]
+                    mu_col[mu_row[x]] = -1
+                    mu_row[x] = -1
+                return False
+            continue
+        mu_row[r] = c
+        mu_col[c] = r
+        taken[made] = r
+        made += 1
+    return True
+
+
+def greedy_probe(m, n, rptr, rind, mu_row, mu_col, max_free):
+    """A greedy pass over the rows (each free row takes its first free
+    column, the CSR alone) that gives up once more than `max_free` rows
+    beyond ``m - min(m, n)`` found no free column; then its pairs are
+    undone and it returns False (the matching is as it was).  True: the
+    pass ran to its end, at most `max_free` short of a side (block-diagonal
+    and arrowhead patterns), False on random graphs and meshes, at about
+    40% of a pass there (a greedy pass fails late, once most columns are
+    taken)."""
+    return bool(_greedy_probe(m, n, rptr, rind, mu_row, mu_col, int(max_free), np.empty(m, rind.dtype)))
+
+
+def row_search(m, n, rptr, rind, mu_row, mu_col, raw):
+    """Pothen–Fan+ from the free rows, over the CSR alone (the roles of
+    rows and columns swapped), within one pass's worth of work
+    (``nnz + m + n`` edges looked at).  Returns True when it proved the
+    matching maximum, False when the budget ran out first (the matching
+    is still valid; :func:`augment` finishes it, with the CSC)."""
+    return not pothen_fan(n, m, rptr, rind, mu_col, mu_row, raw, int(rptr[m]) + m + n)
 
 
 def augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw, pf=True):

@@ -73,7 +73,8 @@ def parallel(request):
     saved = dict(_cpu.TUNING)
     threads = numba.get_num_threads()
     nt = min(request.param, numba.config.NUMBA_NUM_THREADS)
-    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1)
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1,
+                       serial_init_share=2.0, greedy_probe=False)   # (the threads' initial matching on every graph)
     numba.set_num_threads(nt)
     yield nt
     _cpu.TUNING.clear()
@@ -121,7 +122,10 @@ def test_parallel_path_matching(name, init, parallel):
     assert res.size == ref
     if A.nnz:
         alg = res.stats["algorithm"]
-        assert f"MS-BFS ({parallel} threads)" in alg
+        if res.stats["initial_size"] == min(A.shape):   # the initial matching covers a side: no search
+            assert alg.endswith(" + none"), alg
+        else:
+            assert f"MS-BFS ({parallel} threads)" in alg
         assert (f"Karp-Sipser ({parallel} threads)" in alg) == (init != "none" and parallel > 1)
     check_matching(A, res.col_to_row, "row", expected_size=ref)
     cr, cc = res.cover_rows, res.cover_cols
@@ -292,7 +296,8 @@ def forced():
     from gpumatch.matching import _cpu
 
     saved = dict(_cpu.TUNING)
-    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1)
+    _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_init=True, parallel_level_min=1,
+                       serial_init_share=2.0, greedy_probe=False)   # (the threads' initial matching on every graph)
     yield min(2, numba.config.NUMBA_NUM_THREADS)
     _cpu.TUNING.clear()
     _cpu.TUNING.update(saved)
@@ -308,7 +313,8 @@ def test_parallel_path_from_other_threads(forced):
     with ThreadPoolExecutor(3) as ex:
         results = list(ex.map(_solve_forced, graphs, [forced] * len(graphs)))
     for name, A, res in zip(names * 2, graphs, results):
-        assert f"MS-BFS ({forced} threads)" in res.stats["algorithm"]
+        if res.stats["initial_size"] < min(A.shape):   # (else no search runs: the chain)
+            assert f"MS-BFS ({forced} threads)" in res.stats["algorithm"]
         if forced > 1:
             assert f"Karp-Sipser ({forced} threads)" in res.stats["algorithm"]
         check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, GRAPHS[name][1]))
@@ -409,10 +415,32 @@ def test_nothing_compiled_with_numba_parallel():
     assert seen >= 20
 
 
+@pytest.mark.parametrize("name, serial", [("bidiagonal_perm", True), ("random_sparse", True), ("random", False),
+                                          ("delaunay", False)])
+def test_serial_initial_matching_on_chains(name, serial, parallel):
+    """On the multi-threaded path, graphs whose rows mostly have at most two
+    entries take the serial initial matching (the degree-one rule first);
+    the search stays the threads' MS-BFS where one is needed."""
+    from gpumatch.matching import _cpu
+
+    _cpu.TUNING["serial_init_share"] = 0.5
+    make, mesh = GRAPHS[name]
+    A = sp.csr_matrix(make())
+    assert (_cpu.low_degree_share(A.shape[0], A.indptr) >= 0.5) == serial
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, mesh))
+    alg = res.stats["algorithm"]
+    if serial:   # (both have vertices of degree one)
+        assert alg.startswith("degree-one + "), alg
+    assert (f"Karp-Sipser ({parallel} threads)" in alg) == (not serial and parallel > 1), alg
+    if res.stats["initial_size"] < min(A.shape):
+        assert f"MS-BFS ({parallel} threads)" in alg, alg
+
+
 def test_default_is_serial_on_small_graphs():
     A = G.random_bipartite(3000, 3000, 3, seed=23)
     res = bipartite_matching(A, backend="numba")
-    assert res.stats["algorithm"] == "greedy + Karp-Sipser + Pothen-Fan+"
+    assert res.stats["algorithm"] == "degree-one + greedy + Karp-Sipser + Pothen-Fan+"
 
 
 # ---------------------------------------------------------------------------
@@ -558,3 +586,46 @@ def test_level_min_scales_with_the_round_cost():
     assert 0 < c < 1 and _cpu_threads.round_cost(2) == c
     if numba.config.NUMBA_NUM_THREADS >= 4:
         assert _cpu.level_min(4) >= base
+
+
+@pytest.mark.parametrize("name, covers", [("blockdiag", True), ("random", False), ("delaunay", False),
+                                          ("rect_tall", True)])
+@pytest.mark.parametrize("warm", [False, True])
+def test_greedy_probe_gives_up_and_undoes(name, covers, warm):
+    """The greedy probe either runs to its end within max_free of a side,
+    or gives up with the matching exactly as it was (a warm start kept)."""
+    from gpumatch._cpu_match import greedy_probe
+
+    A = G.block_diagonal(3000, 6, permute=True, seed=3) if name == "blockdiag" else GRAPHS[name][0]()
+    A, m, n, rptr, rind, _, _ = _patterns(A)
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    if warm:
+        for r in range(0, m, 11):
+            if rptr[r + 1] > rptr[r] and mu_col[rind[rptr[r + 1] - 1]] < 0:
+                mu_row[r] = rind[rptr[r + 1] - 1]
+                mu_col[mu_row[r]] = r
+    before = mu_row.copy(), mu_col.copy()
+    max_free = 3
+    assert greedy_probe(m, n, rptr, rind, mu_row, mu_col, max_free) == covers
+    size = _check_pairs(A, mu_row, mu_col)
+    if covers:
+        assert size >= min(m, n) - max_free
+    else:
+        np.testing.assert_array_equal(mu_row, before[0])
+        np.testing.assert_array_equal(mu_col, before[1])
+
+
+def test_greedy_probe_finishes_without_the_threads(parallel):
+    """Block-diagonal on the multi-threaded path: the probe covers it and
+    neither the CSC nor the threads' Karp-Sipser runs."""
+    from gpumatch.matching import _cpu
+
+    _cpu.TUNING["greedy_probe"] = True
+    A = sp.csr_matrix(G.block_diagonal(3000, 6, permute=True, seed=3))
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=int(_reference_size(A, False)))
+    alg = res.stats["algorithm"]
+    if parallel > 1:
+        assert alg.startswith("greedy + "), alg
+        assert "threads" not in alg, alg

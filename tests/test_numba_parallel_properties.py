@@ -80,7 +80,8 @@ def test_api_on_the_parallel_path(A, init, level_min):
     saved = dict(_cpu.TUNING)
     threads = numba.get_num_threads()
     try:
-        _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_level_min=level_min)
+        _cpu.TUNING.update(parallel_min_nnz=0, parallel_min_threads=1, parallel_level_min=level_min,
+                           serial_init_share=2.0, greedy_probe=False)
         numba.set_num_threads(min(2, numba.config.NUMBA_NUM_THREADS))
         res = bipartite_matching(A, backend="numba", init=init, certificate=True)
     finally:

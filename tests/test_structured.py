@@ -432,3 +432,121 @@ def test_reach_look_in_slices_counts_alike(monkeypatch):
     _kernels_numpy.fill_lower_bounds(a, 9)
     np.testing.assert_array_equal(a.psi_row, st.psi_row)
     np.testing.assert_array_equal(a.psi_col, st.psi_col)
+
+
+def _ladder(n, rows, cols, seed=5):
+    """Bidiagonal pattern (row i holds columns i and i + 1) with its rows
+    and / or columns shuffled."""
+    i = np.arange(n)
+    r = np.concatenate([i, i[:-1]])
+    c = np.concatenate([i, i[:-1] + 1])
+    rng = np.random.default_rng(seed)
+    if rows:
+        r = rng.permutation(n)[r]
+    if cols:
+        c = rng.permutation(n)[c]
+    return sp.csr_matrix((np.ones(r.shape[0]), (r, c)), shape=(n, n))
+
+
+@pytest.mark.parametrize("rows, cols", [(True, True), (True, False), (False, True), (False, False)])
+@pytest.mark.parametrize("transpose", [False, True])
+def test_numba_degree_one_rule_solves_ladders(rows, cols, transpose):
+    """A ladder is one chain with degree-one ends: the degree-one rule
+    matches every vertex, and no search (nor greedy pass) runs."""
+    A = _ladder(5000, rows, cols)
+    if transpose:
+        A = A.T.tocsr()
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=5000)
+    st = res.stats
+    assert st["degree_one_pairs"] == 5000, st
+    assert st["algorithm"] == "degree-one + none", st
+    assert st["aug_phases"] == st["aug_work"] == st["pr_pushes"] == 0, st
+
+
+def test_numba_degree_one_rule_solves_the_staircase(references):
+    """The tall staircase peels from its degree-one ends too: the 1% extra
+    rows stay free and no search runs."""
+    A, ref = _graph(references, "staircase")
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    assert res.stats["degree_one_pairs"] == ref == A.shape[1]
+    assert res.stats["aug_work"] == 0
+
+
+@pytest.mark.parametrize("seed", range(4))
+@pytest.mark.parametrize("warm", [False, True])
+@pytest.mark.parametrize("with_csc", [False, True])
+def test_degree_one_rule_is_exact(seed, warm, with_csc):
+    """On sparse random graphs full of degree-one vertices the rule's pairs
+    (on top of a warm start's) extend to a maximum matching: Pothen–Fan+
+    from there reaches scipy's size, and the rule never matched a vertex
+    twice nor left an edge's pair out of the graph."""
+    from scipy.sparse.csgraph import maximum_bipartite_matching as sp_mbm
+
+    from gpumatch import _cpu_csr
+    from gpumatch._cpu_match import augment, degree_one
+
+    rng = np.random.default_rng(seed)
+    m, n, nnz = 400, 300, 500
+    A = sp.csr_matrix((np.ones(nnz), (rng.integers(0, m, nnz), rng.integers(0, n, nnz))), shape=(m, n))
+    A.sum_duplicates()
+    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    if warm:   # a few pairs from the first entries of some rows
+        for r in range(0, m, 7):
+            if rptr[r + 1] > rptr[r] and mu_col[rind[rptr[r]]] < 0:
+                mu_row[r] = rind[rptr[r]]
+                mu_col[rind[rptr[r]]] = r
+    before = int((mu_col >= 0).sum())
+    warm_pairs = np.flatnonzero(mu_row >= 0), mu_row[mu_row >= 0].copy()
+    pairs, _, _ = degree_one(m, n, rptr, rind, mu_row, mu_col, *([cptr, cind] if with_csc else []))
+    assert pairs > 50 and int((mu_col >= 0).sum()) == before + pairs
+    np.testing.assert_array_equal(mu_row[warm_pairs[0]], warm_pairs[1])
+    matched = np.flatnonzero(mu_col >= 0)     # pairs are edges, each vertex once
+    assert np.all(mu_row[mu_col[matched]] == matched)
+    assert np.all(np.asarray(A[mu_col[matched], matched]).ravel() != 0)
+    augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, np.zeros(6, np.int64))
+    check_matching(A, mu_col, "row", expected_size=int((sp_mbm(A) >= 0).sum()))
+
+
+def test_numba_unit_ladder_is_solved_by_the_degree_one_rule():
+    """The unit network of a shuffled ladder: the matching engine under the
+    flow needs no augmenting search either."""
+    C, s, t = _unit_network(_ladder(4000, True, True))
+    C = C.astype(np.int64)
+    res = gpumatch.maximum_flow(C, s, t, backend="numba")
+    check_flow(C, s, t, res.flow, int(res.flow_value))
+    assert int(res.flow_value) == 4000
+    assert res.stats["aug_phases"] == 0 and res.stats["degree_one_pairs"] == 4000, res.stats
+
+
+def test_numba_few_left_free_search_from_the_rows(references):
+    """Arrowhead: the greedy pass over the rows leaves a handful free, so
+    the search runs from the rows on the CSR and no CSC is built."""
+    A, ref = _graph(references, "arrowhead")
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    st = res.stats
+    assert st["algorithm"] == "greedy + Pothen-Fan+ from the rows", st
+    assert 0 < ref - st["initial_size"] <= 0.001 * min(A.shape), st
+    assert st["aug_work"] <= A.nnz + sum(A.shape), st
+
+
+@pytest.mark.parametrize("name", ["jacobian", "banded", "blockdiag"])
+def test_numba_search_from_the_rows_hands_over(references, name, monkeypatch):
+    """Forced onto every input, the search from the rows either proves the
+    matching maximum within its pass or hands over (the CSC is built and
+    the usual search finishes): maximum either way."""
+    from gpumatch import _cpu_match
+
+    monkeypatch.setitem(_cpu_match.TUNING, "row_search_free", 1.0)
+    A, ref = _graph(references, name)
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=ref)
+    assert res.size == ref
+    if name == "jacobian":   # long paths: the pass runs out, the CSC's search finishes
+        assert res.stats["algorithm"].startswith("degree-one + greedy + Pothen-Fan+ from the rows, then "), \
+            res.stats

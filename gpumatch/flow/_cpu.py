@@ -539,7 +539,7 @@ def solve(indptr, indices, cap, source, sink, layout="reverse_csr"):
             t2 = time.perf_counter()
             raw = np.zeros(_NSTATS, dtype=np.int64)
             stats = _stats_dict(raw, {"setup": t1 - t0, "phase1": t2 - t1, "phase2": 0.0, "extract": 0.0}, layout)
-            stats.update(ust, method="unit_matching", algorithm="unit bipartite network: greedy + Karp-Sipser + Pothen-Fan+ (then push-relabel)")
+            stats.update(ust, method="unit_matching", algorithm="unit bipartite network: " + ust.pop("algorithm"))
             return value, arc_flow, side, stats
     zero = np.zeros(ix.shape[0], dtype=np.int64)
     bptr, head, rev, resid, slot = build_residual(V, ip, ix, cp, zero, False, bool(TUNING["rotate"]))

@@ -17,7 +17,7 @@ one unit and each vertex of ``R`` sends at most one, so an integral flow is
 a matching of the graph ``L x R`` and the flow value is the maximum
 matching size (the integrality theorem).  The CPU engine recognises the
 structure from the arcs (never from a name), runs its matching engine
-(greedy, Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch._cpu_match`, the
+(the degree-one rule, greedy, Karp–Sipser, Pothen–Fan+ and push-relabel, :mod:`gpumatch._cpu_match`, the
 engine of the Numba matching backend) on ``L x R``,
 and writes the matching back as a flow:
 
@@ -196,10 +196,11 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     mu_row = np.full(m, -1, dtype=np.int32)
     mu_col = np.full(n, -1, dtype=np.int32)
     raw = np.zeros(6, dtype=np.int64)
+    algorithm, ones = "none", 0
     if m and n and nnz:
-        mcpu.greedy(m, n, cptr, cind, mu_row, mu_col)
-        mcpu.karp_sipser(m, n, rptr, rind, cptr, cind, mu_row, mu_col)
-        mcpu.augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
+        algorithm, ones, _, _ = mcpu.initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr, cind)
+        if np.count_nonzero(mu_col >= 0) < min(m, n):   # else maximum already
+            algorithm += " + " + mcpu.augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, raw)
     # the free columns reach t directly: the König BFS of the matching engine
     # from the free columns (its sides swapped) finds what else does
     zr = np.empty(m, dtype=np.bool_)
@@ -210,4 +211,5 @@ def solve_unit(V, indptr, indices, cap, source, sink, found):
     side = np.empty(V, dtype=np.bool_)
     _flow_and_cut(V, indptr, indices, cap, source, sink, part, local, mu_row, mu_col, zr, zc, arc_flow, side)
     value = np.int64(np.count_nonzero(mu_row >= 0))
-    return value, arc_flow, side, {"aug_phases": int(raw[0]), "aug_paths": int(raw[1]), "left": m, "right": n}
+    return value, arc_flow, side, {"aug_phases": int(raw[0]), "aug_paths": int(raw[1]), "left": m, "right": n,
+                                   "degree_one_pairs": ones, "algorithm": algorithm}

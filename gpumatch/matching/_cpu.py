@@ -22,24 +22,42 @@ import numpy as np
 
 from .. import _cpu_csr
 from .._cpu_match import (_S_GRAFTS, _S_PATHS, _S_PHASES, _S_PUSHES, _S_RELABELS, _S_WORK, TUNING,  # noqa: F401 (re-exported)
-                          augment, free_degree, free_pair, global_relabel, greedy, karp_sipser, konig_cover,
-                          least_degree_free_row, level_min, parallel_threads, pothen_fan, push_relabel)
+                          augment, degree_one, free_degree, free_pair, global_relabel, greedy, initial_matching,
+                          karp_sipser, konig_cover, least_degree_free_row, level_min, parallel_threads, pothen_fan,
+                          push_relabel, row_search, greedy_probe)
 from . import _cpu_parallel
 
-__all__ = ["TUNING", "parallel_threads", "level_min", "karp_sipser", "greedy", "pothen_fan", "global_relabel",
-           "push_relabel", "augment", "konig_cover", "run", "konig_cover_masks", "warm_up_threaded"]
+__all__ = ["TUNING", "parallel_threads", "level_min", "degree_one", "initial_matching", "row_search", "karp_sipser",
+           "greedy", "pothen_fan", "global_relabel", "push_relabel", "augment", "konig_cover", "run", "ensure_csc",
+           "konig_cover_masks", "warm_up_threaded", "low_degree_share", "greedy_probe"]
 
 
 def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> dict:
     """Maximum matching of a :class:`~gpumatch.matching._driver.GPRState` on NumPy arrays, in place.
 
-    `init`: ``"greedy"`` runs a greedy pass (each free column takes its
-    first free row) and then Karp–Sipser on the vertices it left free,
-    ``"karp_sipser"`` Karp–Sipser alone, ``"none"`` nothing (the
-    multi-threaded path runs its Karp–Sipser for both); applied on top of
-    `initial_col` (a validated warm start).  Then Pothen–Fan+, or on the
+    The state may come without its CSC (``make_state(g, csc=False)``):
+    it is built (:func:`ensure_csc`) unless the degree-one rule alone
+    matches the smaller side.
+
+    `init`: ``"greedy"`` runs Karp–Sipser's degree-one rule, a greedy pass
+    (each free column takes its first free row) and then Karp–Sipser on the
+    vertices left free (:func:`initial_matching`), ``"karp_sipser"`` the
+    same without the greedy pass, ``"none"`` nothing (the multi-threaded
+    path runs its Karp–Sipser for both); applied on top of `initial_col`
+    (a validated warm start).  When the matching then covers the smaller
+    side it is maximum and no search runs.  Then Pothen–Fan+, or on the
     multi-threaded path (:data:`TUNING`, :func:`parallel_threads`; never
-    without `parallel`) the multi-threaded Karp–Sipser and MS-BFS.  Options
+    without `parallel`) the multi-threaded Karp–Sipser and MS-BFS; there,
+    when at least ``TUNING["serial_init_share"]`` of the rows have at most
+    two entries (chains: ladders, staircases), the serial initial matching
+    runs in place of the multi-threaded Karp–Sipser (the degree-one rule
+    peels a chain from its ends, where slices of the graph cut it: the
+    shuffled ladder of 1M rows 0.63-0.73 s -> 0.12-0.13 s, staircase 500k
+    0.29-0.35 -> 0.08 s, 2-core VM); else, with ``TUNING["greedy_probe"]``,
+    a greedy pass over the rows (:func:`greedy_probe`) first, which gives
+    up (undone) once more than ``TUNING["row_search_free"]`` of the smaller
+    side stays free; where it does not, the search from the rows finishes
+    without the CSC nor the threads.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
     Returns the statistics (the keys of G-PR's where they apply).
     """
@@ -52,22 +70,40 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     nnz = int(st.rind.shape[0])
     work = bool(st.m and st.n and nnz)
     nt = parallel_threads(nnz) if work and parallel else 0
+    # chains: the serial initial matching (the degree-one rule, no CSC) before the threads' search
+    serial_init = bool(nt) and init != "none" and low_degree_share(st.m, st.rptr) >= TUNING["serial_init_share"]
+    threads_ks = nt >= 2 and TUNING["parallel_init"] and not serial_init
     first = "Karp-Sipser"
-    if work and init != "none":
-        if nt >= 2 and TUNING["parallel_init"]:
+    ones = 0
+    probed = False
+    if work and init != "none" and threads_ks and TUNING["greedy_probe"]:
+        # a greedy pass over the rows (the CSR) that gives up, undone, once more than row_search_free of
+        # the smaller side stays free: where it does not, no CSC nor threads' Karp-Sipser is needed
+        probed = greedy_probe(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
+                              int(TUNING["row_search_free"] * min(st.m, st.n)))
+        first = "greedy"
+    if (nt and not serial_init and not probed) or init == "none":   # (else built when needed)
+        ensure_csc(st)
+    if work and init != "none" and not probed:
+        if threads_ks:
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
                                                st.mu_col, nt)
             first = f"Karp-Sipser ({nt} threads)"
-        else:
-            if init == "greedy":   # a cheap first pass; Karp-Sipser then decides among the vertices left
-                greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)
-                first = "greedy + Karp-Sipser"
-            karp_sipser(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col)
+        else:   # (builds the CSC only if the degree-one rule leaves work)
+            first, ones, st.cptr, st.cind = initial_matching(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
+                                                             st.cptr, st.cind, greedy_first=init == "greedy",
+                                                             few_free=not nt)
     initial = int(np.count_nonzero(st.mu_col >= 0))
     t1 = time.perf_counter()
     raw = np.zeros(6, dtype=np.int64)
     search = "Pothen-Fan+"
-    if work:
+    if work and initial == min(st.m, st.n):   # every vertex of the smaller side matched: maximum
+        search = "none"
+    elif work and st.cptr is None and row_search(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col, raw):
+        search = "Pothen-Fan+ from the rows"    # (few left free: no CSC needed)
+    elif work:
+        rows_first = st.cptr is None            # (then the search from the rows ran out of its pass)
+        ensure_csc(st)
         if nt:   # the multi-threaded MS-BFS
             search = f"MS-BFS ({nt} threads)"
             factor = TUNING["pf_budget"]
@@ -80,13 +116,32 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
                                              st.mu_col, raw, pf=code != _cpu_parallel._R_BUDGET)
         else:
             search = augment(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
+        if rows_first:
+            search = "Pothen-Fan+ from the rows, then " + search
     t2 = time.perf_counter()
     return {"backend": "numba", "initial_size": initial, "push_iterations": 0, "global_relabels": 0,
             "max_level": 0, "time_init": t1 - t0, "time_relabel": 0.0, "time_push": 0.0, "time_fix": 0.0,
             "time_augment": t2 - t1, "finished_by": "augmenting-paths", "switch_reason": None,
             "active_history": [], "algorithm": f"{first} + {search}" if init != "none" else search,
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
-            "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK])}
+            "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK]),
+            "degree_one_pairs": ones}
+
+
+def low_degree_share(m, rptr) -> float:
+    """The share of the `m` rows of the CSR pointers `rptr` with at most two
+    entries (what decides ``TUNING["serial_init_share"]``)."""
+    if m == 0:
+        return 0.0
+    return float(np.count_nonzero(np.diff(rptr) <= 2)) / m
+
+
+def ensure_csc(st) -> None:
+    """Give `st` its CSC (``cptr``, ``cind``: the rows of each column,
+    ascending) if :func:`~gpumatch.matching._driver.make_state` left it
+    out (``csc=False``)."""
+    if st.cptr is None:
+        st.cptr, st.cind = _cpu_csr.transpose(st.m, st.n, st.rptr, st.rind)
 
 
 def warm_up_threaded(index_dtype=np.int32) -> bool:
@@ -95,7 +150,7 @@ def warm_up_threaded(index_dtype=np.int32) -> bool:
 
     A small solve never takes that path (:data:`TUNING`), so a warm-up by a
     small solve would leave its first use inside a large solve.  This runs
-    the multi-threaded Karp–Sipser, then MS-BFS with every level handed to
+    the greedy probe, the multi-threaded Karp–Sipser, then MS-BFS with every level handed to
     the threads and the hand-over to Pothen–Fan+, and the parallel
     transpose where :mod:`gpumatch._cpu_csr` would use it, with
     `index_dtype` indices.  Returns False (nothing run) where the path
@@ -119,6 +174,9 @@ def warm_up_threaded(index_dtype=np.int32) -> bool:
     cptr, cind = _cpu_csr.transpose_serial(m, n, rptr, rind)
     mu_row = np.full(m, -1, dtype=index_dtype)
     mu_col = np.full(n, -1, dtype=index_dtype)
+    greedy_probe(m, n, rptr, rind, mu_row, mu_col, 0)    # (gives up here: the matching stays empty)
+    mu_row.fill(-1)
+    mu_col.fill(-1)
     _cpu_parallel.karp_sipser_parallel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, nt)
     raw = np.zeros(6, dtype=np.int64)
     if _cpu_parallel.ms_bfs(m, n, cptr, cind, mu_row, mu_col, raw, nt, 1, True, rptr=rptr, rind=rind,

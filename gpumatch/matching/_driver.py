@@ -222,8 +222,12 @@ def kernels_for(backend: str):
     return k
 
 
-def make_state(g) -> GPRState:
+def make_state(g, csc=True) -> GPRState:
     """Build the G-PR arrays of a :class:`~gpumatch._validation.CSRGraph`.
+
+    Without `csc` (the ``"numba"`` backend only) ``cptr`` / ``cind`` stay
+    None: its engine builds them when it needs them
+    (:func:`gpumatch.matching._cpu.ensure_csc`).
 
     The CSC comes from :func:`gpumatch.csr.transpose` (rows of each column
     ascending, which the dynamic solver's patching needs): cuSPARSE's
@@ -245,14 +249,17 @@ def make_state(g) -> GPRState:
         odt = np.dtype(np.int64)
     rptr = g.indptr.astype(odt, copy=False)
     rind = g.indices.astype(idx, copy=False)
-    if g.backend == "numba":  # the compiled counting transpose (rows come out sorted)
+    if g.backend == "numba" and not csc:
+        cptr = cind = None
+    elif g.backend == "numba":  # the compiled counting transpose (rows come out sorted)
         from .. import _cpu_csr
 
         cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
     else:   # NumPy: SciPy's counting transpose; CuPy: cuSPARSE (sort for 64-bit)
         cptr, cind = _csr.transpose(rptr, rind, n)
-    cptr = cptr.astype(odt, copy=False)
-    cind = cind.astype(idx, copy=False)
+    if cptr is not None:
+        cptr = cptr.astype(odt, copy=False)
+        cind = cind.astype(idx, copy=False)
     return GPRState(
         m=m, n=n, idx=idx, odt=odt, xp=xp, backend=g.backend,
         rptr=rptr, rind=rind, cptr=cptr, cind=cind,

@@ -118,7 +118,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     if g.backend == "cupy":   # before the solve allocates: a clear error instead of CuPy's OutOfMemoryError
         need = _memory.memory_estimate(g.shape, g.nnz, "matching", "cupy", certificate, include_input=False)
         _memory.check_device_memory(need, f"a matching of a {g.m} x {g.n} graph with {g.nnz} entries")
-    st = _driver.make_state(g)
+    st = _driver.make_state(g, csc=g.backend != "numba")   # the Numba engine builds its CSC when it needs it
     initial_col = None if initial is None else _initial_col_to_row(initial, g, perm_type, st.idx)
     if st.backend == "numba":  # the compiled CPU engine (Karp-Sipser + Pothen-Fan+)
         from . import _cpu   # imports Numba: only the "numba" backend loads it
@@ -163,11 +163,12 @@ def maximum_bipartite_matching(graph: GraphLike, perm_type: PermType = "row", *,
         ``"numba"``: the compiled CPU engine (Karp–Sipser + Pothen–Fan+ [2]_,
         multi-threaded from 1M edges when Numba has several threads, where
         the matching returned may vary from run to run; it ignores
-        `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs a
-        greedy pass then Karp–Sipser there); a small input there (at most
-        8192 rows, columns and entries, no `initial`) goes to SciPy's
-        Hopcroft–Karp instead while the engine is not loaded, which spares
-        a new process Numba's start-up.
+        `relabel_k` and `shrink_threshold`, and ``init="greedy"`` runs
+        Karp–Sipser's degree-one rule, a greedy pass, then Karp–Sipser
+        there; no search runs when that matches a whole side); a small
+        input there (at most 8192 rows, columns and entries, no `initial`)
+        goes to SciPy's Hopcroft–Karp instead while the engine is not
+        loaded, which spares a new process Numba's start-up.
     initial : array of int, optional
         Warm start: a matching in the format of the return value for
         `perm_type` (or a :class:`MatchingResult`).  It must be a matching
@@ -312,7 +313,8 @@ def bipartite_matching(graph: GraphLike, *, backend: Backend = "auto",
         explicit zeros included, as in scipy.
     backend : {"auto", "numpy", "cupy", "numba"}, optional
         As in :func:`maximum_bipartite_matching` (``"numba"``: Karp–Sipser +
-        Pothen–Fan+, whose statistics are ``aug_phases`` and ``aug_paths``).
+        Pothen–Fan+, whose statistics are ``aug_phases`` and ``aug_paths``,
+        and ``degree_one_pairs``, the pairs of the degree-one rule).
     initial : array of int or MatchingResult, optional
         Warm start: for each column its row (-1 unmatched), length n, or a
         previous :class:`MatchingResult`.  Invalid ones raise ``ValueError``.
