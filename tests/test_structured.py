@@ -485,7 +485,8 @@ def test_degree_one_rule_is_exact(seed, warm, with_csc):
     from scipy.sparse.csgraph import maximum_bipartite_matching as sp_mbm
 
     from gpumatch import _cpu_csr
-    from gpumatch._cpu_match import augment, degree_one
+    from gpumatch._cpu_degree_one import degree_one
+    from gpumatch._cpu_match import augment
 
     rng = np.random.default_rng(seed)
     m, n, nnz = 400, 300, 500

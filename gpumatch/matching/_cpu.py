@@ -21,8 +21,9 @@ import numba
 import numpy as np
 
 from .. import _cpu_csr
+from .._cpu_degree_one import degree_one
 from .._cpu_match import (_S_GRAFTS, _S_PATHS, _S_PHASES, _S_PUSHES, _S_RELABELS, _S_WORK, TUNING,  # noqa: F401 (re-exported)
-                          augment, degree_one, free_degree, free_pair, global_relabel, greedy, initial_matching,
+                          augment, free_degree, free_pair, global_relabel, greedy, initial_matching,
                           karp_sipser, konig_cover, least_degree_free_row, level_min, parallel_threads, pothen_fan,
                           push_relabel, row_search, greedy_probe)
 from . import _cpu_parallel
