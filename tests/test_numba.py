@@ -454,5 +454,5 @@ def test_auto_is_numba_without_a_gpu():
         pytest.skip("a CUDA device is present")
     A = G.random_bipartite(5000, 5000, 3, seed=1)   # (past matching._small.SMALL_MAX: small ones go to SciPy)
     assert bipartite_matching(A).stats["backend"] == "numba"
-    C, s, t = G.genrmf(12, 12, 1, 10, seed=1)   # (past flow._maxflow.SMALL_MAX: small ones go to SciPy)
+    C, s, t = G.genrmf(12, 12, 1, 10, seed=1)   # (past flow._scipy.SMALL_MAX: small ones go to SciPy)
     assert maximum_flow(C, s, t).stats["backend"] == "numba"

@@ -18,7 +18,7 @@ from scipy.sparse.csgraph import maximum_bipartite_matching as scipy_matching
 import gpumatch
 from gpumatch import _backend
 from gpumatch import generators as G
-from gpumatch.flow import _maxflow
+from gpumatch.flow import _scipy as flow_scipy
 from gpumatch.matching import _small
 from gpumatch.testing import check_flow, check_matching
 
@@ -152,7 +152,7 @@ def test_small_flow_results(name):
 
     C, s, t = NETWORKS[name]()
     C = sp.csr_matrix(C)
-    assert 2 * C.shape[0] + C.nnz <= _maxflow.SMALL_MAX
+    assert 2 * C.shape[0] + C.nnz <= flow_scipy.SMALL_MAX
     res = gpumatch.maximum_flow(C, s, t)
     assert res.stats["backend"] == "scipy" and res.stats["method"] == "dinic"
     value = int(res.flow_value)

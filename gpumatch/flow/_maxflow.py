@@ -26,7 +26,8 @@ import scipy.sparse as sp
 from .. import _backend, _memory, csr
 from ..csr import _exact_sum  # noqa: F401  (in csr: the kernel twins below this driver use it too)
 from .._typing import Backend, GraphLike
-from .._validation import as_csr_graph, charge_small, index_dtype_for, offset_dtype_for, small_on_cpu
+from .._validation import as_csr_graph, index_dtype_for, offset_dtype_for, small_on_cpu
+from . import _scipy
 from ._tuning import TUNING  # the flow solvers' tuning lives in one place
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
@@ -648,72 +649,14 @@ def _flow_matrix(g, arc_flow):
     return out
 
 
-def _host_method(g, source, sink, method):
-    """Dinic / Edmonds-Karp through scipy on the host (int32 capacities, as scipy)."""
-    from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
-
-    indptr, indices, data = (_backend.to_numpy(a) for a in (g.indptr, g.indices, g.data))
-    V = g.n
-    rows = csr.segment_owner(indptr.astype(np.int64), indices.shape[0])
-    ps, pe = int(indptr[source]), int(indptr[source + 1])
-    if (data.shape[0] and int(data.max()) > np.iinfo(np.int32).max) or \
-            _exact_sum(np, data[ps:pe]) > np.iinfo(np.int32).max:
-        raise OverflowError(f"method={method!r} runs scipy, which needs capacities and flow values within int32; "
-                            "use method='push_relabel'")
-    C = sp.csr_matrix((data.astype(np.int32), indices.astype(np.int32), indptr.astype(np.int32)), shape=(V, V))
-    res = sp_maximum_flow(C, source, sink, method=method)
-    F = sp.csr_matrix(res.flow).astype(np.int64)
-    F.sum_duplicates()
-    # per-arc flow: split the net flow of each vertex pair over its (anti-parallel) arcs.
-    # The net flow of each arc, looked up by key (F[rows, indices] is no
-    # array when there is no arc: issue 45, item 4)
-    width = np.int64(max(V, 1))
-    fkeys = csr.segment_owner(F.indptr.astype(np.int64), F.nnz) * width + F.indices.astype(np.int64)
-    keys = rows * width + indices.astype(np.int64)
-    at = np.minimum(np.searchsorted(fkeys, keys), max(F.nnz - 1, 0))
-    net = np.where(fkeys[at] == keys, F.data[at], 0) if F.nnz else np.zeros(keys.shape[0], dtype=np.int64)
-    arc_flow = np.where(rows == indices, 0, np.clip(net, 0, None))
-    arc_flow = np.minimum(arc_flow, data)
-    # source side: vertices that cannot reach the sink in the residual graph
-    R = (C.astype(np.int64) - F).tocsr()
-    R.data[R.data < 0] = 0
-    R.eliminate_zeros()
-    from scipy.sparse.csgraph import breadth_first_order
-
-    reach = breadth_first_order(R.T.tocsr(), sink, directed=True, return_predecessors=False)
-    side = np.ones(V, dtype=bool)
-    side[reach] = False
-    return np.int64(res.flow_value), arc_flow, side, {"method": method, "backend": "numpy (scipy)"}
-
-
-#: Largest ``2 V + nnz`` that ``backend="auto"`` solves with SciPy's Dinic
-#: (:func:`_host_method`) on a machine without a usable GPU, when the
-#: capacities and the capacity out of the source fit int32 (None: never).
-#: The Numba engine's first call in a process costs Numba's start-up, about
-#: half a second on a 2-core CPU with a warm cache (issue 62,
-#: :mod:`gpumatch.matching._small`), for a solve of microseconds; as there,
-#: only while the engine is not loaded and the small solves have not spent
-#: :data:`gpumatch._validation.SMALL_ON_CPU`'s budget.
-SMALL_MAX = 8192
-
-
 def _small_flow(csgraph, source, sink, layout):
-    """``(g, (value, arc_flow, side, stats))`` of SciPy's Dinic on a small
-    network (:data:`SMALL_MAX`), validated on NumPy; ``(g, None)`` when its
-    capacities do not fit int32 (the engine solves it)."""
+    """``(g, result)``: `csgraph` validated on NumPy, and SciPy's Dinic of
+    the small network (:func:`gpumatch.flow._scipy.small_flow`; None when
+    its capacities do not fit int32: the engine solves it)."""
     t0 = time.perf_counter()
     g = _capacity_graph(csgraph, "numpy")
     source, sink = _check_terminals(source, sink, g.n)
-    i32 = np.iinfo(np.int32).max
-    ps, pe = int(g.indptr[source]), int(g.indptr[source + 1])
-    if g.nnz and (int(g.data.max()) > i32 or _exact_sum(np, g.data[ps:pe]) > i32):
-        return g, None
-    value, arc_flow, side, _ = _host_method(g, source, sink, "dinic")
-    stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "relabel_period": None,
-             "pairs_fixed": False, "backend": "scipy", "layout": layout, "method": "dinic",
-             "algorithm": "Dinic (scipy.sparse.csgraph)", "time": {}}
-    charge_small(time.perf_counter() - t0)
-    return g, (value, arc_flow, side, stats)
+    return g, _scipy.small_flow(g, source, sink, layout, t0)
 
 
 # ---------------------------------------------------------------------------
@@ -751,10 +694,9 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         compiled CPU engine: sequential highest-label push-relabel with gap
         and global relabelling (Cherkassky and Goldberg [5]_; both layouts
         run its own residual layout there); a small network there (at most
-        ``SMALL_MAX`` = 8192 for ``2 V + nnz``, capacities within int32)
-        goes to SciPy's Dinic instead while the engine is not loaded, which
-        spares a new process Numba's start-up (``stats["backend"] ==
-        "scipy"``).
+        8192 for ``2 V + nnz``, capacities within int32) goes to SciPy's
+        Dinic instead while the engine is not loaded, which spares a new
+        process Numba's start-up (``stats["backend"] == "scipy"``).
     layout : {"reverse_csr", "bcsr"}
         Residual-graph layout: out-arcs plus a reverse-arc index with one
         flow value per arc (default), or a bidirectional CSR with a residual
@@ -830,7 +772,7 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
     """
     _check_method(method, layout)
     small = None
-    if method == "push_relabel" and small_on_cpu(csgraph, backend, SMALL_MAX):   # no Numba start-up
+    if method == "push_relabel" and small_on_cpu(csgraph, backend, _scipy.SMALL_MAX):   # no Numba start-up
         g, small = _small_flow(csgraph, source, sink, layout)
     if small is None:
         backend_r = _backend.resolve_backend(backend)
@@ -839,7 +781,7 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
     if small is not None:
         value, arc_flow, side, stats = small
     elif method != "push_relabel":
-        value, arc_flow, side, stats = _host_method(g, source, sink, method)
+        value, arc_flow, side, stats = _scipy.host_method(g, source, sink, method)
         stats["time"] = {}
     else:
         if g.backend == "cupy":   # the solve and the flow matrix after it (which sorts 2 nnz keys)
@@ -889,7 +831,7 @@ def minimum_cut(csgraph: GraphLike, source: int, sink: int, *, backend: Backend 
     """
     _check_method("push_relabel", layout)
     small = None
-    if small_on_cpu(csgraph, backend, SMALL_MAX):   # SciPy's Dinic, as in maximum_flow
+    if small_on_cpu(csgraph, backend, _scipy.SMALL_MAX):   # SciPy's Dinic, as in maximum_flow
         g, small = _small_flow(csgraph, source, sink, layout)
     if small is None:
         g = _capacity_graph(csgraph, _backend.resolve_backend(backend))
