@@ -39,6 +39,7 @@ import numpy as np
 from . import _cuda
 from ._cubin import ARCHS, FOLDER, best_arch, key, load, options
 from .flow import _pr_cupy
+from .lap import _kernels_cuda as _lap_cuda
 
 __all__ = ["ARCHS", "variants", "options", "key", "best_arch", "load", "build", "check"]
 
@@ -55,6 +56,7 @@ def variants() -> list:
     """
     i32 = (("IDX", "int"), ("OFF", "int"))
     out = [("matching/gpr.cu", i32, False),
+           ("matching/chain.cu", i32, False),
            ("matching/augment.cu", i32, False),
            ("matching/augment_coop.cu", i32, True),
            ("matching/walk.cu", i32, False),
@@ -69,6 +71,9 @@ def variants() -> list:
     for tile in (8, 16, 32):
         d = _pr_cupy.kernel_defines(np.int32, np.int32, tile, 8)
         out += [("flow/pr.cu", d, False), ("flow/pr_coop.cu", d, True), ("flow/pr_walk.cu", d, False)]
+    for kind in ("i", "f"):   # the auction: integer and float costs; its global update launches cooperatively
+        d = _lap_cuda.kernel_defines(np.int32, kind)
+        out += [("lap/auction.cu", d, False), ("lap/auction.cu", d, True)]
     for ptr in ("int", "long long"):
         out.append(("csr.cu", (("PTR_T", ptr), ("IND_T", "int")), False))
     out += [("csr.cu", (("VALUE_T", "int"),), False),

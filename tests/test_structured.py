@@ -145,6 +145,15 @@ def test_pothen_fan_budget_stops_after_a_phase():
 
 
 @pytest.fixture
+def no_chain_rule(monkeypatch):
+    """The chain rule off (``_driver.CHAIN_RULE``): it matches a permuted
+    chain outright, and these tests exercise the tails it would leave."""
+    from gpumatch.matching import _driver
+
+    monkeypatch.setattr(_driver, "CHAIN_RULE", None)
+
+
+@pytest.fixture
 def tail_plan(request):
     """The driver's tail plan on the given backend: ``"walks"`` (push-relabel
     walks after a first chunk of one phase, never the host) or ``"host"``
@@ -168,7 +177,7 @@ def tail_plan(request):
                                        pytest.param(("cupy", "walks"), marks=pytest.mark.gpu),
                                        pytest.param(("cupy", "host"), marks=pytest.mark.gpu)], indirect=True)
 @pytest.mark.parametrize("name", ["jacobian", "ladder"])
-def test_driver_tail(references, tail_plan, name):
+def test_driver_tail(references, tail_plan, name, no_chain_rule):
     """The tail after G-PR by walks, or by the host: a maximum matching with
     its König cover either way."""
     backend, mode = tail_plan
@@ -215,7 +224,7 @@ def _cut_capacity(C, side):
                                   lambda: G.block_triangular(5000, seed=1),
                                   lambda: G.staircase(3030, 3000, permute=True, seed=1)],
                          ids=["ladder", "jacobian", "staircase"])
-def test_numpy_hands_long_tails_to_the_compiled_engine(make):
+def test_numpy_hands_long_tails_to_the_compiled_engine(make, no_chain_rule):
     """NumPy backend, Numba importable: G-PR's relabels measured long
     distances, so the compiled engine finishes the matching
     (``HOST_FINISH_NUMPY``; deterministic: a level count, not a clock)."""
@@ -230,7 +239,7 @@ def test_numpy_hands_long_tails_to_the_compiled_engine(make):
     assert res.size == ref == int(res.cover_rows.sum() + res.cover_cols.sum())
 
 
-def test_numpy_tail_without_hand_over(references, monkeypatch):
+def test_numpy_tail_without_hand_over(references, monkeypatch, no_chain_rule):
     """Without the plan (or without Numba) the NumPy twin's phases finish."""
     from gpumatch import _backend
     from gpumatch.matching import _driver
@@ -404,6 +413,7 @@ def test_relabel_cap_and_walks_hand_over(backend, monkeypatch):
     monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
     monkeypatch.setitem(_driver.HOST_FINISH, "chunk", 1)
     monkeypatch.setitem(_driver.HOST_FINISH, "level_s", 1.0)   # any relabel past REACH_CHECK steps is too dear
+    monkeypatch.setattr(_driver, "CHAIN_RULE", None)           # (it would match the chain before G-PR)
     B = G.bidiagonal(20000, permute=True, seed=2)
     res = gpumatch.bipartite_matching(B, backend=backend)
     check_matching(B, to_numpy(res.col_to_row), "row", expected_size=20000)

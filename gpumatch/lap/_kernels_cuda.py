@@ -27,7 +27,9 @@ BATCH_BLOCK = (128, 256, 1024)
 UPDATE_BLOCKS_PER_SM = 4
 
 
-def _defines(idx_dtype, kind):
+def kernel_defines(idx_dtype, kind):
+    """The ``-D`` definitions of ``auction.cu`` for ids of `idx_dtype` and costs of
+    `kind` (``"i"``: int64, else float64)."""
     return (("IDX", _CTYPE[np.dtype(idx_dtype)]), ("COST_T", "long long" if kind == "i" else "double"),
             ("COST_IS_INT", 1 if kind == "i" else 0))
 
@@ -39,7 +41,7 @@ def _k(st, name, cooperative=False):
     kern = cache.get(name)
     if kern is None:
         idx = st.indices.dtype if not st.dense else np.int32
-        kern = cache[name] = _cuda.get_kernel(_SRC, name, _defines(idx, st.kind), cooperative=cooperative)
+        kern = cache[name] = _cuda.get_kernel(_SRC, name, kernel_defines(idx, st.kind), cooperative=cooperative)
     return kern
 
 
@@ -161,7 +163,7 @@ def batch_dense(bt):
     cp = _backend.cp
     k, n = bt.k, bt.n
     dt = np.int64 if bt.kind == "i" else np.float64
-    kern = _cuda.get_kernel(_SRC, "gpumatch_lap_batch_dense", _defines(np.int32, bt.kind))
+    kern = _cuda.get_kernel(_SRC, "gpumatch_lap_batch_dense", kernel_defines(np.int32, bt.kind))
     block = BATCH_BLOCK[0] if n <= 128 else BATCH_BLOCK[1] if n <= 256 else BATCH_BLOCK[2]
     work = dict(v=cp.empty((k, n), dtype=dt), bid_delta=cp.empty((k, n), dtype=dt), cx=cp.empty((k, n), dtype=dt),
                 x=cp.empty((k, n), dtype=np.int32), owner=cp.empty((k, n), dtype=np.int32),

@@ -174,6 +174,19 @@ HOST_FINISH_BACKENDS = ("cupy",)
 HOST_FINISH_NUMPY = {"chunk": 1, "fixed_s": 0.005, "entry_s": 150e-9, "walks": False, "phase_level_s": 150e-6}
 
 
+#: The chain rule (:func:`chain_rule`, ``chain.cu``) before the greedy
+#: pass of a solve from an empty matching: Karp–Sipser's degree-one rule
+#: carried along every chain of degree-two vertices at once, by pointer
+#: jumping (None: off).  It runs when the vertices of degree two whose
+#: neighbours both have degree one or two (the chains' interiors) number at
+#: least ``min_interior`` of all vertices, and some vertex has degree one:
+#: its cost is a few passes over the vertices plus one per doubling of the
+#: longest chain, and only chains of such vertices make the augmenting
+#: paths that it removes long.  Random graphs of degree 5 have about 0.1 %
+#: of their vertices there; a permuted bidiagonal matrix has all but two.
+CHAIN_RULE = {"min_interior": 1 / 64}
+
+
 @dataclass
 class GPRState:
     """Arrays of one G-PR run (all on one backend).  See ``gpr.cu`` for names.
@@ -330,6 +343,34 @@ def karp_sipser(st, kern) -> None:
     greedy(st, kern)
 
 
+def chain_rule(st, kern, stats) -> None:
+    """The chain rule on the empty matching of `st` (see
+    :data:`CHAIN_RULE` and ``chain.cu``): every vertex of degree one or two
+    learns the two ends of its chain and its distance to each by pointer
+    jumping, and a chain with a pendant end is matched from that end, as
+    Karp–Sipser's degree-one rule matches it one step at a time.  Exact:
+    the pairs are ones the serial rule makes, so a maximum matching extends
+    them.  Statistics ``chain_interior``, ``chain_rounds`` (0: not run)."""
+    stats["chain_rounds"] = 0
+    V = st.m + st.n
+    if CHAIN_RULE is None or not V or V >= (1 << 30):
+        return
+    interior, pendants = kern.chain_count(st)
+    stats["chain_interior"] = interior
+    if not pendants or interior < float(CHAIN_RULE["min_interior"]) * V:
+        return
+    P = kern.chain_init(st)
+    rounds, cap = 0, V.bit_length() + 2   # a chain of L vertices: ceil(log2 L) rounds; cycles end by then
+    while True:
+        step = 1 if rounds < 4 else 4     # short chains end after a few rounds; long ones read back less often
+        live = kern.chain_jump(st, P, step)
+        rounds += step
+        if not live or rounds >= cap:
+            break
+    stats["chain_rounds"] = rounds
+    kern.chain_match(st, P)
+
+
 def _now(backend):
     if PROFILE:
         _backend.synchronize(backend)
@@ -346,7 +387,7 @@ def stall_bound(n_active: int, window: int | None = None) -> int:
 
 
 def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_threshold=512,
-            max_relabels=None) -> dict:
+            max_relabels=None, fresh=False) -> dict:
     """Run G-PR on `st` in place; return the statistics.
 
     Parameters
@@ -364,6 +405,9 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
         Hand over to augmenting-path phases at the first global relabel
         after this many push phases (besides the progress watch below);
         None: :data:`AUGMENT_AFTER`.
+    fresh : bool
+        The matching of `st` is empty (a solve from scratch): with
+        ``init="greedy"`` and no warm start, :func:`chain_rule` runs first.
 
     Notes
     -----
@@ -410,6 +454,8 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
         st.mu_row[rows] = cols
     if st.m and st.n and st.rind.shape[0]:
         if init == "greedy":
+            if fresh and initial_col is None:
+                chain_rule(st, kern, stats)
             greedy(st, kern)
         elif init == "karp_sipser":
             karp_sipser(st, kern)

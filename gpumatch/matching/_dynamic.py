@@ -452,7 +452,7 @@ class MatchingSolver:
             _augment.invalidate(st)
             st.mu_row.fill(-1)
             st.mu_col.fill(-1)
-            gstats = _run_gpr(st, init="greedy")
+            gstats = _run_gpr(st, init="greedy", fresh=True)
         elif self.warm_method == "augment":
             gstats = self._augment(st)
         else:

@@ -14,7 +14,7 @@ from . import _kernels_numpy as _reach   # the early stop of a deep relabel: arr
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
-           "list_array", "walk", "walk_mates"]
+           "list_array", "walk", "walk_mates", "chain_count", "chain_init", "chain_jump", "chain_match"]
 
 _SRC = "matching/gpr.cu"
 _WALK_SRC = "matching/walk.cu"
@@ -369,3 +369,62 @@ def walk_mates(st):
     if st.m:
         kern = _cuda.get_kernel(_WALK_SRC, "gpumatch_walk_mates", defines(st))
         kern(_stride_grid(st, st.m), (_cuda.BLOCK,), (st.mu_row, st.mu_col, np.int64(st.m)))
+
+
+_CHAIN_SRC = "matching/chain.cu"
+
+
+def _chain_kernel(st, name):
+    return _cuda.get_kernel(_CHAIN_SRC, name, defines(st))
+
+
+def chain_count(st):
+    """``gpumatch_chain_count`` (``chain.cu``): ``(interior, pendants)`` (one host read)."""
+    cp = _backend.cp
+    V = st.m + st.n
+    counts = cp.zeros(2, dtype=np.uint64)
+    if V:
+        _chain_kernel(st, "gpumatch_chain_count")(
+            _cuda.grid_for(V), (_cuda.BLOCK,),
+            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), counts))
+    interior, pendants = (int(x) for x in counts.get())
+    return interior, pendants
+
+
+def chain_init(st):
+    """``gpumatch_chain_init``: the first chain records, ``u64[2V]``."""
+    cp = _backend.cp
+    V = st.m + st.n
+    P = cp.empty(2 * V, dtype=np.uint64)
+    if V:
+        _chain_kernel(st, "gpumatch_chain_init")(
+            _cuda.grid_for(V), (_cuda.BLOCK,),
+            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P))
+    return P
+
+
+def chain_jump(st, P, rounds=1):
+    """`rounds` launches of ``gpumatch_chain_jump``; True when a record is
+    still not done after the last one (one host read)."""
+    cp = _backend.cp
+    live = st.extra.get("chain_live")
+    if live is None:
+        live = st.extra["chain_live"] = cp.zeros(1, dtype=np.uint32)
+    n2 = int(P.shape[0])
+    if n2 == 0:
+        return False
+    kern = _chain_kernel(st, "gpumatch_chain_jump")
+    for r in range(rounds):
+        if r == rounds - 1:
+            live.fill(0)
+        kern(_cuda.grid_for(n2), (_cuda.BLOCK,), (P, np.int64(n2 // 2), live))
+    return bool(int(live.get()[0]))
+
+
+def chain_match(st, P):
+    """``gpumatch_chain_match``: the rule's pairs into the empty matching."""
+    V = st.m + st.n
+    if V:
+        _chain_kernel(st, "gpumatch_chain_match")(
+            _cuda.grid_for(V), (_cuda.BLOCK,),
+            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, st.mu_row, st.mu_col))

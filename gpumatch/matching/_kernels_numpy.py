@@ -16,7 +16,7 @@ import numpy as np
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
-           "list_array", "walk", "walk_mates"]
+           "list_array", "walk", "walk_mates", "chain_count", "chain_init", "chain_jump", "chain_match"]
 
 #: Rounds of ``greedy_degree``'s proposals at most (per part: degree-one
 #: columns, then all).  Each round costs a scan of the free columns' lists;
@@ -456,3 +456,117 @@ def walk_mates(st):
     st.mu_col.fill(-1)
     rows = np.flatnonzero(st.mu_row >= 0)
     st.mu_col[st.mu_row[rows]] = rows
+
+
+# ---------------------------------------------------------------------------
+# The chain rule (``chain.cu``): Karp–Sipser's degree-one rule along chains of
+# degree-two vertices, by pointer jumping.  Vertices in one range: row u is
+# u, column c is m + c; records as the CUDA header describes (64-bit words:
+# far, dist, cont, done).
+
+_CH_DONE = np.uint64(1 << 63)
+_CH_CONT = np.uint64(1 << 62)
+_CH_DIST = np.uint64((1 << 30) - 1)
+_CH_LOW = np.uint64(0xFFFFFFFF)
+_CH_CYCLE = np.uint64(0xFFFFFFFF)
+
+
+def _chain_lists(st):
+    """``(deg, first, second)`` of every vertex in the one range: its list's
+    length and its first two entries as unified ids (-1 where missing)."""
+    m = st.m
+    rdeg, cdeg = np.diff(st.rptr).astype(np.int64), np.diff(st.cptr).astype(np.int64)
+    deg = np.concatenate([rdeg, cdeg])
+    out = []
+    for k in (0, 1):
+        ent = np.full(deg.shape[0], -1, dtype=np.int64)
+        r = np.flatnonzero(rdeg > k)
+        ent[r] = st.rind[st.rptr[r] + k].astype(np.int64) + m
+        c = np.flatnonzero(cdeg > k)
+        ent[m + c] = st.cind[st.cptr[c] + k]
+        out.append(ent)
+    return deg, out[0], out[1]
+
+
+def chain_count(st):
+    """Twin of ``gpumatch_chain_count``: ``(interior, pendants)``, the
+    vertices of degree two whose neighbours both have degree one or two,
+    and the vertices of degree one."""
+    deg, a0, a1 = _chain_lists(st)
+    in_s = (deg == 1) | (deg == 2)
+    two = np.flatnonzero(deg == 2)
+    interior = int(np.count_nonzero(in_s[a0[two]] & in_s[a1[two]]))
+    return interior, int(np.count_nonzero(deg == 1))
+
+
+def chain_init(st):
+    """Twin of ``gpumatch_chain_init``: the first chain records, ``u64[2V]``."""
+    deg, a0, a1 = _chain_lists(st)
+    V = deg.shape[0]
+    in_s = (deg == 1) | (deg == 2)
+    P = np.repeat(np.arange(V, dtype=np.uint64) | _CH_DONE, 2)
+    for s, ent in ((0, a0), (1, a1)):
+        v = np.flatnonzero(in_s & (deg > s))
+        w = ent[v]
+        keep = in_s[w]
+        v, w = v[keep], w[keep]
+        cont = (a0[w] == v).astype(np.uint64)
+        P[2 * v + s] = w.astype(np.uint64) | np.uint64(1 << 32) | (cont << np.uint64(62))
+    return P
+
+
+def chain_jump(st, P, rounds=1):
+    """Twin of `rounds` launches of ``gpumatch_chain_jump`` (each round
+    synchronous: all reads, then all writes); True when a record is still
+    not done after the last one."""
+    V = np.uint64(P.shape[0] // 2)
+    live = False
+    for _ in range(rounds):
+        i = np.flatnonzero((P & _CH_DONE) == 0)
+        if i.shape[0] == 0:
+            return False
+        w = P[i]
+        x = P[2 * (w & _CH_LOW) + ((w >> np.uint64(62)) & np.uint64(1))]
+        far = x & _CH_LOW
+        dist = ((w >> np.uint64(32)) & _CH_DIST) + ((x >> np.uint64(32)) & _CH_DIST)
+        rec = far | (dist << np.uint64(32)) | (x & (_CH_CONT | _CH_DONE))
+        rec[(far == _CH_CYCLE) | (dist >= V)] = _CH_DONE | _CH_CYCLE
+        P[i] = rec
+        live = bool(np.any((rec & _CH_DONE) == 0))
+    return live
+
+
+def chain_match(st, P):
+    """Twin of ``gpumatch_chain_match``: the rule's pairs into the empty
+    matching.  The claims of vertices outside S go to the lowest claimant
+    (the threads in id order)."""
+    m = st.m
+    deg, a0, a1 = _chain_lists(st)
+    in_s = (deg == 1) | (deg == 2)
+    v = np.flatnonzero(in_s)
+    r0, r1 = P[2 * v], P[2 * v + 1]
+    e0, e1 = (r0 & _CH_LOW).astype(np.int64), (r1 & _CH_LOW).astype(np.int64)
+    ok = (e0 != int(_CH_CYCLE)) & (e1 != int(_CH_CYCLE))
+    v, r0, r1, e0, e1 = v[ok], r0[ok], r1[ok], e0[ok], e1[ok]
+    p0, p1 = deg[e0] == 1, deg[e1] == 1
+    start = p0 | p1
+    s = np.where(p0 & p1, ((e0 == e1) | (e1 < e0)).astype(np.int64), np.where(p0, 0, 1))
+    dist = (np.where(s == 1, r1, r0) >> np.uint64(32)) & _CH_DIST
+    k = np.where((dist & np.uint64(1)) == 1, s, 1 - s)
+    take = start & (k < deg[v])
+    v, k = v[take], k[take]
+    w = np.where(k == 0, a0[v], a1[v])
+    inner = in_s[w]
+    rows = v < m
+    a, b = v[inner & rows], w[inner & rows]
+    st.mu_row[a] = b - m
+    a, b = v[inner & ~rows], w[inner & ~rows]
+    st.mu_col[a - m] = b
+    v, w = v[~inner], w[~inner]          # claims of vertices outside S: the lowest claimant wins
+    w, first = np.unique(w, return_index=True)
+    v = v[first]
+    rows = v < m
+    st.mu_row[v[rows]] = w[rows] - m
+    st.mu_col[w[rows] - m] = v[rows]
+    st.mu_col[v[~rows] - m] = w[~rows]
+    st.mu_row[w[~rows]] = v[~rows] - m

@@ -126,7 +126,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
         stats = _cpu.run(st, init=init, initial_col=initial_col)
         return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
-                            shrink_threshold=int(shrink_threshold))
+                            shrink_threshold=int(shrink_threshold), fresh=True)
     _driver.release_scratch(st)     # (a static solve: nothing runs on the state but the certificate)
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
     return g, st, stats, cover
