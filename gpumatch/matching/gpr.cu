@@ -394,6 +394,45 @@ __device__ __forceinline__ void gpr_bfs_edge(
     }
 }
 
+// The entries [beg, end) of a light row (at most GPR_HEAVY), GPR_BFS_BATCH
+// at a time: their column ids, then the columns' labels and mates, then the
+// claims, each group of loads (or atomics) issued back to back.  Same
+// claims and labels as gpr_bfs_edge on each entry in turn; a small
+// frontier's level (the tails of long augmenting paths: hundreds of levels
+// of a few rows) is a chain of dependent reads, which this shortens.
+#ifndef GPR_BFS_BATCH
+#define GPR_BFS_BATCH 4
+#endif
+__device__ __forceinline__ void gpr_bfs_light(
+    const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
+    idx_t* next, unsigned long long* next_count, ofs_t beg, ofs_t end, idx_t col_label, idx_t inf,
+    idx_t& best)
+{
+    for (ofs_t p0 = beg; p0 < end; p0 += GPR_BFS_BATCH) {
+        idx_t c[GPR_BFS_BATCH], lab[GPR_BFS_BATCH], mate[GPR_BFS_BATCH];
+#pragma unroll
+        for (int k = 0; k < GPR_BFS_BATCH; ++k) c[k] = p0 + k < end ? rind[p0 + k] : (idx_t)-1;
+#pragma unroll
+        for (int k = 0; k < GPR_BFS_BATCH; ++k) {
+            lab[k] = c[k] >= 0 ? psi_col[c[k]] : (idx_t)0;
+            mate[k] = c[k] >= 0 ? mu_col[c[k]] : (idx_t)-1;
+        }
+#pragma unroll
+        for (int k = 0; k < GPR_BFS_BATCH; ++k)   // claimed here: lab[k] becomes inf, else anything else
+            if (c[k] >= 0 && lab[k] == inf) lab[k] = gm_cas(&psi_col[c[k]], inf, col_label) == inf ? inf : 0;
+#pragma unroll
+        for (int k = 0; k < GPR_BFS_BATCH; ++k) {
+            if (c[k] < 0 || lab[k] != inf) continue;
+            if (best < col_label) best = col_label;
+            if (mate[k] >= 0) {
+                psi_row[mate[k]] = col_label + 1;
+                best = col_label + 1;
+                next[gm_append(next_count)] = mate[k];
+            }
+        }
+    }
+}
+
 // One BFS level over frontier[0, size): warp-aligned `start` (the first
 // slot of this warp) and `stride` (a multiple of 32), so that every lane of
 // a warp runs the same loop trips (the ballot needs the whole warp).
@@ -423,8 +462,7 @@ __device__ __forceinline__ void gpr_bfs_level(
                 gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
         }
         if (!heavy)
-            for (ofs_t p = beg; p < end; ++p)
-                gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
+            gpr_bfs_light(rind, mu_col, psi_row, psi_col, next, next_count, beg, end, col_label, inf, best);
     }
 }
 

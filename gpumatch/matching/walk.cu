@@ -24,6 +24,11 @@
 // Langguth, Manne, Ucar, Comput. Oper. Res. 40(5), 2013,
 // doi:10.1016/j.cor.2012.12.009, the serial engine's push-relabel).
 
+// Entries of a column's list whose loads a walk step issues together.
+#ifndef WALK_BATCH
+#define WALK_BATCH 4
+#endif
+
 // gm_exch: atomic exchange for both index widths.
 __device__ __forceinline__ int gm_exch(int* a, int value) { return atomicExch(a, value); }
 __device__ __forceinline__ long long gm_exch(long long* a, long long value)
@@ -57,15 +62,25 @@ extern "C" __global__ void gpumatch_walk(
     while (c >= 0 && steps < cap) {
         idx_t best = -1;
         idx_t l1 = inf, l2 = inf;
-        for (ofs_t p = cptr[c]; p < cptr[c + 1]; ++p) {
-            idx_t r = cind[p];
-            idx_t l = ((volatile idx_t*)psi_row)[r];
-            if (l < l1) {
-                l2 = l1;
-                l1 = l;
-                best = r;
-            } else if (l < l2) {
-                l2 = l;
+        ofs_t beg = cptr[c], end = cptr[c + 1];
+        // WALK_BATCH entries at a time: their row ids, then their labels,
+        // loads issued back to back (a walk is a chain of dependent reads:
+        // one entry after the other cost two memory latencies per entry)
+        for (ofs_t p0 = beg; p0 < end; p0 += WALK_BATCH) {
+            idx_t rs[WALK_BATCH], ls[WALK_BATCH];
+#pragma unroll
+            for (int k = 0; k < WALK_BATCH; ++k) rs[k] = p0 + k < end ? cind[p0 + k] : (idx_t)-1;
+#pragma unroll
+            for (int k = 0; k < WALK_BATCH; ++k) ls[k] = rs[k] >= 0 ? ((volatile idx_t*)psi_row)[rs[k]] : inf;
+#pragma unroll
+            for (int k = 0; k < WALK_BATCH; ++k) {   // in list order: the first least label wins, as before
+                if (ls[k] < l1) {
+                    l2 = l1;
+                    l1 = ls[k];
+                    best = rs[k];
+                } else if (ls[k] < l2) {
+                    l2 = ls[k];
+                }
             }
         }
         if (best < 0 || l1 >= inf) break;          // no free row reachable: c stays free
