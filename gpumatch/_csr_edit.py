@@ -301,8 +301,7 @@ def locate_batch_pair(patterns, rows, cols, shape, present):
     xp = array_module(p0, i0, p1, i1, rows, cols)
     m, n = (int(x) for x in shape)
     k = int(rows.shape[0])
-    rows = rows.astype(np.int64, copy=False)
-    cols = cols.astype(np.int64, copy=False)
+    rows, cols = as_int64(rows), as_int64(cols)
     if xp is np:
         bad = (rows < 0) | (rows >= m) | (cols < 0) | (cols >= n)
         r, c = np.where(bad, 0, rows), np.where(bad, 0, cols)
@@ -333,6 +332,84 @@ def locate_batch_pair(patterns, rows, cols, shape, present):
              (rows, cols, np.int64(k), np.int64(m), np.int64(n), p0, i0, p1, i1, segs, vals, pos,
               np.int32(1 if present else 0), problems))
     return pos, segs, vals, tuple(int(x) for x in problems.get())
+
+
+def as_int64(a):
+    """`a` (int64 ids) as int64 without a copy, or a widened copy; CuPy int32
+    goes through ``gpumatch_widen_index`` (a pre-built kernel: CuPy's
+    ``astype`` compiles one on a machine's first use)."""
+    if np.dtype(a.dtype) == np.int64:
+        return a
+    if _backend.is_cupy_array(a) and np.dtype(a.dtype) == np.int32 and a.flags.c_contiguous:
+        out = _backend.cp.empty(a.shape[0], dtype=np.int64)
+        if a.shape[0]:
+            _cuda.get_kernel("csr.cu", "gpumatch_widen_index", _BATCH_DEFINES)(
+                _cuda.grid_for(a.shape[0]), (_cuda.BLOCK,), (a, out, np.int64(a.shape[0])))
+        return out
+    return a.astype(np.int64)
+
+
+#: The ``csr.cu`` specialisation of the batch kernels (their arrays are
+#: int64 whatever the graph's widths): one of the pre-built ones.
+_BATCH_DEFINES = (("PTR_T", "int"), ("IND_T", "int"))
+
+
+def sort_batch_pair(rows, cols, shape):
+    """A batch of edges in row-major and in column-major order, checked: the
+    ordering step of a batch larger than :data:`RANK_BATCH` (on the GPU two
+    launches around two sorts, and one read-back).
+
+    Parameters
+    ----------
+    rows, cols : int arrays
+        k edges, in any order.
+    shape : (m, n)
+
+    Returns
+    -------
+    segs, vals : int64 arrays
+        2k each, as :func:`locate_batch_pair` returns them.
+    problems : tuple of two ints
+        Edges with an index out of range, and repeated edges (each repeat
+        after the first counted once); when either is nonzero `segs` and
+        `vals` are meaningless.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import sort_batch_pair
+    >>> segs, vals, problems = sort_batch_pair(np.array([1, 0, 0]), np.array([0, 1, 0]), (2, 2))
+    >>> segs.tolist(), vals.tolist(), problems
+    ([0, 0, 1, 0, 0, 1], [0, 1, 0, 0, 1, 0], (0, 0))
+    """
+    xp = array_module(rows, cols)
+    m, n = (int(x) for x in shape)
+    k = int(rows.shape[0])
+    rows, cols = as_int64(rows), as_int64(cols)
+    wn, wm = max(n, 1), max(m, 1)
+    if xp is np:
+        bad = (rows < 0) | (rows >= m) | (cols < 0) | (cols >= n)
+        ks = np.sort(np.where(bad, -1, rows * wn + cols))
+        kc = np.sort(np.where(bad, -1, cols * wm + rows))
+        dup = int(((ks[1:] == ks[:-1]) & (ks[1:] >= 0)).sum()) if k > 1 else 0
+        segs = np.concatenate([ks // wn, kc // wm])
+        vals = np.concatenate([ks % wn, kc % wm])
+        return segs, vals, (int(bad.sum()), dup)
+    key_r = xp.empty(k, dtype=np.int64)
+    key_c = xp.empty(k, dtype=np.int64)
+    segs = xp.empty(2 * k, dtype=np.int64)
+    vals = xp.empty(2 * k, dtype=np.int64)
+    problems = xp.zeros(3, dtype=np.uint64)
+    if k:
+        grid = _cuda.grid_for(k)
+        _cuda.get_kernel("csr.cu", "gpumatch_batch_keys", _BATCH_DEFINES)(
+            grid, (_cuda.BLOCK,), (rows, cols, np.int64(k), np.int64(m), np.int64(n), key_r, key_c, problems))
+        key_r.sort()   # (CuPy's sort: Thrust, compiled with CuPy)
+        key_c.sort()
+        _cuda.get_kernel("csr.cu", "gpumatch_batch_split", _BATCH_DEFINES)(
+            grid, (_cuda.BLOCK,), (key_r, key_c, np.int64(k), np.int64(m), np.int64(n), segs, vals, problems))
+    bad, dup, _ = (int(x) for x in problems.get())
+    return segs, vals, (bad, dup)
 
 
 def edit_entries_pair(patterns, positions, segments=None, values=None):

@@ -465,6 +465,58 @@ extern "C" __global__ void gpumatch_batch_locate_pair(
     pos[k + rank_c] = gm_csr_locate_one(ptr1, ind1, n, c, r, &found);
 }
 
+// gpumatch_widen_index: int32 ids to int64 (a batch of edges from the
+// caller; CuPy's astype would compile a kernel on its first use).
+//   a : n (int), out : n (int64)
+// Thread mapping: one thread per id.
+extern "C" __global__ void gpumatch_widen_index(const int* __restrict__ a, long long* __restrict__ out, long long n)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) out[i] = (long long)a[i];
+}
+
+// gpumatch_batch_keys: the two sort keys of each edge of a batch too large
+// for gpumatch_batch_locate_pair (gpumatch.csr.sort_batch_pair).
+//   rows, cols : k (int64), in any order
+//   key_r      : k, out: rows * n + cols (row-major order), -1 out of range
+//   key_c      : k, out: cols * m + rows (column-major order), -1 out of range
+//   problems   : 3 (zeroed by the caller): problems[0] += edges with an
+//                index out of range
+// Thread mapping: one thread per edge.  No races.
+extern "C" __global__ void gpumatch_batch_keys(
+    const long long* __restrict__ rows, const long long* __restrict__ cols, long long k, long long m, long long n,
+    long long* __restrict__ key_r, long long* __restrict__ key_c, unsigned long long* problems)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    long long r = rows[i], c = cols[i];
+    bool ok = r >= 0 && r < m && c >= 0 && c < n;
+    key_r[i] = ok ? r * n + c : -1;
+    key_c[i] = ok ? c * m + r : -1;
+    if (!ok) atomicAdd(&problems[0], 1ULL);
+}
+
+// gpumatch_batch_split: the sorted keys back to (segment, value) pairs.
+//   key_r, key_c : k each, sorted
+//   segs, vals   : 2k, out: (rows, cols) in row-major order, then (cols,
+//                  rows) in column-major order
+//   problems     : problems[1] += keys equal to the one before (repeated edges)
+// Thread mapping: one thread per edge.  No races.
+extern "C" __global__ void gpumatch_batch_split(
+    const long long* __restrict__ key_r, const long long* __restrict__ key_c, long long k, long long m,
+    long long n, long long* __restrict__ segs, long long* __restrict__ vals, unsigned long long* problems)
+{
+    long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= k) return;
+    long long a = key_r[i], b = key_c[i];
+    long long wn = n > 0 ? n : 1, wm = m > 0 ? m : 1;
+    segs[i] = a / wn;
+    vals[i] = a % wn;
+    segs[k + i] = b / wm;
+    vals[k + i] = b % wm;
+    if (i > 0 && a >= 0 && a == key_r[i - 1]) atomicAdd(&problems[1], 1ULL);
+}
+
 // gpumatch_csr_shift_ptr_pair: gpumatch_csr_shift_ptr on two pointer arrays.
 //   keys : 2k (int64), pattern 0's sorted keys, then pattern 1's
 // Thread mapping: as gpumatch_csr_shift_ptr, for one pattern (grid.y = 2).

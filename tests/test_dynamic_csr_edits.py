@@ -197,3 +197,46 @@ def test_matching_relabel_k():
     res = solver.solve()
     assert res.stats["mode"] == "dynamic"
     _check_matching_result(res, A)
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+def test_sort_batch_pair(backend, dtype):
+    """The large-batch ordering (``csr.sort_batch_pair``) gives the orders of
+    ``locate_batch_pair`` and counts out-of-range and repeated edges."""
+    rng = np.random.default_rng(_seed("sort-batch", str(np.dtype(dtype))))
+    m, n = 300, 200
+    host = lambda a: a if isinstance(a, np.ndarray) else a.get()  # noqa: E731
+    keys = rng.choice(m * n, size=500, replace=False)
+    r, c = (keys // n).astype(dtype), (keys % n).astype(dtype)
+    segs, vals, problems = csr.sort_batch_pair(_to_backend(r, backend), _to_backend(c, backend), (m, n))
+    assert problems == (0, 0)
+    order_r = np.lexsort((c, r))
+    order_c = np.lexsort((r, c))
+    assert host(segs).tolist() == np.concatenate([r[order_r], c[order_c]]).tolist()
+    assert host(vals).tolist() == np.concatenate([c[order_r], r[order_c]]).tolist()
+    # two repeats of one edge, one of another, and two edges out of range
+    r2 = np.concatenate([r, r[:1], r[:1], r[5:6], [m, -1]]).astype(dtype)
+    c2 = np.concatenate([c, c[:1], c[:1], c[5:6], [0, 3]]).astype(dtype)
+    _, _, problems = csr.sort_batch_pair(_to_backend(r2, backend), _to_backend(c2, backend), (m, n))
+    assert problems == (2, 3)
+
+
+def test_large_batches_check_like_small_ones(backend):
+    """A batch past RANK_BATCH (the sorted path on the GPU) is checked as a
+    small one: an index out of range or a repeated edge raises ValueError
+    naming it, and the graph is unchanged."""
+    A = G.random_bipartite(400, 400, 3, seed=5)
+    s = MatchingSolver(_to_backend(A, backend) if backend != "cupy" else _cupyx(A), backend=backend)
+    size = s.solve().size
+    k = csr.RANK_BATCH + 10
+    rng = np.random.default_rng(3)
+    r = rng.integers(0, 400, size=k)
+    c = rng.integers(0, 400, size=k)
+    r[7] = 400
+    with pytest.raises(ValueError, match="400"):
+        s.add_edges(_to_backend(r, backend), _to_backend(c, backend))
+    r[7] = 0
+    c[9], r[9] = c[8], r[8]
+    with pytest.raises(ValueError, match="more than once"):
+        s.add_edges(_to_backend(r, backend), _to_backend(c, backend))
+    assert s.num_edges == A.nnz and s.solve().size == size
