@@ -61,7 +61,10 @@ class MaximumFlowResult:
         ``phase2_iterations``, ``global_relabels``, ``relabel_period``
         (final), ``pairs_fixed`` (whether the period stopped adapting
         because the preflow ran mostly round anti-parallel pairs of arcs),
-        ``backend``, ``layout``, ``method`` and ``time`` (seconds per phase:
+        ``backend``, ``layout``, ``method`` (``"push_relabel"``, or
+        ``"unit_matching"`` for a unit bipartite network solved by matching,
+        with ``left``, ``right``, ``algorithm`` and, on NumPy and CuPy,
+        G-PR's statistics in ``matching``) and ``time`` (seconds per phase:
         ``setup``, ``phase1``, ``phase2``, ``output``).
     """
 
@@ -776,6 +779,17 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
     runs the synchronous schedule of the same kernels.  Work is
     ``O(V**2 E)`` in the worst case; global relabels make it far smaller in
     practice.
+
+    A *unit bipartite network* (every arc out of the source of capacity 1
+    into a set ``L``, every arc into the sink of capacity 1 from a disjoint
+    set ``R``, every other arc from ``L`` to ``R``, nothing into the source
+    or out of the sink; what :func:`gpumatch.csr.bipartite_flow_network`
+    builds) is recognised from its arcs on every backend and solved as a
+    maximum matching of ``L x R`` instead, by G-PR on NumPy and CuPy and by
+    the matching engine on Numba (``stats["method"] == "unit_matching"``):
+    push-relabel moves the units of a long augmenting path one arc per
+    iteration.  The cut is the one push-relabel reports (the source side:
+    the vertices that cannot reach the sink).
 
     Differences from scipy: the flow matrix is int64 (scipy's is int32 and
     wraps for large capacities); negative capacities raise instead of being
