@@ -85,8 +85,8 @@ def detect(xp, V, indptr, indices, cap, source, sink, ps, pe):
         ``R``, 0 neither), ``rows`` (tail of each arc), ``middle`` (mask of
         the ``L -> R`` arcs), ``heads`` (the source's arc heads: ``L``),
         ``sink_arcs`` (positions of the arcs into the sink) and ``tails``
-        (their tails: ``R``), and the sizes ``m``, ``n`` and ``nnz``
-        (``L -> R`` arcs).
+        (their tails: ``R``), ``ps`` (the source's first arc), and the
+        sizes ``m``, ``n`` and ``nnz`` (``L -> R`` arcs).
 
     Notes
     -----
