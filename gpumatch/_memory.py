@@ -23,7 +23,7 @@ from . import _backend
 from .csr import index_dtype_for, offset_dtype_for, widest
 
 __all__ = ["memory_estimate", "memory_phases", "check_device_memory", "DeviceMemoryError", "device_free_bytes",
-           "graph_bytes"]
+           "graph_bytes", "unit_flow_phases"]
 
 PROBLEMS = ("matching", "flow")
 BACKENDS = ("cupy", "numpy")
@@ -137,6 +137,41 @@ def _flow(V, E, backend, layout, flow_matrix, include_input):
         out["flow matrix"] = kept + E * o + 2 * E * 8 * 2 + 2 * E * 8 * 4 + 2 * E * (i + 8) + (V + 1) * o
     else:
         out["cut"] = kept + E * o + E * 8 + 3 * E
+    return out
+
+
+def unit_flow_phases(V: int, E: int, m: int, n: int, nnz: int, backend: Literal["cupy", "numpy"] = "cupy", *,
+                     include_input: bool = True) -> dict:
+    """Bytes held at each phase of the maximum flow of a unit bipartite
+    network by matching (:mod:`gpumatch.flow._unit`): `V` vertices and `E`
+    arcs (self-loops and arcs of capacity 0 dropped), ``L`` of `m`
+    vertices, ``R`` of `n`, `nnz` arcs ``L -> R``.
+
+    Not part of :func:`memory_estimate` (``problem="flow"``), which a
+    caller checks before the structure is known: the driver checks these
+    phases once its detection has the three sizes, and runs push-relabel
+    instead when they do not fit.  The detection itself holds less than
+    push-relabel's layout (see :func:`gpumatch.flow._unit.detect`).  Not
+    counted: the sort that makes a non-canonical network's pattern unique
+    (``maximum_flow`` passes canonical arrays)."""
+    idt = index_dtype_for(V + 1)
+    i = idt.itemsize
+    o = widest(offset_dtype_for(2 * E + 1), idt).itemsize         # the network's widths (as _solve_on)
+    w = index_dtype_for(m + 1, n + 1).itemsize                      # local ids of L and R
+    given = ((V + 1) * o + E * i + 8 * E) if include_input else 0
+    # kept from the pattern to the write-back: sink arcs' positions and
+    # tails, local ids of the heads and tails, the L -> R arcs' positions
+    # and local ends (their columns are the pattern's column array)
+    kept = n * (8 + o) + (m + n) * w + nnz * (8 + 2 * w)
+    out = {
+        # marks, arc tails, L -> R mask; the local ids' prefix sums (int64); the gathers of the arcs' ends
+        "unit pattern": given + V + o * E + E + 2 * V * (16 + w) + kept + nnz * o,
+    }
+    match = _matching(m, n, nnz, backend, True, True)   # the pattern, its transpose, G-PR, the König BFS
+    mirror = 2 * (m + n) * w + 2 * n * w                  # the mirrored state's labels, claims, BFS buffers
+    out.update({f"unit {k}": given + kept + v + (mirror if k == "certificate" else 0) for k, v in match.items()})
+    # the mates, the cut side, the arc flows, the matched arcs' search
+    out["unit flow"] = given + kept + 2 * (m + n) * w + V + 8 * E + nnz * (w + 1) + 24 * min(m, n)
     return out
 
 

@@ -120,8 +120,10 @@ def test_the_table_reads():
     assert [layer for layer, _ in ROWS][:3] == ["1", "2", "3"]
     assert len({layer for layer, _ in ROWS}) == len(ROWS), "a layer named twice"
     # an exact name beats a pattern: the dynamic matching solver is in layer 5, not with matching.*
-    assert LAYERS["gpumatch.matching._dynamic"][1] == "5" and LAYERS["gpumatch.matching.api"][1] == "4b"
-    assert LAYERS["gpumatch.flow"][1] == "5" and LAYERS["gpumatch.flow._maxflow"][1] == "4a"
+    assert LAYERS["gpumatch.matching._dynamic"][1] == "5" and LAYERS["gpumatch.matching.api"][1] == "4c"
+    assert LAYERS["gpumatch.flow"][1] == "5" and LAYERS["gpumatch.flow._maxflow"][1] == "4b"
+    # the matching engines sit below flow (unit bipartite networks), the matching API above it
+    assert LAYERS["gpumatch.matching._driver"][1] == "4a" and LAYERS["gpumatch.flow._unit"][1] == "4b"
 
 
 def test_every_module_has_a_layer():

@@ -11,43 +11,13 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import scipy.sparse as sp
-from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
 
-from gpumatch import _backend, csr
+from _unit_common import CASES, check, edit, unit_network  # tests/ is on sys.path
+from gpumatch import _backend
 from gpumatch import generators as G
 from gpumatch.flow import maximum_flow, minimum_cut
-from gpumatch.testing import check_flow
 
 pytestmark = pytest.mark.skipif(not _backend.numba_available(), reason="Numba does not import")
-
-
-def _unit_network(A, middle=1):
-    A = sp.csr_matrix(A)
-    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr, A.indices, A.shape)
-    V = ip.shape[0] - 1
-    C = sp.csr_matrix((np.asarray(cap, dtype=np.int64), np.asarray(ix), np.asarray(ip)), shape=(V, V))
-    if middle != 1:   # the L -> R arcs: any positive capacity keeps the structure
-        coo = C.tocoo()
-        mid = (coo.row != s) & (coo.col != t)
-        coo.data[mid] *= middle
-        C = sp.csr_matrix(coo)
-    return C, s, t
-
-
-def _scipy_value(C, s, t):
-    C = sp.csr_matrix(C, dtype=np.int64, copy=True)
-    C.setdiag(0)
-    C.eliminate_zeros()
-    return int(sp_maximum_flow(C.astype(np.int32), s, t, method="dinic").flow_value)
-
-
-def _check(C, s, t, res):
-    cert = check_flow(C, s, t, res.flow, int(res.flow_value))
-    assert int(res.flow_value) == _scipy_value(C, s, t) == int(cert.value)
-    side = res.source_side
-    assert side[s] and not side[t]
-    coo = sp.csr_matrix(C).tocoo()
-    assert int(coo.data[side[coo.row] & ~side[coo.col]].sum()) == int(res.flow_value)
 
 
 def _is_unit(C, s, t):
@@ -86,11 +56,11 @@ def unit_matching():
 @pytest.mark.parametrize("route", [True, False])
 @pytest.mark.parametrize("name", sorted(GRAPHS))
 def test_unit_networks(name, route, middle, unit_matching):
-    C, s, t = _unit_network(GRAPHS[name](), middle)
+    C, s, t = unit_network(GRAPHS[name](), middle)
     assert _is_unit(C, s, t)
     unit_matching(route)
     res = maximum_flow(C, s, t, backend="numba")
-    _check(C, s, t, res)
+    check(C, s, t, res)
     assert res.stats["algorithm"].startswith("unit bipartite") == route
     value, side, (rows, cols) = minimum_cut(C, s, t, backend="numba")
     assert int(value) == int(res.flow_value)
@@ -98,56 +68,14 @@ def test_unit_networks(name, route, middle, unit_matching):
     assert int(sum(int(sp.csr_matrix(C)[r, c]) for r, c in zip(rows, cols))) == int(value)
 
 
-def _edit(C, s, t, case):
-    """The unit network `C` with one change that breaks the structure (or, for
-    the ``keep_*`` cases, one that does not)."""
-    C = sp.lil_matrix(C)
-    coo = sp.csr_matrix(C).tocoo()
-    L = np.sort(coo.col[coo.row == s])
-    R = np.sort(coo.row[coo.col == t])
-    u, u2, v, v2 = int(L[0]), int(L[1]), int(R[0]), int(R[1])
-    if case == "source_cap_2":
-        C[s, u] = 2
-    elif case == "sink_cap_2":
-        C[v, t] = 2
-    elif case == "left_to_left":
-        C[u, u2] = 1
-    elif case == "right_to_left":
-        C[v, u] = 1
-    elif case == "right_to_right":
-        C[v, v2] = 1
-    elif case == "into_source":
-        C[u, s] = 1
-    elif case == "out_of_sink":
-        C[t, v] = 1
-    elif case == "source_to_sink":
-        C[s, t] = 1
-    elif case == "left_is_right":
-        C[u, t] = 1
-    elif case == "keep_zero_arcs":     # explicit zeros and self-loops are not arcs
-        C[v, u] = 0
-        C[t, s] = 0
-        C[u, u] = 5
-        C[v, v] = 1
-    C = sp.csr_matrix(C)
-    if case == "keep_zero_arcs":
-        C[v, u] = 0    # lil drops zeros: store them in the CSR
-        C[t, s] = 0
-    return C
-
-
-CASES = ["source_cap_2", "sink_cap_2", "left_to_left", "right_to_left", "right_to_right", "into_source",
-         "out_of_sink", "source_to_sink", "left_is_right"]
-
-
 @pytest.mark.filterwarnings("ignore::scipy.sparse.SparseEfficiencyWarning")
 @pytest.mark.parametrize("case", CASES + ["keep_zero_arcs"])
 def test_structure_is_recognised_exactly(case):
-    C, s, t = _unit_network(G.random_bipartite(60, 50, 2.5, seed=7))
-    C = _edit(C, s, t, case)
+    C, s, t = unit_network(G.random_bipartite(60, 50, 2.5, seed=7))
+    C = edit(C, s, t, case)
     assert _is_unit(C, s, t) == (case == "keep_zero_arcs")
     res = maximum_flow(C, s, t, backend="numba")
-    _check(C, s, t, res)
+    check(C, s, t, res)
     assert res.stats["algorithm"].startswith("unit bipartite") == (case == "keep_zero_arcs")
 
 
@@ -162,5 +90,5 @@ def test_isolated_vertices_and_terminals_anywhere():
     C = sp.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(V, V))
     assert _is_unit(C, s, t)
     res = maximum_flow(C, s, t, backend="numba")
-    _check(C, s, t, res)
+    check(C, s, t, res)
     assert res.stats["algorithm"].startswith("unit bipartite")

@@ -204,6 +204,35 @@ def test_engines_agree(name, A, reach, scc):
     assert_same_decomposition(sets_of(dm), reference_dm(A))
 
 
+@pytest.mark.parametrize("tall", [True, False])
+def test_deep_device_search_is_exact(tall):
+    """A chain with one free vertex at its end, beside a perfectly matched
+    ladder: the device-style search from the free vertex runs past G-PR's
+    ``REACH_CHECK`` depth with no free vertex of the other side to find,
+    where the matching's relabel stops early and gives the rest of the graph
+    lower-bound labels; the ladder must not count as reached."""
+    n, k = 1500, 400
+    chain = generators.staircase(n, n + 1, width=2)
+    A = sp.block_diag([chain.T if tall else chain, generators.bidiagonal(k, permute=True, seed=10)], format="csr")
+    g = as_csr_graph(A, "numpy")
+    res = bipartite_matching(A, backend="numpy")
+    dm = _dm._decompose(g, res.row_to_col, res.col_to_row, reach="gpr", scc="tarjan")
+    check_dulmage_mendelsohn(A, dm, expected_rank=res.size)
+    assert_same_decomposition(sets_of(dm), reference_dm(A))
+
+
+@pytest.mark.gpu
+@pytest.mark.parametrize("tall", [True, False])
+def test_deep_device_search_is_exact_on_the_gpu(tall):
+    n, k = 1500, 400
+    chain = generators.staircase(n, n + 1, width=2)
+    A = sp.block_diag([chain.T if tall else chain, generators.bidiagonal(k, permute=True, seed=10)], format="csr")
+    dm = dulmage_mendelsohn(A, backend="cupy")
+    assert dm.stats["reach"] == "gpr"
+    check_dulmage_mendelsohn(A, dm)
+    assert_same_decomposition(sets_of(dm), reference_dm(A))
+
+
 def _matchings(A):
     """Several maximum matchings of A: G-PR from different initial matchings
     and warm starts, and SciPy's Hopcroft-Karp."""

@@ -261,18 +261,27 @@ def test_numpy_meshes_keep_their_own_phases():
     check_matching(A, res.col_to_row, "row", expected_size=_reference(A))
 
 
-@pytest.mark.parametrize("name", ["path", "unit_ladder"])
-def test_numpy_flow_hands_paths_to_the_compiled_engine(name):
+@pytest.mark.parametrize("name", ["path", "unit_ladder", "unit_ladder_matching"])
+def test_numpy_flow_hands_paths_to_the_compiled_engine(name, monkeypatch):
     """NumPy backend, Numba importable: a path-like network goes to the
     compiled engine (``TUNING["host_finish"]["numpy"]``); the flow is valid
-    and maximum, and the minimum cut has its value."""
+    and maximum, and the minimum cut has its value.  The unit ladder's
+    push-relabel is reached with the unit route off; with it on, G-PR's own
+    tail goes to the compiled engine (``HOST_FINISH_NUMPY``)."""
+    from gpumatch.flow import _tuning
+
     if name == "path":
         C, s, t = G.path_network(4000, seed=3)
     else:
         C, s, t = _unit_network(G.bidiagonal(3000, permute=True, seed=4))
+    if name == "unit_ladder":
+        monkeypatch.setitem(_tuning.TUNING, "unit_matching", False)
     C = C.astype(np.int64)
     res = gpumatch.maximum_flow(C, s, t, backend="numpy")
-    assert res.stats["backend"] == "numpy" and res.stats["finished_by"] == "host", res.stats
+    if name == "unit_ladder_matching":
+        assert res.stats["method"] == "unit_matching" and res.stats["matching"]["finished_by"] == "host", res.stats
+    else:
+        assert res.stats["backend"] == "numpy" and res.stats["finished_by"] == "host", res.stats
     value = int(res.flow_value)
     check_flow(C, s, t, res.flow, value)
     assert value == int(maximum_flow(C.astype(np.int32), s, t).flow_value)

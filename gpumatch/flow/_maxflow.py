@@ -61,7 +61,10 @@ class MaximumFlowResult:
         ``phase2_iterations``, ``global_relabels``, ``relabel_period``
         (final), ``pairs_fixed`` (whether the period stopped adapting
         because the preflow ran mostly round anti-parallel pairs of arcs),
-        ``backend``, ``layout``, ``method`` and ``time`` (seconds per phase:
+        ``backend``, ``layout``, ``method`` (``"push_relabel"``, or
+        ``"unit_matching"`` for a unit bipartite network solved by matching,
+        with ``left``, ``right``, ``algorithm`` and, on NumPy and CuPy,
+        G-PR's statistics in ``matching``) and ``time`` (seconds per phase:
         ``setup``, ``phase1``, ``phase2``, ``output``).
     """
 
@@ -429,7 +432,7 @@ def _direct_return(xp, L, st, source, sink):
 _BCSR_OVERFLOW = "capacities of 2**62 or more overflow layout='bcsr'; use layout='reverse_csr'"
 
 
-def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", adaptive=None, freq=None):
+def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", adaptive=None, freq=None, unit=True):
     """Two-phase push-relabel on canonical CSR arrays of one backend.
 
     Returns ``(value, arc_flow, source_side, stats)`` with `arc_flow`
@@ -439,16 +442,18 @@ def _solve(indptr, indices, cap, source, sink, backend, layout="reverse_csr", ad
     its formula).  A device solve whose relabels run deeper, or whose
     measured progress projects longer, than ``TUNING["host_finish"]``'s
     estimate of the host engine (or that runs past twice that estimate) is
-    finished by the host engine."""
+    finished by the host engine.  A unit bipartite network is solved by
+    matching instead (:mod:`gpumatch.flow._unit`, ``TUNING["unit_matching"]``)
+    unless `unit` is False: callers that need push-relabel itself."""
     plan = _host_plan(backend)
     if plan is None:
-        return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None)
+        return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, None, unit)
     t0 = time.perf_counter()
     V, nnz = int(indptr.shape[0] - 1), int(indices.shape[0])
     deadline = (float(plan["fixed_s"]) + float(plan["entry_s"]) * (V + nnz), int(plan["tiny"]),
                 float(plan["level_s"]), t0, float(plan["backstop"]))
     try:
-        return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline)
+        return _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline, unit)
     except _HostFinish as why:
         t1 = time.perf_counter()
         h = [_backend.to_numpy(a) for a in (indptr, indices, cap)]
@@ -474,9 +479,38 @@ def _host_plan(backend):
     return None
 
 
-def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline):
+def _unit_route(xp, backend, V, E, indptr, indices, cap, source, sink, ps, pe, t_start):
+    """A unit bipartite network solved by G-PR matching (:mod:`gpumatch.flow._unit`):
+    ``(value, arc_flow, source_side, stats)`` over the given arcs, or None (not
+    one, or on CuPy its matching would not fit the free memory: push-relabel
+    runs, whose need was checked)."""
+    from . import _unit
+
+    found = _unit.detect(xp, V, indptr, indices, cap, source, sink, ps, pe)
+    if found is None:
+        return None
+    if backend == "cupy":
+        need = max(_memory.unit_flow_phases(V, E, found["m"], found["n"], found["nnz"], "cupy",
+                                            include_input=False).values())
+        need -= _memory.graph_bytes(*(a for k, a in found.items() if not isinstance(a, int) and k != "heads"))
+        try:
+            _memory.check_device_memory(need, f"a unit bipartite network of {V} vertices solved by matching")
+        except _memory.DeviceMemoryError:
+            return None
+    t0 = time.perf_counter()
+    value, arc_flow, side, ust = _unit.solve_unit(xp, backend, V, indptr, indices, cap, source, sink, found)
+    times = ust.pop("time")
+    times["setup"] += t0 - t_start
+    stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "relabel_period": None,
+             "pairs_fixed": False, "backend": backend, "method": "unit_matching", "time": times}
+    stats.update(ust)
+    return value, arc_flow, side, stats
+
+
+def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline, unit=True):
     """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny, seconds per BFS level, start,
-    backstop)`` of the host finish, or None."""
+    backstop)`` of the host finish, or None; `unit`: try the unit bipartite route (device backends;
+    the Numba engine has its own, :mod:`gpumatch.flow._cpu_unit`)."""
     if backend == "numba":  # the compiled CPU engine (highest-label push-relabel)
         from . import _cpu
 
@@ -530,11 +564,22 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     if _kernels(backend).source_capacity(s_indices, s_cap, ps, pe) > _I64_MAX:
         raise OverflowError("the total capacity out of the source does not fit int64")
     lay = "rcsr" if layout == "reverse_csr" else "bcsr"
+    if lay == "bcsr" and E and int(s_cap.max()) > _I64_MAX // 2:
+        raise OverflowError(_BCSR_OVERFLOW)   # the layout's contract, whichever route solves
+    if unit and TUNING.get("unit_matching", True) and V:
+        got = _unit_route(xp, backend, V, E, s_indptr, s_indices, s_cap, source, sink, ps, pe, t_start)
+        if got is not None:
+            value, f, side, stats = got
+            if kept is None:
+                arc_flow = f
+            else:
+                arc_flow = xp.zeros(nnz, dtype=np.int64)
+                arc_flow[kept] = f
+            stats["layout"] = layout
+            return value, arc_flow, side, stats
     if lay == "rcsr":
         L = _build_rcsr(xp, s_indptr, s_indices, s_cap, V)
     else:
-        if E and int(s_cap.max()) > _I64_MAX // 2:
-            raise OverflowError(_BCSR_OVERFLOW)
         L = _build_bcsr(xp, s_indptr, s_indices, s_cap, V, idt, odt)
     st = {"height": xp.zeros(V, dtype=np.int32), "excess": xp.zeros(V, dtype=np.int64)}
     # initial preflow: saturate every arc out of the source (heads are distinct)
@@ -735,6 +780,17 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
     ``O(V**2 E)`` in the worst case; global relabels make it far smaller in
     practice.
 
+    A *unit bipartite network* (every arc out of the source of capacity 1
+    into a set ``L``, every arc into the sink of capacity 1 from a disjoint
+    set ``R``, every other arc from ``L`` to ``R``, nothing into the source
+    or out of the sink; what :func:`gpumatch.csr.bipartite_flow_network`
+    builds) is recognised from its arcs on every backend and solved as a
+    maximum matching of ``L x R`` instead, by G-PR on NumPy and CuPy and by
+    the matching engine on Numba (``stats["method"] == "unit_matching"``):
+    push-relabel moves the units of a long augmenting path one arc per
+    iteration.  The cut is the one push-relabel reports (the source side:
+    the vertices that cannot reach the sink).
+
     Differences from scipy: the flow matrix is int64 (scipy's is int32 and
     wraps for large capacities); negative capacities raise instead of being
     silently treated as zero flow; CSC and COO are accepted.  Several
@@ -882,7 +938,8 @@ def matching_by_flow(g, *, layout="reverse_csr"):
     xp = g.xp
     m, n = g.m, g.n
     net_indptr, net_indices, cap, s, t = csr.bipartite_flow_network(g.indptr, g.indices, g.shape)
-    _, arc_flow, _, _ = _solve(net_indptr, net_indices, cap, s, t, g.backend, layout)
+    # push-relabel itself (unit=False): the unit route would run G-PR, the other method
+    _, arc_flow, _, _ = _solve(net_indptr, net_indices, cap, s, t, g.backend, layout, unit=False)
     nnz = g.nnz
     pos = xp.nonzero(arc_flow[:nnz] > 0)[0]
     rows = csr.segment_owner(g.indptr, nnz)[pos].astype(g.indices.dtype)

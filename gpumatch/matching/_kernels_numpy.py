@@ -38,7 +38,12 @@ def first_check(st):
     """The BFS step of a relabel's first look at the free columns it has
     not reached: step 0 after a relabel that ran :data:`REACH_CHECK` steps
     or more (the matching may now be complete: no BFS at all), else
-    :data:`REACH_CHECK`."""
+    :data:`REACH_CHECK`; never (no early stop) on a state with
+    ``st.extra["exact_bfs"]`` set, whose caller reads the labels as the
+    exact alternating reachability (the minimum cut of a unit network:
+    :mod:`gpumatch.flow._unit`)."""
+    if st.extra.get("exact_bfs"):
+        return np.iinfo(np.int64).max
     return 0 if st.extra.get("bfs_depth", 0) >= REACH_CHECK else REACH_CHECK
 
 

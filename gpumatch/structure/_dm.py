@@ -285,11 +285,16 @@ def _reach_gpr(g, csc, mu_row, mu_col):
     backend = g.backend
     kern = _driver.kernels_for(backend)
     cptr, cind = csc
+    # exact_bfs: no early stop once no free vertex of the other side is left
+    # to find (the relabel then gives the rest lower-bound labels, which
+    # would read as reached)
     st = _driver.state_from_arrays(g.indptr, g.indices, cptr, cind, mu_row, mu_col, backend)
+    st.extra["exact_bfs"] = True
     kern.global_relabel(st)
     rows_from_rows = st.psi_row < st.inf
     bad = bool((st.psi_col < st.inf)[mu_col < 0].any())
     mirror = _driver.state_from_arrays(cptr, cind, g.indptr, g.indices, mu_col, mu_row, backend)
+    mirror.extra["exact_bfs"] = True
     kern.global_relabel(mirror)
     cols_from_cols = mirror.psi_row < mirror.inf
     bad = bad or bool((mirror.psi_col < mirror.inf)[mu_row < 0].any())

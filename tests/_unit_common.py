@@ -1,0 +1,97 @@
+"""Helpers shared by the tests of unit bipartite networks solved by matching
+(tests/test_numba_unit.py: the Numba engine; tests/test_unit_flow.py: the
+device backends).
+
+A unit network comes from :func:`gpumatch.csr.bipartite_flow_network`; the
+edits of :func:`edit` move it one arc away from the structure (or, for
+``keep_zero_arcs``, add only what is not an arc).  Every result is checked
+by certificates (``check_flow``: a valid flow and a cut of equal capacity),
+its value against scipy's Dinic, and the reported minimum cut by its
+capacity.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import scipy.sparse as sp
+from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
+
+from gpumatch import _backend, csr
+from gpumatch.testing import check_flow
+
+
+def unit_network(A, middle=1):
+    """``(C, s, t)``: the unit network of the pattern `A` (scipy CSR, int64
+    capacities), its ``L -> R`` arcs of capacity `middle`."""
+    A = sp.csr_matrix(A)
+    ip, ix, cap, s, t = csr.bipartite_flow_network(A.indptr, A.indices, A.shape)
+    V = ip.shape[0] - 1
+    C = sp.csr_matrix((np.asarray(cap, dtype=np.int64), np.asarray(ix), np.asarray(ip)), shape=(V, V))
+    if middle != 1:   # the L -> R arcs: any positive capacity keeps the structure
+        coo = C.tocoo()
+        mid = (coo.row != s) & (coo.col != t)
+        coo.data[mid] *= middle
+        C = sp.csr_matrix(coo)
+    return C, s, t
+
+
+def scipy_value(C, s, t):
+    C = sp.csr_matrix(C, dtype=np.int64, copy=True)
+    C.setdiag(0)
+    C.eliminate_zeros()
+    return int(sp_maximum_flow(C.astype(np.int32), s, t, method="dinic").flow_value)
+
+
+def check(C, s, t, res):
+    """`res` (a ``MaximumFlowResult``, NumPy or CuPy) is a maximum flow of
+    `C` of scipy's value, and its source side a cut of that capacity."""
+    flow = res.flow.get() if hasattr(res.flow, "get") else res.flow
+    cert = check_flow(C, s, t, flow, int(res.flow_value))
+    assert int(res.flow_value) == scipy_value(C, s, t) == int(cert.value)
+    side = _backend.to_numpy(res.source_side)
+    assert side[s] and not side[t]
+    coo = sp.csr_matrix(C).tocoo()
+    assert int(coo.data[side[coo.row] & ~side[coo.col]].sum()) == int(res.flow_value)
+
+
+def edit(C, s, t, case):
+    """The unit network `C` with one change that breaks the structure (or, for
+    the ``keep_*`` cases, one that does not)."""
+    C = sp.lil_matrix(C)
+    coo = sp.csr_matrix(C).tocoo()
+    L = np.sort(coo.col[coo.row == s])
+    R = np.sort(coo.row[coo.col == t])
+    u, u2, v, v2 = int(L[0]), int(L[1]), int(R[0]), int(R[1])
+    if case == "source_cap_2":
+        C[s, u] = 2
+    elif case == "sink_cap_2":
+        C[v, t] = 2
+    elif case == "left_to_left":
+        C[u, u2] = 1
+    elif case == "right_to_left":
+        C[v, u] = 1
+    elif case == "right_to_right":
+        C[v, v2] = 1
+    elif case == "into_source":
+        C[u, s] = 1
+    elif case == "out_of_sink":
+        C[t, v] = 1
+    elif case == "source_to_sink":
+        C[s, t] = 1
+    elif case == "left_is_right":
+        C[u, t] = 1
+    elif case == "keep_zero_arcs":     # explicit zeros and self-loops are not arcs
+        C[v, u] = 0
+        C[t, s] = 0
+        C[u, u] = 5
+        C[v, v] = 1
+    C = sp.csr_matrix(C)
+    if case == "keep_zero_arcs":
+        C[v, u] = 0    # lil drops zeros: store them in the CSR
+        C[t, s] = 0
+    return C
+
+
+#: Edits that break the structure.
+CASES = ["source_cap_2", "sink_cap_2", "left_to_left", "right_to_left", "right_to_right", "into_source",
+         "out_of_sink", "source_to_sink", "left_is_right"]
