@@ -412,6 +412,20 @@ def sort_batch_pair(rows, cols, shape):
     return segs, vals, (bad, dup)
 
 
+_SORT_WARM = []
+
+
+def warm_sort():
+    """Start CuPy's sort (Thrust) once per process, on a two-entry array: its
+    first call takes 20-30 ms (its start-up; nothing is compiled), which a
+    dynamic solver would otherwise pay inside its first batch past
+    :data:`RANK_BATCH`.  A no-op without CuPy or after the first call."""
+    if _SORT_WARM or _backend.cp is None:
+        return
+    _backend.cp.zeros(2, dtype=np.int64).sort()
+    _SORT_WARM.append(True)
+
+
 def edit_entries_pair(patterns, positions, segments=None, values=None):
     """Delete, or insert, k entries in each of two patterns at once (the
     CSR and CSC of a graph): :func:`delete_entries` / :func:`insert_entries`

@@ -243,6 +243,7 @@ class MatchingSolver:
         else:
             cptr, cind = _csr.transpose(self._rptr, self._rind, n)
             self._cptr, self._cind = cptr.astype(idx, copy=False), cind.astype(idx, copy=False)
+            _csr.warm_sort()   # a first large batch must not pay the sort's start-up
         self._mu_row = xp.full(m, -1, dtype=idx)
         self._mu_col = xp.full(n, -1, dtype=idx)
         self._st = None
