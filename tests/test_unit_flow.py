@@ -303,3 +303,16 @@ def test_route_falls_back_when_its_matching_does_not_fit(monkeypatch):
     res = maximum_flow(_on("cupy", C), s, t, backend="cupy")
     check(C, s, t, res)
     assert res.stats["method"] == "push_relabel"
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_chain_rule_matches_a_unit_ladder(backend):
+    """The route's matching starts from an empty matching, so the chain rule
+    runs on a permuted ladder's unit network and matches it outright (no
+    push iteration)."""
+    C, s, t = unit_network(GRAPHS["ladder"]())
+    res = maximum_flow(_on(backend, C), s, t, backend=backend)
+    check(C, s, t, res)
+    ms = res.stats["matching"]
+    assert ms["chain_rounds"] > 0 and ms["push_iterations"] == 0, ms
+    assert int(res.flow_value) == 3000

@@ -175,7 +175,7 @@ def solve_unit(xp, backend, V, indptr, indices, cap, source, sink, found):
     del g
     _backend.synchronize(backend)
     t1 = time.perf_counter()
-    mstats = _driver.run_gpr(st)
+    mstats = _driver.run_gpr(st, fresh=True)   # an empty matching: the chain rule may run
     _driver.release_scratch(st)
     _backend.synchronize(backend)
     t2 = time.perf_counter()
