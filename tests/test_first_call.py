@@ -21,7 +21,8 @@ import pytest
 pytestmark = pytest.mark.gpu
 
 
-_SCRIPT = textwrap.dedent("""
+#: Records the name of every kernel CuPy compiles (in ``names``).
+_HOOK = textwrap.dedent("""
     import json, re, sys, time
     from cupy.cuda import compiler
     names = []
@@ -31,6 +32,9 @@ _SCRIPT = textwrap.dedent("""
         names.append(found[0] if found else "?")
         return real(source, *a, **k)
     compiler._compile_with_cache_cuda = hook
+""")
+
+_SCRIPT = _HOOK + textwrap.dedent("""
     import gpumatch
     from gpumatch import generators as G, testing
     t0 = time.perf_counter()
@@ -68,16 +72,7 @@ def test_without_prebuilt_our_modules_compile(tmp_path):
     assert [n for n in names if n.startswith("gpumatch_")], names
 
 
-_DYNAMIC = textwrap.dedent("""
-    import json, re
-    from cupy.cuda import compiler
-    names = []
-    real = compiler._compile_with_cache_cuda
-    def hook(source, *a, **k):
-        found = re.findall(r"__global__\\s+void\\s+(?:__launch_bounds__\\([^)]*\\)\\s*)?(\\w+)", source)
-        names.append(found[0] if found else "?")
-        return real(source, *a, **k)
-    compiler._compile_with_cache_cuda = hook
+_DYNAMIC = _HOOK + textwrap.dedent("""
     import numpy as np, cupy as cp, cupyx.scipy.sparse as csp
     from gpumatch import generators as G
     from gpumatch.matching import MatchingSolver

@@ -266,7 +266,7 @@ def test_push_relabel_callers_skip_the_route(backend, monkeypatch):
     def refuse(*args, **kwargs):
         raise AssertionError("the unit route ran")
 
-    monkeypatch.setattr(_maxflow, "_unit_route", refuse)
+    monkeypatch.setattr(_unit, "route", refuse)
     A = G.random_bipartite(80, 70, 2, seed=13)
     perm = gpumatch.maximum_bipartite_matching(A, method="flow", backend=backend)
     assert int((_backend.to_numpy(perm) >= 0).sum()) == int(gpumatch.structural_rank(A, backend="numpy"))

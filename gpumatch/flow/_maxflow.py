@@ -17,8 +17,7 @@ only a value.
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field
-from typing import Any, Literal
+from typing import Literal
 
 import numpy as np
 import scipy.sparse as sp
@@ -28,6 +27,7 @@ from ..csr import _exact_sum  # noqa: F401  (in csr: the kernel twins below this
 from .._typing import Backend, GraphLike
 from .._validation import as_csr_graph, index_dtype_for, offset_dtype_for, small_on_cpu
 from . import _scipy
+from ._result import MaximumFlowResult, MinimumCutResult  # the public result types (re-exported)
 from ._tuning import TUNING  # the flow solvers' tuning lives in one place
 
 __all__ = ["MaximumFlowResult", "MinimumCutResult", "maximum_flow", "minimum_cut", "matching_by_flow"]
@@ -36,74 +36,6 @@ METHODS = ("push_relabel", "dinic", "edmonds_karp")
 LAYOUTS = ("reverse_csr", "bcsr")
 _I64_MAX = np.iinfo(np.int64).max
 
-
-
-@dataclass
-class MaximumFlowResult:
-    """The result of :func:`maximum_flow`.
-
-    Attributes
-    ----------
-    flow_value : int
-        Value of the maximum flow (a NumPy ``int64``).
-    flow : sparse matrix
-        Skew-symmetric flow matrix: ``flow[u, v]`` is the net flow from `u`
-        to `v`.  Its pattern is the input's plus its transpose, as in
-        :class:`scipy.sparse.csgraph.MaximumFlowResult`; values are int64.
-        CSR of the caller's kind: ``csr_array`` for a scipy sparse array,
-        ``csr_matrix`` for a scipy sparse matrix (or an index tuple), and a
-        ``cupyx.scipy.sparse.csr_matrix`` for cupyx/CuPy input.
-    source_side : array of bool
-        Source side of a minimum cut: the vertices that cannot reach the
-        sink in the residual graph of the maximum flow.
-    stats : dict
-        ``iterations`` (discharge launches, both phases),
-        ``phase2_iterations``, ``global_relabels``, ``relabel_period``
-        (final), ``pairs_fixed`` (whether the period stopped adapting
-        because the preflow ran mostly round anti-parallel pairs of arcs),
-        ``backend``, ``layout``, ``method`` (``"push_relabel"``, or
-        ``"unit_matching"`` for a unit bipartite network solved by matching,
-        with ``left``, ``right``, ``algorithm`` and, on NumPy and CuPy,
-        G-PR's statistics in ``matching``) and ``time`` (seconds per phase:
-        ``setup``, ``phase1``, ``phase2``, ``output``).
-    """
-
-    flow_value: Any
-    flow: Any
-    source_side: Any = None
-    stats: dict = field(default_factory=dict)
-
-    def __repr__(self) -> str:
-        return f"MaximumFlowResult with value of {int(self.flow_value)}"
-
-
-@dataclass
-class MinimumCutResult:
-    """The result of :func:`minimum_cut`.
-
-    Attributes
-    ----------
-    cut_value : int
-        Capacity of the cut (equal to the maximum flow value).
-    source_side : array of bool
-        ``True`` for the vertices on the source side.
-    cut_rows, cut_cols : arrays
-        The cut arcs ``cut_rows[i] -> cut_cols[i]``: stored arcs of positive
-        capacity from the source side to the sink side.
-    """
-
-    cut_value: Any
-    source_side: Any
-    cut_rows: Any
-    cut_cols: Any
-
-    def __iter__(self):
-        return iter((self.cut_value, self.source_side, (self.cut_rows, self.cut_cols)))
-
-
-# ---------------------------------------------------------------------------
-# validation
-# ---------------------------------------------------------------------------
 
 
 def _check_vertex(what, v, nv):
@@ -479,34 +411,6 @@ def _host_plan(backend):
     return None
 
 
-def _unit_route(xp, backend, V, E, indptr, indices, cap, source, sink, ps, pe, t_start):
-    """A unit bipartite network solved by G-PR matching (:mod:`gpumatch.flow._unit`):
-    ``(value, arc_flow, source_side, stats)`` over the given arcs, or None (not
-    one, or on CuPy its matching would not fit the free memory: push-relabel
-    runs, whose need was checked)."""
-    from . import _unit
-
-    found = _unit.detect(xp, V, indptr, indices, cap, source, sink, ps, pe)
-    if found is None:
-        return None
-    if backend == "cupy":
-        need = max(_memory.unit_flow_phases(V, E, found["m"], found["n"], found["nnz"], "cupy",
-                                            include_input=False).values())
-        need -= _memory.graph_bytes(*(a for k, a in found.items() if not isinstance(a, int) and k != "heads"))
-        try:
-            _memory.check_device_memory(need, f"a unit bipartite network of {V} vertices solved by matching")
-        except _memory.DeviceMemoryError:
-            return None
-    t0 = time.perf_counter()
-    value, arc_flow, side, ust = _unit.solve_unit(xp, backend, V, indptr, indices, cap, source, sink, found)
-    times = ust.pop("time")
-    times["setup"] += t0 - t_start
-    stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "relabel_period": None,
-             "pairs_fixed": False, "backend": backend, "method": "unit_matching", "time": times}
-    stats.update(ust)
-    return value, arc_flow, side, stats
-
-
 def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline, unit=True):
     """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny, seconds per BFS level, start,
     backstop)`` of the host finish, or None; `unit`: try the unit bipartite route (device backends;
@@ -567,7 +471,9 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     if lay == "bcsr" and E and int(s_cap.max()) > _I64_MAX // 2:
         raise OverflowError(_BCSR_OVERFLOW)   # the layout's contract, whichever route solves
     if unit and TUNING.get("unit_matching", True) and V:
-        got = _unit_route(xp, backend, V, E, s_indptr, s_indices, s_cap, source, sink, ps, pe, t_start)
+        from . import _unit
+
+        got = _unit.route(xp, backend, V, E, s_indptr, s_indices, s_cap, source, sink, ps, pe, t_start)
         if got is not None:
             value, f, side, stats = got
             if kept is None:

@@ -49,11 +49,11 @@ import time
 
 import numpy as np
 
-from .. import _backend, csr
+from .. import _backend, _memory, csr
 from .._validation import CSRGraph, index_dtype_for, offset_dtype_for
 from ..matching import _driver   # the G-PR engine, a layer below flow (docs/developer/layers.rst)
 
-__all__ = ["detect", "solve_unit"]
+__all__ = ["detect", "solve_unit", "route"]
 
 
 def _host_ints(xp, *values):
@@ -211,4 +211,30 @@ def solve_unit(xp, backend, V, indptr, indices, cap, source, sink, found):
     stats = {"left": found["m"], "right": found["n"], "matching": mstats,
              "algorithm": f"unit bipartite network: G-PR (finished by {mstats['finished_by']})",
              "time": {"setup": t1 - t0, "phase1": t2 - t1, "phase2": 0.0, "extract": t3 - t2}}
+    return value, arc_flow, side, stats
+
+
+def route(xp, backend, V, E, indptr, indices, cap, source, sink, ps, pe, t_start):
+    """A unit bipartite network solved by G-PR matching (for ``_maxflow._solve_on``):
+    ``(value, arc_flow, source_side, stats)`` over the given arcs, or None (not
+    one, or on CuPy its matching would not fit the free memory: push-relabel
+    runs, whose need was checked)."""
+    found = detect(xp, V, indptr, indices, cap, source, sink, ps, pe)
+    if found is None:
+        return None
+    if backend == "cupy":
+        need = max(_memory.unit_flow_phases(V, E, found["m"], found["n"], found["nnz"], "cupy",
+                                            include_input=False).values())
+        need -= _memory.graph_bytes(*(a for k, a in found.items() if not isinstance(a, int) and k != "heads"))
+        try:
+            _memory.check_device_memory(need, f"a unit bipartite network of {V} vertices solved by matching")
+        except _memory.DeviceMemoryError:
+            return None
+    t0 = time.perf_counter()
+    value, arc_flow, side, ust = solve_unit(xp, backend, V, indptr, indices, cap, source, sink, found)
+    times = ust.pop("time")
+    times["setup"] += t0 - t_start
+    stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0, "relabel_period": None,
+             "pairs_fixed": False, "backend": backend, "method": "unit_matching", "time": times}
+    stats.update(ust)
     return value, arc_flow, side, stats
