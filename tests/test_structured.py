@@ -269,6 +269,7 @@ def test_numpy_flow_hands_paths_to_the_compiled_engine(name, monkeypatch):
     push-relabel is reached with the unit route off; with it on, G-PR's own
     tail goes to the compiled engine (``HOST_FINISH_NUMPY``)."""
     from gpumatch.flow import _tuning
+    from gpumatch.matching import _driver
 
     if name == "path":
         C, s, t = G.path_network(4000, seed=3)
@@ -276,6 +277,9 @@ def test_numpy_flow_hands_paths_to_the_compiled_engine(name, monkeypatch):
         C, s, t = _unit_network(G.bidiagonal(3000, permute=True, seed=4))
     if name == "unit_ladder":
         monkeypatch.setitem(_tuning.TUNING, "unit_matching", False)
+    # (the contraction of series chains would solve the path outright, and the chain rule the ladder)
+    monkeypatch.setitem(_tuning.TUNING, "series", False)
+    monkeypatch.setattr(_driver, "CHAIN_RULE", None)
     C = C.astype(np.int64)
     res = gpumatch.maximum_flow(C, s, t, backend="numpy")
     if name == "unit_ladder_matching":
@@ -316,7 +320,10 @@ def flow_host_finish_on(request):
 
 
 @pytest.mark.parametrize("flow_host_finish_on", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)], indirect=True)
-def test_flow_path_goes_to_the_host(flow_host_finish_on):
+def test_flow_path_goes_to_the_host(flow_host_finish_on, monkeypatch):
+    from gpumatch.flow import _tuning
+
+    monkeypatch.setitem(_tuning.TUNING, "series", False)   # (the contraction would solve the path outright)
     C, s, t = G.path_network(4000, seed=3)
     res = gpumatch.maximum_flow(C, s, t, backend=flow_host_finish_on)
     flow = res.flow        # SciPy in, SciPy out, whatever the backend

@@ -411,10 +411,20 @@ def _host_plan(backend):
     return None
 
 
+def _on_input_arcs(xp, arc_flow, kept, nnz):
+    """Flows of the kept arcs (positions `kept`, or all when None) back on all `nnz` input arcs."""
+    if kept is None:
+        return arc_flow
+    out = xp.zeros(nnz, dtype=np.int64)
+    out[kept] = arc_flow
+    return out
+
+
 def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, freq, deadline, unit=True):
     """:func:`_solve` on one backend; `deadline`: ``(host seconds, tiny, seconds per BFS level, start,
-    backstop)`` of the host finish, or None; `unit`: try the unit bipartite route (device backends;
-    the Numba engine has its own, :mod:`gpumatch.flow._cpu_unit`)."""
+    backstop)`` of the host finish, or None; `unit`: try the routes around push-relabel (device
+    backends): the unit bipartite route (the Numba engine has its own, :mod:`gpumatch.flow._cpu_unit`)
+    and the contraction of series chains (:mod:`gpumatch.flow._series`, ``TUNING["series"]``)."""
     if backend == "numba":  # the compiled CPU engine (highest-label push-relabel)
         from . import _cpu
 
@@ -476,13 +486,18 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
         got = _unit.route(xp, backend, V, E, s_indptr, s_indices, s_cap, source, sink, ps, pe, t_start)
         if got is not None:
             value, f, side, stats = got
-            if kept is None:
-                arc_flow = f
-            else:
-                arc_flow = xp.zeros(nnz, dtype=np.int64)
-                arc_flow[kept] = f
             stats["layout"] = layout
-            return value, arc_flow, side, stats
+            return value, _on_input_arcs(xp, f, kept, nnz), side, stats
+    if unit and TUNING.get("series", True):
+        from . import _series
+
+        red = _series.reduce(xp, V, s_indptr, s_indices, s_cap, source, sink)
+        if red is not None:   # chains of one-in one-out vertices contracted (flow/_series.py)
+            value, f, side, stats = _solve_on(red.indptr, red.indices, red.cap, red.source, red.sink, backend,
+                                              layout, adaptive, freq, deadline, unit=True)
+            f, side = red.expand(f, side)
+            stats = dict(stats, series=dict(red.stats, vertices=V))
+            return value, _on_input_arcs(xp, f, kept, nnz), side, stats
     if lay == "rcsr":
         L = _build_rcsr(xp, s_indptr, s_indices, s_cap, V)
     else:

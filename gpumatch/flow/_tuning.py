@@ -85,11 +85,14 @@ __all__ = ["TUNING", "REPAIR"]
 #: moves the units of a long augmenting path one arc per discharge
 #: iteration: the unit network of a shuffled 300k ladder took 0.98 s on an
 #: H200, where the matching of the ladder itself took 0.24.
+#: ``series``: contract chains of vertices with one arc in and one out
+#: before push-relabel (:mod:`gpumatch.flow._series`; device backends), when
+#: they are at least ``_series.MIN_SHARE`` of the vertices.
 TUNING: dict = {"tile": None, "cycles": 8, "freq": None, "adaptive": True, "max_iterations": None,
                 "batch": 64, "max_freq": 1000, "greedy": True, "direct_return": True, "profile": False,
                 "hub_degree": 1024, "relabel_time_ratio": 5.0,
                 "bfs_loop": 512, "discharge_loop": 0, "bfs_coop": True, "discharge_coop": 8192,
-                "pairs_share": 0.5, "pairs_after": 6, "pairs_freq": 200, "unit_matching": True,
+                "pairs_share": 0.5, "pairs_after": 6, "pairs_freq": 200, "unit_matching": True, "series": True,
                 "host_finish": {"fixed_s": 0.005, "entry_s": 150e-9, "tiny": 1024, "level_s": 3e-6,
                                 "backstop": 2.0, "backends": ("cupy",),
                                 "numpy": {"level_s": 50e-6, "backstop": float("inf"), "tiny": 0}}}
