@@ -644,9 +644,10 @@ def solver_solve(solver):
 @numba.njit(cache=True, nogil=True)
 def _antisymmetric(V, indptr, indices, arc_flow):
     """The pattern of A + A^T and the values F - F^T, row by row (both
-    inputs sorted per row: a merge, no sort): ``(ptr, ind, val)``, `ind` of
-    the dtype of `indices`.  The transpose is built once; a first merge
-    counts, the second fills."""
+    inputs sorted per row: a merge, no sort): ``(ptr, ind, val, k)``, `ind`
+    of the dtype of `indices`, the first `k` entries of `ind` and `val` in
+    use.  The transpose is built once; one merge fills buffers of ``2 E``
+    (``k < 2 E`` only where arcs are anti-parallel)."""
     E = indices.shape[0]
     # the transpose by counting: its rows come out sorted
     tptr = np.zeros(V + 1, np.int64)
@@ -664,48 +665,50 @@ def _antisymmetric(V, indptr, indices, arc_flow):
             tpos[v] += 1
             trow[k] = u
             tval[k] = arc_flow[a]
-    ptr = np.zeros(V + 1, np.int64)
+    ptr = np.empty(V + 1, np.int64)
+    ind = np.empty(2 * E, indices.dtype)
+    val = np.empty(2 * E, np.int64)
     k = 0
-    for u in range(V):      # count: |row u of A| + |row u of A^T| - |both|
-        a, ae = indptr[u], indptr[u + 1]
-        b, be = tptr[u], tptr[u + 1]
-        k += (ae - a) + (be - b)
-        while a < ae and b < be:
-            if indices[a] < trow[b]:
-                a += 1
-            elif trow[b] < indices[a]:
-                b += 1
-            else:
-                k -= 1
-                a += 1
-                b += 1
-        ptr[u + 1] = k
-    ind = np.empty(k, indices.dtype)
-    val = np.empty(k, np.int64)
-    k = 0
+    ptr[0] = 0
     for u in range(V):
         a, ae = indptr[u], indptr[u + 1]
         b, be = tptr[u], tptr[u + 1]
-        while a < ae or b < be:
-            if b >= be or (a < ae and indices[a] < trow[b]):
-                ind[k] = indices[a]
+        while a < ae and b < be:
+            i = indices[a]
+            j = trow[b]
+            if i < j:
+                ind[k] = i
                 val[k] = arc_flow[a]
                 a += 1
-            elif a >= ae or trow[b] < indices[a]:
-                ind[k] = trow[b]
+            elif j < i:
+                ind[k] = j
                 val[k] = -tval[b]
                 b += 1
             else:
-                ind[k] = indices[a]
+                ind[k] = i
                 val[k] = arc_flow[a] - tval[b]
                 a += 1
                 b += 1
             k += 1
-    return ptr, ind, val
+        while a < ae:
+            ind[k] = indices[a]
+            val[k] = arc_flow[a]
+            a += 1
+            k += 1
+        while b < be:
+            ind[k] = trow[b]
+            val[k] = -tval[b]
+            b += 1
+            k += 1
+        ptr[u + 1] = k
+    return ptr, ind, val, k
 
 
 def antisymmetric_csr(V, indptr, indices, arc_flow):
     """``(indptr, indices, data)`` of the skew-symmetric flow matrix with the
     pattern of the canonical CSR `indptr` / `indices` plus its transpose (what
     ``gpumatch.flow._maxflow._flow_matrix`` builds by a sort of keys)."""
-    return _antisymmetric(V, np.asarray(indptr), np.asarray(indices), arc_flow)
+    ptr, ind, val, k = _antisymmetric(V, np.asarray(indptr), np.asarray(indices), arc_flow)
+    if k < ind.shape[0]:   # anti-parallel arcs shared entries: no buffer past the matrix
+        ind, val = ind[:k].copy(), val[:k].copy()
+    return ptr, ind, val
