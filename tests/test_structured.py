@@ -477,17 +477,66 @@ def _ladder(n, rows, cols, seed=5):
 @pytest.mark.parametrize("rows, cols", [(True, True), (True, False), (False, True), (False, False)])
 @pytest.mark.parametrize("transpose", [False, True])
 def test_numba_degree_one_rule_solves_ladders(rows, cols, transpose):
-    """A ladder is one chain with degree-one ends: the degree-one rule
-    matches every vertex, and no search (nor greedy pass) runs."""
+    """A ladder is one chain with degree-one ends.  With its columns in
+    order each row's first column is the one of the perfect matching: the
+    greedy pass over the rows matches every row, which proves it maximum,
+    and nothing else runs.  Shuffled by columns the pass leaves a row free:
+    it is undone and the degree-one rule matches every vertex.  No search
+    runs either way."""
     A = _ladder(5000, rows, cols)
     if transpose:
         A = A.T.tocsr()
     res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
     check_matching(A, res.col_to_row, "row", expected_size=5000)
     st = res.stats
-    assert st["degree_one_pairs"] == 5000, st
-    assert st["algorithm"] == "degree-one + none", st
+    if cols:
+        assert st["degree_one_pairs"] == 5000, st
+        assert st["algorithm"] == "degree-one + none", st
+    else:
+        assert st["degree_one_pairs"] == 0, st
+        assert st["algorithm"] == "greedy (maximum) + none", st
     assert st["aug_phases"] == st["aug_work"] == st["pr_pushes"] == 0, st
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("shape", [(300, 300), (250, 300), (300, 250)])
+def test_greedy_cover_is_kept_only_when_maximum_by_count(seed, shape):
+    """The greedy pass over the rows is kept only when it matches every
+    non-empty row (on a graph that is not tall); else it is undone to the
+    empty matching (the degree-one rule runs on the whole graph) or carried
+    on.  Either way the engine's matching is maximum."""
+    from gpumatch import _cpu_match
+
+    rng = np.random.default_rng(seed)
+    m, n = shape
+    nnz = int(1.3 * m) if seed % 2 else 3 * m
+    r, c = rng.integers(0, m, nnz), rng.integers(0, n, nnz)
+    if seed >= 3:   # a diagonal first in every row (upper triangular): the pass matches row i to column i
+        keep = c > r
+        d = np.arange(min(m, n))
+        r, c = np.concatenate([r[keep], d]), np.concatenate([c[keep], d])
+    A = sp.csr_matrix((np.ones(r.shape[0]), (r, c)), shape=(m, n))
+    A.sum_duplicates()
+    A.sort_indices()
+    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    mu_row = np.full(m, -1, np.int32)
+    mu_col = np.full(n, -1, np.int32)
+    status, stop = _cpu_match.greedy_cover(m, rptr, rind, mu_row, mu_col)
+    nonempty = np.diff(rptr) > 0
+    matched = np.flatnonzero(mu_row >= 0)
+    assert np.all(mu_col[mu_row[matched]] == matched)
+    assert np.all(np.asarray(A[matched, mu_row[matched]]).ravel() != 0)
+    if status == 1:
+        assert stop == m and np.all(mu_row[nonempty] >= 0)
+    else:
+        assert status == -1 and nonempty[stop] and mu_row[stop] < 0 and np.all(mu_row[stop:] < 0)
+        _cpu_match._undo_rows(stop, mu_row, mu_col)
+        assert np.all(mu_row < 0) and np.all(mu_col < 0)
+    assert _cpu_match.greedy_cover(m, rptr, rind, np.zeros(m, np.int32), mu_col)[0] == -2
+    res = gpumatch.bipartite_matching(A, backend="numba")
+    assert ("greedy (maximum)" in res.stats["algorithm"]) == (status == 1 and m <= n)
+    from scipy.sparse.csgraph import maximum_bipartite_matching as sp_mbm
+    check_matching(A, res.col_to_row, "row", expected_size=int((sp_mbm(A) >= 0).sum()))
 
 
 def test_numba_degree_one_rule_solves_the_staircase(references):

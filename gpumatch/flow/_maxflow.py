@@ -659,7 +659,9 @@ def maximum_flow(csgraph: GraphLike, source: int, sink: int, *,
         ``"auto"``: the GPU when CuPy finds one, else ``"numba"``, the
         compiled CPU engine: sequential highest-label push-relabel with gap
         and global relabelling (Cherkassky and Goldberg [5]_; both layouts
-        run its own residual layout there); a small network there (at most
+        run its own residual layout there; a network of mostly chains of
+        vertices with one arc in and one out is solved with each chain
+        contracted to one arc, ``stats["series_vertices"]``); a small network there (at most
         8192 for ``2 V + nnz``, capacities within int32) goes to SciPy's
         Dinic instead while the engine is not loaded, which spares a new
         process Numba's start-up (``stats["backend"] == "scipy"``).
