@@ -17,8 +17,19 @@ import scipy.sparse as sp
 from scipy.sparse.csgraph import maximum_flow as sp_maximum_flow
 
 from gpumatch import _backend, csr
+from gpumatch import generators as G
 from gpumatch.testing import check_flow
 
+
+#: Bipartite graphs whose unit networks both engines' tests solve (each test
+#: file adds its own).
+BASE_GRAPHS = {
+    "random": lambda: G.random_bipartite(900, 800, 3, seed=1),
+    "random_sparse": lambda: G.random_bipartite(700, 700, 1.2, seed=2),
+    "rect_wide": lambda: G.random_bipartite(300, 1200, 2, seed=3),
+    "triangular_perm": lambda: G.triangular(200, permute=True, seed=7),
+    "empty_rows": lambda: sp.csr_matrix((30, 20), dtype=np.int8),
+}
 
 def unit_network(A, middle=1):
     """``(C, s, t)``: the unit network of the pattern `A` (scipy CSR, int64
