@@ -203,3 +203,35 @@ def test_spent_budget_runs_the_engine(monkeypatch):
     assert gpumatch.maximum_flow(C, s, t).stats["backend"] == "numba"
     monkeypatch.setitem(_validation.SMALL_ON_CPU, "budget_s", None)
     assert gpumatch.bipartite_matching(A).stats["backend"] == "scipy"
+
+
+def test_small_dynamic_solver_stays_off_numba_until_it_grows():
+    """``MatchingSolver`` under "auto" on a small graph runs the NumPy
+    engine (no Numba start-up) and moves to the compiled engine at the
+    first solve after the graph grows past SMALL_MAX; every result has
+    SciPy's size."""
+    A = sp.random(60, 50, density=0.05, format="csr", random_state=5)
+    s = gpumatch.matching.MatchingSolver(A)
+    r = s.solve()
+    assert s.backend == "numpy" and r.stats["backend"] == "numpy"
+    assert r.size == int((scipy_matching(A, perm_type="column") >= 0).sum())
+    check_matching(A, r.col_to_row, "row")
+    B = sp.random(4000, 4000, density=0.0005, format="csr", random_state=6)   # grows to ~16k entries
+    big = gpumatch.matching.MatchingSolver(sp.csr_matrix(np.zeros((4000, 4000))))
+    assert big.backend == "numpy"
+    coo = B.tocoo()
+    big.add_edges(coo.row, coo.col)
+    res = big.solve()
+    assert big.backend == "numba" and res.stats.get("backend", "numba") != "numpy"
+    assert res.size == int((scipy_matching(B, perm_type="column") >= 0).sum())
+
+
+def test_small_dynamic_solver_uses_a_loaded_engine(monkeypatch):
+    from gpumatch import _validation
+
+    A = sp.random(60, 50, density=0.05, format="csr", random_state=7)
+    s = gpumatch.matching.MatchingSolver(A)
+    assert s.backend == "numpy"
+    monkeypatch.setattr(_validation, "_engine_loaded", lambda: True)
+    r = s.solve()
+    assert s.backend == "numba" and r.size == int((scipy_matching(A, perm_type="column") >= 0).sum())

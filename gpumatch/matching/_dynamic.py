@@ -29,8 +29,9 @@ import numpy as np
 from .. import _backend
 from .._typing import Array, Backend, GraphLike, IndexLike, PermType, SparseMatrix
 from .. import csr as _csr
-from .._validation import as_csr_graph, as_index_array, check_option, index_dtype_for
-from . import _augment, _driver
+from .. import _validation
+from .._validation import as_csr_graph, as_index_array, check_option, index_dtype_for, small_on_cpu
+from . import _augment, _driver, _small
 from . import api as _api
 
 __all__ = ["MatchingSolver"]
@@ -90,7 +91,13 @@ class MatchingSolver:
         CuPy/cupyx input and NumPy arrays otherwise.  With ``"numba"``
         solves from scratch run Karp–Sipser + Pothen–Fan+ and dynamic ones
         Pothen–Fan+ from the surviving pairs (``warm_method`` does not
-        apply there).
+        apply there).  ``"auto"`` on a machine without a GPU keeps a small
+        graph (at most :data:`gpumatch.matching._small.SMALL_MAX` rows,
+        columns and entries together) on ``"numpy"`` while the Numba engine
+        is not loaded in the process: its start-up (about half a second)
+        costs far more than such solves.  The solver moves to ``"numba"``
+        at the first :meth:`solve` after the graph grows past that size or
+        the engine is loaded (:attr:`backend` says which runs).
     rebuild_fraction : float, optional
         When the edges added and removed since the last solve exceed this
         fraction of the edges, :meth:`solve` starts from scratch (greedy
@@ -216,7 +223,9 @@ class MatchingSolver:
             raise ValueError(f"rebuild_fraction must be a non-negative number, got {rebuild_fraction!r}")
         self.rebuild_fraction = float(rebuild_fraction)
         self.warm_init = warm_init
-        g = as_csr_graph(graph, backend)
+        # a small graph under "auto" without a GPU: the NumPy engine until it grows or Numba is loaded
+        self._small = small_on_cpu(graph, backend, _small.SMALL_MAX)
+        g = as_csr_graph(graph, "numpy" if self._small else backend)
         self.backend = g.backend
         self.shape = g.shape
         self._cupy_out = g.cupy_out
@@ -436,6 +445,10 @@ class MatchingSolver:
             res = self._result
             return _api.MatchingResult(out(self._mu_row), out(self._mu_col), res.size,
                                        dict(res.stats, mode="cached"))
+        if self._small and (_validation._engine_loaded() or sum(self.shape) + self.num_edges > _small.SMALL_MAX):
+            self._small = False        # the same host arrays serve the compiled engine from here on
+            self.backend = "numba"
+            self._st = None
         if self.backend == "numba":   # the compiled CPU engine (Pothen-Fan+ from the surviving pairs)
             return _numba_solve(self)
         t0 = time.perf_counter()
