@@ -45,6 +45,7 @@ __all__ = [
     "as_index_array",
     "small_on_cpu",
     "charge_small",
+    "small_budget_spent",
     "SMALL_ON_CPU",
     "INT32_MAX",
 ]
@@ -593,6 +594,12 @@ def charge_small(seconds: float) -> None:
     SMALL_ON_CPU["spent_s"] += float(seconds)
 
 
+def small_budget_spent() -> bool:
+    """True once the small solves have spent :data:`SMALL_ON_CPU`'s budget."""
+    budget = SMALL_ON_CPU.get("budget_s")
+    return budget is not None and SMALL_ON_CPU["spent_s"] >= budget
+
+
 def small_on_cpu(graph, backend: str, limit) -> bool:
     """True when `backend` is ``"auto"``, no GPU is usable and `graph` (a
     SciPy sparse input or a NumPy index tuple) has at most `limit` rows,
@@ -613,8 +620,7 @@ def small_on_cpu(graph, backend: str, limit) -> bool:
     """
     if backend != "auto" or limit is None or _engine_loaded():
         return False
-    budget = SMALL_ON_CPU.get("budget_s")
-    if budget is not None and SMALL_ON_CPU["spent_s"] >= budget:
+    if small_budget_spent():
         return False
     extent = _extent(graph)
     if extent is None or extent > limit:

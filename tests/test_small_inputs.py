@@ -235,3 +235,23 @@ def test_small_dynamic_solver_uses_a_loaded_engine(monkeypatch):
     monkeypatch.setattr(_validation, "_engine_loaded", lambda: True)
     r = s.solve()
     assert s.backend == "numba" and r.size == int((scipy_matching(A, perm_type="column") >= 0).sum())
+
+
+def test_small_dynamic_solver_leaves_numpy_when_the_budget_is_spent(monkeypatch):
+    """Its NumPy solves count against the small solves' budget: once it is
+    spent, the compiled engine takes over (many solves of a small graph)."""
+    from gpumatch import _validation
+
+    A = sp.random(60, 50, density=0.05, format="csr", random_state=8)
+    s = gpumatch.matching.MatchingSolver(A)
+    s.solve()
+    assert s.backend == "numpy" and _validation.SMALL_ON_CPU["spent_s"] > 0
+    monkeypatch.setitem(_validation.SMALL_ON_CPU, "spent_s", _validation.SMALL_ON_CPU["budget_s"])
+    s.remove_edges(A.tocoo().row[:3], A.tocoo().col[:3])
+    r = s.solve()
+    assert s.backend == "numba"
+    B = A.tolil()
+    B[A.tocoo().row[:3], A.tocoo().col[:3]] = 0
+    B = sp.csr_matrix(B)
+    B.eliminate_zeros()
+    assert r.size == int((scipy_matching(B, perm_type="column") >= 0).sum())
