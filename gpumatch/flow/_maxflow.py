@@ -491,7 +491,13 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     if unit and TUNING.get("series", True):
         from . import _series
 
-        red = _series.reduce(xp, V, s_indptr, s_indices, s_cap, source, sink)
+        red = None
+        try:
+            if backend == "cupy":   # its arrays must fit beside the network: else push-relabel, whose need was checked
+                _memory.check_device_memory(_series.bytes_needed(V, E), f"series reduction of {V} vertices")
+            red = _series.reduce(xp, V, s_indptr, s_indices, s_cap, source, sink)
+        except _memory.DeviceMemoryError:
+            pass
         if red is not None:   # chains of one-in one-out vertices contracted (flow/_series.py)
             value, f, side, stats = _solve_on(red.indptr, red.indices, red.cap, red.source, red.sink, backend,
                                               layout, adaptive, freq, deadline, unit=True)

@@ -39,7 +39,7 @@ import numpy as np
 
 from .. import csr
 
-__all__ = ["MIN_SHARE", "Reduction", "reduce"]
+__all__ = ["MIN_SHARE", "Reduction", "bytes_needed", "reduce"]
 
 #: Contract when the series vertices are at least this share of all
 #: vertices (the contraction costs a few passes over the arcs plus one over
@@ -114,6 +114,13 @@ class Reduction:
         return flow, ~reach
 
 
+def bytes_needed(V, E) -> int:
+    """Device bytes :func:`reduce` and :meth:`Reduction.expand` hold at most
+    besides the network: about ten int64 arrays per vertex and sixteen per
+    arc (an upper bound; the contracted network is smaller)."""
+    return 8 * (10 * int(V) + 16 * int(E))
+
+
 def reduce(xp, V, indptr, indices, cap, source, sink):
     """Contract the series chains of a network without self-loops or arcs
     of capacity 0; None when series vertices are fewer than
@@ -122,16 +129,15 @@ def reduce(xp, V, indptr, indices, cap, source, sink):
     E = int(indices.shape[0])
     if E == 0 or V < 3:
         return None
-    ip = indptr.astype(np.int64)
-    heads = indices.astype(np.int64)
-    out_deg = ip[1:] - ip[:-1]
-    in_deg = xp.bincount(heads, minlength=V)
-    series = (in_deg == 1) & (out_deg == 1)
+    # the gate on the arrays as they are (no wider copies when it says no)
+    series = (xp.bincount(indices, minlength=V) == 1) & ((indptr[1:] - indptr[:-1]) == 1)
     series[source] = False
     series[sink] = False
     count = int(series.sum())
     if count < MIN_SHARE * V:
         return None
+    ip = indptr.astype(np.int64)
+    heads = indices.astype(np.int64)
     caps = cap.astype(np.int64)
     if float(caps.astype(np.float64).sum()) >= 2.0 ** 62:   # merged sums must stay exact
         return None
