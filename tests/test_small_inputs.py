@@ -255,3 +255,38 @@ def test_small_dynamic_solver_leaves_numpy_when_the_budget_is_spent(monkeypatch)
     B = sp.csr_matrix(B)
     B.eliminate_zeros()
     assert r.size == int((scipy_matching(B, perm_type="column") >= 0).sum())
+
+
+def test_small_flow_solver_stays_off_numba_until_the_budget_is_spent(monkeypatch):
+    """``MaxFlowSolver`` under "auto" on a small network runs the NumPy
+    engine, then the compiled one once the small solves' budget is spent or
+    the engine is loaded; the flow stays maximum across the switch."""
+    from gpumatch import _validation
+    from gpumatch.flow import MaxFlowSolver
+
+    C, s, t = G.genrmf(3, 3, 10, 100, seed=4)
+    solver = MaxFlowSolver(C, s, t)
+    r = solver.solve()
+    assert solver.backend == "numpy" and r.stats["backend"] == "numpy"
+    check_flow(C, s, t, r.flow, int(r.flow_value))
+    assert _validation.SMALL_ON_CPU["spent_s"] > 0
+    coo = sp.coo_matrix(C)
+    new = coo.data.astype(np.int64) * 2
+    solver.update_capacities(coo.row[:5], coo.col[:5], new[:5])
+    monkeypatch.setitem(_validation.SMALL_ON_CPU, "spent_s", _validation.SMALL_ON_CPU["budget_s"])
+    r2 = solver.solve()
+    assert solver.backend == "numba"
+    D = sp.lil_matrix(C)
+    D[coo.row[:5], coo.col[:5]] = new[:5]
+    D = sp.csr_matrix(D)
+    check_flow(D, s, t, r2.flow, int(r2.flow_value))
+    assert int(r2.flow_value) == int(flow_scipy_value(D, s, t))
+
+
+def flow_scipy_value(C, s, t):
+    from scipy.sparse.csgraph import maximum_flow
+
+    C = sp.csr_matrix(C, dtype=np.int64)
+    C.setdiag(0)
+    C.eliminate_zeros()
+    return maximum_flow(C.astype(np.int32), s, t).flow_value

@@ -76,7 +76,9 @@ import numpy as np
 
 from ... import _backend, csr
 from ..._typing import Backend, GraphLike, SparseMatrix
-from ..._validation import as_index_array, index_dtype_for
+from ... import _validation
+from ..._validation import as_index_array, index_dtype_for, small_on_cpu
+from .. import _scipy
 from .. import _maxflow as _mf
 from . import _paths
 
@@ -112,7 +114,11 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         ``"numba"`` a dynamic solve re-maximises the previous flow as the
         batches left it (deficits first, then highest-label push-relabel
         from that preflow; ``gpumatch/flow/_cpu.py``); `time_budget` does
-        not apply there.
+        not apply there.  ``"auto"`` on a machine without a GPU keeps a
+        small network (``2 V + arcs`` at most 8192) on ``"numpy"`` while the
+        Numba engine is not loaded and the small solves of the process have
+        not spent about its start-up (half a second); then it moves to
+        ``"numba"`` (:attr:`backend` says which runs).
     layout : {"reverse_csr"}, optional
         Residual layout; only ``"reverse_csr"`` (one flow value per arc,
         kept between solves) is supported by the dynamic solver.
@@ -246,7 +252,10 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
         self._t_scratch = None
         self._t_plan = 0.0       # seconds the first solve spent on the output's plan (_flow_matrix)
         self._deadline = None
-        backend_r = _backend.resolve_backend(backend)
+        # a small network under "auto" without a GPU: the NumPy engine until Numba is loaded or the
+        # small solves have spent about its start-up (then the same arrays serve the compiled engine)
+        self._small = small_on_cpu(csgraph, backend, _scipy.SMALL_MAX)
+        backend_r = "numpy" if self._small else _backend.resolve_backend(backend)
         g = _mf._capacity_graph(csgraph, backend_r)
         self.source, self.sink = _mf._check_terminals(source, sink, g.n)
         # the solver's own pattern: a canonical input's arrays come through
@@ -462,10 +471,23 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
             stats["mode"] = "cached"
             return _mf.MaximumFlowResult(res.flow_value, self._flow_matrix(),
                                          _backend.output_like(self._side.copy(), self._g.cupy_out), stats)
+        if self._small and (_validation._engine_loaded() or _validation.small_budget_spent()):
+            self._small = False
+            self.backend = "numba"
         if self.backend == "numba":   # the compiled CPU engine: push-relabel from the previous flow
             from .. import _cpu
 
             return _cpu.solver_solve(self)
+        if self._small:               # its seconds count against the small solves' budget
+            t_small = time.perf_counter()
+            try:
+                return self._solve_here()
+            finally:
+                _validation.charge_small(time.perf_counter() - t_small)
+        return self._solve_here()
+
+    def _solve_here(self) -> _mf.MaximumFlowResult:
+        """:meth:`solve` on the NumPy or CuPy engine (push-relabel and the repair phases)."""
         t_start = time.perf_counter()
         self._stats = stats = {"iterations": 0, "phase2_iterations": 0, "global_relabels": 0,
                                "backend": self.backend, "layout": "reverse_csr", "method": "push_relabel",
