@@ -8,6 +8,8 @@ re-exported by :mod:`gpumatch.csr`; the CUDA twins are in ``csr.cu``.
 
 from __future__ import annotations
 
+import functools
+
 import numpy as np
 
 from . import _backend, _cuda
@@ -412,18 +414,14 @@ def sort_batch_pair(rows, cols, shape):
     return segs, vals, (bad, dup)
 
 
-_SORT_WARM = []
-
-
+@functools.lru_cache(maxsize=None)
 def warm_sort():
     """Start CuPy's sort (Thrust) once per process, on a two-entry array: its
     first call takes 20-30 ms (its start-up; nothing is compiled), which a
     dynamic solver would otherwise pay inside its first batch past
     :data:`RANK_BATCH`.  A no-op without CuPy or after the first call."""
-    if _SORT_WARM or _backend.cp is None:
-        return
-    _backend.cp.zeros(2, dtype=np.int64).sort()
-    _SORT_WARM.append(True)
+    if _backend.cp is not None:
+        _backend.cp.zeros(2, dtype=np.int64).sort()
 
 
 def edit_entries_pair(patterns, positions, segments=None, values=None):

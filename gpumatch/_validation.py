@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import numbers
 import sys
+import time
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,8 @@ __all__ = [
     "as_index_array",
     "small_on_cpu",
     "charge_small",
-    "small_budget_spent",
+    "small_path_closed",
+    "charged_small",
     "SMALL_ON_CPU",
     "INT32_MAX",
 ]
@@ -594,10 +596,21 @@ def charge_small(seconds: float) -> None:
     SMALL_ON_CPU["spent_s"] += float(seconds)
 
 
-def small_budget_spent() -> bool:
-    """True once the small solves have spent :data:`SMALL_ON_CPU`'s budget."""
+def small_path_closed() -> bool:
+    """True once the Numba engine is loaded in this process or the small
+    solves have spent :data:`SMALL_ON_CPU`'s budget: from then on
+    ``"auto"`` runs the engine on small inputs too."""
     budget = SMALL_ON_CPU.get("budget_s")
-    return budget is not None and SMALL_ON_CPU["spent_s"] >= budget
+    return _engine_loaded() or (budget is not None and SMALL_ON_CPU["spent_s"] >= budget)
+
+
+def charged_small(call):
+    """``call()``, its seconds added to the small solves' budget (:func:`charge_small`)."""
+    t0 = time.perf_counter()
+    try:
+        return call()
+    finally:
+        charge_small(time.perf_counter() - t0)
 
 
 def small_on_cpu(graph, backend: str, limit) -> bool:
@@ -618,9 +631,7 @@ def small_on_cpu(graph, backend: str, limit) -> bool:
     >>> small_on_cpu(sp.eye(10, format="csr"), "numba", 100)
     False
     """
-    if backend != "auto" or limit is None or _engine_loaded():
-        return False
-    if small_budget_spent():
+    if backend != "auto" or limit is None or small_path_closed():
         return False
     extent = _extent(graph)
     if extent is None or extent > limit:

@@ -106,3 +106,16 @@ def edit(C, s, t, case):
 #: Edits that break the structure.
 CASES = ["source_cap_2", "sink_cap_2", "left_to_left", "right_to_left", "right_to_right", "into_source",
          "out_of_sink", "source_to_sink", "left_is_right"]
+
+
+def scattered_unit_network(A):
+    """The unit network of `A` with its terminals and parts away from the
+    first and last ids and isolated vertices between them: ``(C, s, t,
+    isolated)``."""
+    m, n = A.shape
+    V = m + n + 8
+    s, t = 3, m + n + 6     # L = 5 .. m + 4, R = m + 5 .. m + n + 4; 0, 1, 2, 4 and m + n + 5, 7 isolated
+    rows = [s] * m + [5 + i for i in A.tocoo().row] + [5 + m + j for j in range(n)]
+    cols = [5 + i for i in range(m)] + [5 + m + j for j in A.tocoo().col] + [t] * n
+    C = sp.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(V, V))
+    return C, s, t, [0, 1, 2, 4, m + n + 5, m + n + 7]

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import scipy.sparse as sp
 
-from _unit_common import BASE_GRAPHS, CASES, check, edit, unit_network  # tests/ is on sys.path
+from _unit_common import BASE_GRAPHS, CASES, check, edit, scattered_unit_network, unit_network  # tests/ is on sys.path
 from gpumatch import _backend
 from gpumatch import generators as G
 from gpumatch.flow import maximum_flow, minimum_cut
@@ -76,12 +76,7 @@ def test_structure_is_recognised_exactly(case):
 def test_isolated_vertices_and_terminals_anywhere():
     """Vertices outside L and R, and terminals that are not the first/last ids."""
     A = sp.csr_matrix(G.random_bipartite(40, 30, 2, seed=8))
-    m, n = A.shape
-    V = m + n + 8
-    s, t = 3, m + n + 6     # L = 5 .. m + 4, R = m + 5 .. m + n + 4; 0, 1, 2, 4 and m + n + 5, 7 isolated
-    rows = [s] * m + [5 + i for i in A.tocoo().row] + [5 + m + j for j in range(n)]
-    cols = [5 + i for i in range(m)] + [5 + m + j for j in A.tocoo().col] + [t] * n
-    C = sp.csr_matrix((np.ones(len(rows), dtype=np.int64), (rows, cols)), shape=(V, V))
+    C, s, t, _ = scattered_unit_network(A)
     assert _is_unit(C, s, t)
     res = maximum_flow(C, s, t, backend="numba")
     check(C, s, t, res)

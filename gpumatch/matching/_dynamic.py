@@ -439,31 +439,28 @@ class MatchingSolver:
             seconds without a device sync; ``aug_certificate``: whether the
             kept forest or the backward trees proved the matching maximum).
         """
-        out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
         if self._result is not None:
             # nothing changed since: the same matching in new arrays (a
             # caller may have written into the last result's)
             res = self._result
-            return _api.MatchingResult(out(self._mu_row), out(self._mu_col), res.size,
+            return _api.MatchingResult(self._out(self._mu_row), self._out(self._mu_col), res.size,
                                        dict(res.stats, mode="cached"))
-        if self._small and (_validation._engine_loaded() or _validation.small_budget_spent()
-                            or sum(self.shape) + self.num_edges > _small.SMALL_MAX):
+        if self._small and (_validation.small_path_closed() or sum(self.shape) + self.num_edges > _small.SMALL_MAX):
             self._small = False        # the same host arrays serve the compiled engine from here on
             self.backend = "numba"
             self._st = None
         if self.backend == "numba":   # the compiled CPU engine (Pothen-Fan+ from the surviving pairs)
             return _numba_solve(self)
         if self._small:               # its seconds count against the small solves' budget
-            t_small = time.perf_counter()
-            try:
-                return self._solve_here()
-            finally:
-                _validation.charge_small(time.perf_counter() - t_small)
+            return _validation.charged_small(self._solve_here)
         return self._solve_here()
+
+    def _out(self, a):
+        """A result array: an int32 copy of `a`, as the input's kind (NumPy or CuPy)."""
+        return _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)
 
     def _solve_here(self) -> _api.MatchingResult:
         """:meth:`solve` on the NumPy or CuPy engine (G-PR and the augmenting phases)."""
-        out = lambda a: _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)  # noqa: E731
         t0 = time.perf_counter()
         m, n = self.shape
         nnz = self.num_edges
@@ -488,7 +485,7 @@ class MatchingSolver:
         self._pending = 0
         self._t_update = 0.0
         self._solved = True
-        res = _api.MatchingResult(out(self._mu_row), out(self._mu_col), int(size), stats)
+        res = _api.MatchingResult(self._out(self._mu_row), self._out(self._mu_col), int(size), stats)
         stats["time_total"] = time.perf_counter() - t0
         self._result = _api.MatchingResult(None, None, int(size), dict(stats))   # (for a cached solve)
         return res

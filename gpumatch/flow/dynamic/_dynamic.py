@@ -471,7 +471,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
             stats["mode"] = "cached"
             return _mf.MaximumFlowResult(res.flow_value, self._flow_matrix(),
                                          _backend.output_like(self._side.copy(), self._g.cupy_out), stats)
-        if self._small and (_validation._engine_loaded() or _validation.small_budget_spent()):
+        if self._small and _validation.small_path_closed():
             self._small = False
             self.backend = "numba"
         if self.backend == "numba":   # the compiled CPU engine: push-relabel from the previous flow
@@ -479,11 +479,7 @@ class MaxFlowSolver(_UpdateMixin, _RepairMixin):
 
             return _cpu.solver_solve(self)
         if self._small:               # its seconds count against the small solves' budget
-            t_small = time.perf_counter()
-            try:
-                return self._solve_here()
-            finally:
-                _validation.charge_small(time.perf_counter() - t_small)
+            return _validation.charged_small(self._solve_here)
         return self._solve_here()
 
     def _solve_here(self) -> _mf.MaximumFlowResult:
