@@ -579,11 +579,8 @@ def _solve_on(indptr, indices, cap, source, sink, backend, layout, adaptive, fre
     else:
         e = L["entry_of_arc"]
         f_kept = xp.maximum(L["cap_entry"][e] - L["resid"][e], 0)
-    if kept is None:   # one flow per stored arc already (L is not kept past this call)
-        arc_flow = f_kept.astype(np.int64, copy=False)
-    else:
-        arc_flow = xp.zeros(nnz, dtype=np.int64)
-        arc_flow[kept] = f_kept
+    # (without dropped arcs, one flow per stored arc already: L is not kept past this call)
+    arc_flow = _on_input_arcs(xp, f_kept.astype(np.int64, copy=False), kept, nnz)
     stats["relabel_period"] = int(freq)
     stats["time"] = times
     del stats["_stamp"], stats["_t"]
