@@ -66,14 +66,16 @@ def greedy_round(st):
 
 
 def greedy_degree(st):
-    """Degree-aware greedy initial matching in three launches, no host sync:
+    """Degree-aware greedy initial matching in four launches, no host sync:
     degree-one rows take their column (Karp–Sipser's safe rule), then the
-    degree-one columns, then every free column takes its free row of least
-    degree (atomicCAS claims: the result is consistent and maximal)."""
+    degree-one columns, then every free light column (at most ``GPR_HEAVY``
+    entries), then every free heavy one, takes its free row of least degree
+    (atomicCAS claims: the result is consistent and maximal)."""
     _launch(st, "gpumatch_gpr_greedy_deg1_rows", st.m, (st.rptr, st.rind, st.mu_row, st.mu_col, np.int64(st.m)))
     for max_deg in (1, 2**62):
         _launch(st, "gpumatch_gpr_greedy_cas", st.n,
                 (st.cptr, st.cind, st.rptr, st.mu_row, st.mu_col, np.int64(st.n), np.int64(max_deg)))
+    _launch(st, "gpumatch_gpr_greedy_cas_heavy", st.n, (st.cptr, st.cind, st.rptr, st.mu_row, st.mu_col, np.int64(st.n)))
 
 
 def fix_matching(st):

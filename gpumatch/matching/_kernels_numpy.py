@@ -202,6 +202,10 @@ def greedy_round(st):
     st.mu_col[v[lost]] = -1
 
 
+#: ``GPR_HEAVY`` of ``gpr.cu``: the columns of more entries are greedy's last pass.
+GREEDY_HEAVY = 32
+
+
 def greedy_degree(st):
     """Degree-aware greedy (twin of three CUDA launches).
 
@@ -213,7 +217,9 @@ def greedy_degree(st):
     wins the CAS, the losers retry in the next round with fresh reads,
     until no column finds a free row (the CAS loop of the CUDA twin: a
     maximal matching among the columns taking part).  The rounds stop
-    early after :data:`GREEDY_ROUNDS`; G-PR matches what is left."""
+    early after :data:`GREEDY_ROUNDS`; G-PR matches what is left.  The
+    columns of more than :data:`GREEDY_HEAVY` entries take their turn after
+    the others (the CUDA twin's fourth launch)."""
     rdeg = np.diff(st.rptr)
     u = np.flatnonzero((st.mu_row < 0) & (rdeg == 1))
     if u.shape[0]:
@@ -226,8 +232,8 @@ def greedy_degree(st):
         st.mu_row[u] = c
     cdeg = np.diff(st.cptr)
     big = np.iinfo(st.idx).max
-    for max_deg in (1, None):
-        part = (cdeg >= 1) if max_deg is None else (cdeg == max_deg)
+    for lo, hi in ((1, 1), (1, GREEDY_HEAVY), (GREEDY_HEAVY + 1, None)):
+        part = (cdeg >= lo) if hi is None else ((cdeg >= lo) & (cdeg <= hi))
         for _ in range(GREEDY_ROUNDS):
             v = np.flatnonzero((st.mu_col < 0) & part).astype(st.idx, copy=False)
             if v.shape[0] == 0:

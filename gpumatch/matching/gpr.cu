@@ -23,6 +23,14 @@
 #ifndef GPR_HEAVY
 #define GPR_HEAVY 32
 #endif
+// Slices of 32 entries whose loads a warp scanning a heavy row (relabel
+// BFS) or a heavy column (greedy) issues together.
+#ifndef GPR_HEAVY_BATCH
+#define GPR_HEAVY_BATCH 4
+#endif
+#ifndef GPR_GREEDY_BATCH
+#define GPR_GREEDY_BATCH 4
+#endif
 
 // gm_cas and gm_max (atomics overloaded for both index widths) are in _common.cuh.
 
@@ -82,16 +90,15 @@ extern "C" __global__ void gpumatch_gpr_greedy_deg1_rows(
     if (gm_cas(&mu_col[c], (idx_t)-1, (idx_t)u) == (idx_t)-1) mu_row[u] = c;
 }
 
-// gpumatch_gpr_greedy_cas: one pass of a degree-aware greedy matching.
+// gpumatch_gpr_greedy_cas: one pass of a degree-aware greedy matching over
+// the light columns (at most GPR_HEAVY entries).
 //   cptr, cind     : CSC (see above)
 //   rptr           : CSR row pointers (row degrees only)
 //   mu_row, mu_col : matching, updated (consistent on entry and on exit)
 //   n              : number of columns
 //   max_deg        : only columns of at most this many entries take part
-// Thread mapping: one thread per column; a column of more than GPR_HEAVY
-// entries is scanned by the whole warp of its thread (ballot and warp
-// reduction, as in gpr_claim_slot).  A free column finds its free row of
-// least degree (the first such in its scan order, which starts at entry
+// Thread mapping: one thread per column.  A free column finds its free row
+// of least degree (the first such in its scan order, which starts at entry
 // v mod deg(v) and wraps around; a degree-one row ends the scan) and claims
 // it by atomicCAS on mu_row (-1 -> column); when it loses the CAS it
 // rescans.  Rows are never released, so a column gives up only when none
@@ -107,19 +114,52 @@ extern "C" __global__ void gpumatch_gpr_greedy_cas(
     long long n, long long max_deg)
 {
     long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
+    if (v >= n || mu_col[v] >= 0) return;
+    ofs_t beg = cptr[v];
+    ofs_t len = cptr[v + 1] - beg;
+    if (len == 0 || (long long)len > max_deg || len > GPR_HEAVY) return;
+    ofs_t off = (ofs_t)(v % len);
+    volatile idx_t* vrow = mu_row;
+    const idx_t none = (idx_t)-1;
+    while (true) {
+        idx_t arg = none, best = 0;
+        for (ofs_t k = 0; k < len; ++k) {
+            idx_t u = cind[gpr_rot(beg, len, off, k)];
+            if (vrow[u] >= 0) continue;
+            idx_t d = (idx_t)(rptr[u + 1] - rptr[u]);
+            if (arg < 0 || d < best) { arg = u; best = d; }
+            if (d <= 1) break;
+        }
+        if (arg < 0) return;
+        if (gm_cas(&mu_row[arg], none, (idx_t)v) == none) { mu_col[v] = arg; return; }
+    }
+}
+
+// gpumatch_gpr_greedy_cas_heavy: the same pass over the heavy columns (more
+// than GPR_HEAVY entries), launched after the light columns' (hubs, which
+// have rows to spare, come last, as least degree first wants).
+//   cptr .. n      : as gpumatch_gpr_greedy_cas
+// Thread mapping: one thread per column, whose warp serves each heavy
+// column of its lanes in turn: lanes stride over the column (ballot and
+// warp reduction, as in gpr_claim_slot).  A kernel of its own, so that the
+// light pass keeps its registers (and occupancy).  Same choice, claim and
+// races as gpumatch_gpr_greedy_cas.
+extern "C" __global__ void gpumatch_gpr_greedy_cas_heavy(
+    const ofs_t* __restrict__ cptr, const idx_t* __restrict__ cind,
+    const ofs_t* __restrict__ rptr, idx_t* mu_row, idx_t* mu_col, long long n)
+{
+    long long v = (long long)blockIdx.x * blockDim.x + threadIdx.x;
     int lane = threadIdx.x & (GPUMATCH_WARP - 1);
     if (v - lane >= n) return;  // whole warps only
     ofs_t beg = 0, len = 0;
-    bool want = false;
     if (v < n && mu_col[v] < 0) {
         beg = cptr[v];
         len = cptr[v + 1] - beg;
-        want = len > 0 && (long long)len <= max_deg;
     }
-    ofs_t off = want ? (ofs_t)(v % len) : 0;
+    bool heavy = len > GPR_HEAVY;
+    ofs_t off = heavy ? (ofs_t)(v % len) : 0;
     volatile idx_t* vrow = mu_row;
     const idx_t none = (idx_t)-1;
-    bool heavy = want && len > GPR_HEAVY;
     unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, heavy);
     while (mask) {  // the warp serves each heavy column of its lanes in turn
         int leader = __ffs(mask) - 1;
@@ -133,22 +173,42 @@ extern "C" __global__ void gpumatch_gpr_greedy_cas(
             // the column's scan order (an entry count: ofs_t)
             idx_t bestd = none, bestu = none;
             ofs_t bestk = -1;
-            for (ofs_t k0 = 0; k0 < l_; k0 += GPUMATCH_WARP) {
-                ofs_t k = k0 + lane;
-                idx_t u = none, d = none;
-                if (k < l_) {
-                    u = cind[gpr_rot(b, l_, o, k)];
-                    if (vrow[u] < 0) d = (idx_t)(rptr[u + 1] - rptr[u]);
+            // GPR_GREEDY_BATCH slices of 32 entries at a time: their row
+            // ids, then the rows' mates, then the free rows' degrees, each
+            // group of loads issued back to back (a hub column of 10^6
+            // entries is 3 * 10^6 / 32 dependent reads one slice at a time)
+            const ofs_t span = (ofs_t)GPUMATCH_WARP * GPR_GREEDY_BATCH;
+            bool found = false;
+            for (ofs_t k0 = 0; k0 < l_ && !found; k0 += span) {
+                idx_t us[GPR_GREEDY_BATCH], ds[GPR_GREEDY_BATCH];
+#pragma unroll
+                for (int j = 0; j < GPR_GREEDY_BATCH; ++j) {
+                    ofs_t k = k0 + (ofs_t)j * GPUMATCH_WARP + lane;
+                    us[j] = k < l_ ? cind[gpr_rot(b, l_, o, k)] : none;
                 }
-                unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, d >= 0 && d <= 1);
-                if (h) {  // a degree-one row: take the first
-                    int f = __ffs(h) - 1;
-                    bestd = 1;
-                    bestk = k0 + f;
-                    bestu = __shfl_sync(GPUMATCH_FULL_MASK, u, f);
-                    break;
+#pragma unroll
+                for (int j = 0; j < GPR_GREEDY_BATCH; ++j) ds[j] = us[j] >= 0 ? vrow[us[j]] : (idx_t)0;
+#pragma unroll
+                for (int j = 0; j < GPR_GREEDY_BATCH; ++j)   // a free row's degree, else none
+                    ds[j] = us[j] >= 0 && ds[j] < 0 ? (idx_t)(rptr[us[j] + 1] - rptr[us[j]]) : none;
+#pragma unroll
+                for (int j = 0; j < GPR_GREEDY_BATCH; ++j) {   // in scan order, as one slice at a time
+                    if (found) continue;
+                    unsigned h = __ballot_sync(GPUMATCH_FULL_MASK, ds[j] >= 0 && ds[j] <= 1);
+                    if (h) {  // a degree-one row: take the first
+                        int f = __ffs(h) - 1;
+                        bestd = 1;
+                        bestk = k0 + (ofs_t)j * GPUMATCH_WARP + f;
+                        bestu = __shfl_sync(GPUMATCH_FULL_MASK, us[j], f);
+                        found = true;
+                        continue;
+                    }
+                    if (ds[j] >= 0 && (bestd < 0 || ds[j] < bestd)) {
+                        bestd = ds[j];
+                        bestk = k0 + (ofs_t)j * GPUMATCH_WARP + lane;
+                        bestu = us[j];
+                    }
                 }
-                if (d >= 0 && (bestd < 0 || d < bestd)) { bestd = d; bestk = k; bestu = u; }
             }
             for (int sh = GPUMATCH_WARP / 2; sh > 0; sh >>= 1) {  // first least degree
                 idx_t od = __shfl_xor_sync(GPUMATCH_FULL_MASK, bestd, sh);
@@ -167,19 +227,6 @@ extern "C" __global__ void gpumatch_gpr_greedy_cas(
                 break;
             }
         }
-    }
-    if (!want || heavy) return;
-    while (true) {
-        idx_t arg = none, best = 0;
-        for (ofs_t k = 0; k < len; ++k) {
-            idx_t u = cind[gpr_rot(beg, len, off, k)];
-            if (vrow[u] >= 0) continue;
-            idx_t d = (idx_t)(rptr[u + 1] - rptr[u]);
-            if (arg < 0 || d < best) { arg = u; best = d; }
-            if (d <= 1) break;
-        }
-        if (arg < 0) return;
-        if (gm_cas(&mu_row[arg], none, (idx_t)v) == none) { mu_col[v] = arg; return; }
     }
 }
 
@@ -375,53 +422,41 @@ extern "C" __global__ void gpumatch_gpr_collect_active(
 // stride over the row); the others by their own thread.  Skewed graphs
 // (R-MAT) have rows of 10^4..10^5 entries that would serialise a level.
 
-// Visit column c from a row of level 2*step: claim it (once, by CAS) with
-// the column label, label its matched row and append that row to `next`.
-__device__ __forceinline__ void gpr_bfs_edge(
-    idx_t c, const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
-    idx_t* next, unsigned long long* next_count, idx_t col_label, idx_t inf, idx_t& best)
-{
-    if (psi_col[c] != inf) return;
-    if (gm_cas(&psi_col[c], inf, col_label) != inf) return;
-    if (best < col_label) best = col_label;
-    idx_t r2 = mu_col[c];
-    if (r2 >= 0) {
-        psi_row[r2] = col_label + 1;
-        best = col_label + 1;
-        // one atomic for the lanes that reach this point together (the
-        // coalesced group: a first BFS level appends 10^5 rows to one list)
-        next[gm_append(next_count)] = r2;
-    }
-}
-
-// The entries [beg, end) of a light row (at most GPR_HEAVY), GPR_BFS_BATCH
-// at a time: their column ids, then the columns' labels and mates, then the
-// claims, each group of loads (or atomics) issued back to back.  Same
-// claims and labels as gpr_bfs_edge on each entry in turn; a small
-// frontier's level (the tails of long augmenting paths: hundreds of levels
-// of a few rows) is a chain of dependent reads, which this shortens.
+// The entries beg, beg + step, ... (below end) of a row, BATCH at a time:
+// their column ids, then the columns' labels and mates, then the claims,
+// each group of loads (or atomics) issued back to back.  Each entry's
+// column is claimed once (CAS on its label, INF -> the column label); the
+// claimer labels the column's matched row and appends it to `next` (one
+// atomic for the lanes that append together: a first BFS level appends
+// 10^5 rows to one list).  Same claims and labels as one entry at a time.
+// A light row (at most
+// GPR_HEAVY entries, step 1, GPR_BFS_BATCH): a small frontier's level (the
+// tails of long augmenting paths: hundreds of levels of a few rows) is a
+// chain of dependent reads, which this shortens.  A heavy row (a lane's
+// share of its warp, step 32, GPR_HEAVY_BATCH): a hub row of 10^6 entries.
 #ifndef GPR_BFS_BATCH
 #define GPR_BFS_BATCH 4
 #endif
-__device__ __forceinline__ void gpr_bfs_light(
+template <int BATCH>
+__device__ __forceinline__ void gpr_bfs_entries(
     const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
-    idx_t* next, unsigned long long* next_count, ofs_t beg, ofs_t end, idx_t col_label, idx_t inf,
-    idx_t& best)
+    idx_t* next, unsigned long long* next_count, ofs_t beg, ofs_t end, ofs_t step, idx_t col_label,
+    idx_t inf, idx_t& best)
 {
-    for (ofs_t p0 = beg; p0 < end; p0 += GPR_BFS_BATCH) {
-        idx_t c[GPR_BFS_BATCH], lab[GPR_BFS_BATCH], mate[GPR_BFS_BATCH];
+    for (ofs_t p0 = beg; p0 < end; p0 += BATCH * step) {
+        idx_t c[BATCH], lab[BATCH], mate[BATCH];
 #pragma unroll
-        for (int k = 0; k < GPR_BFS_BATCH; ++k) c[k] = p0 + k < end ? rind[p0 + k] : (idx_t)-1;
+        for (int k = 0; k < BATCH; ++k) c[k] = p0 + k * step < end ? rind[p0 + k * step] : (idx_t)-1;
 #pragma unroll
-        for (int k = 0; k < GPR_BFS_BATCH; ++k) {
+        for (int k = 0; k < BATCH; ++k) {
             lab[k] = c[k] >= 0 ? psi_col[c[k]] : (idx_t)0;
             mate[k] = c[k] >= 0 ? mu_col[c[k]] : (idx_t)-1;
         }
 #pragma unroll
-        for (int k = 0; k < GPR_BFS_BATCH; ++k)   // claimed here: lab[k] becomes inf, else anything else
+        for (int k = 0; k < BATCH; ++k)   // claimed here: lab[k] becomes inf, else anything else
             if (c[k] >= 0 && lab[k] == inf) lab[k] = gm_cas(&psi_col[c[k]], inf, col_label) == inf ? inf : 0;
 #pragma unroll
-        for (int k = 0; k < GPR_BFS_BATCH; ++k) {
+        for (int k = 0; k < BATCH; ++k) {
             if (c[k] < 0 || lab[k] != inf) continue;
             if (best < col_label) best = col_label;
             if (mate[k] >= 0) {
@@ -458,11 +493,12 @@ __device__ __forceinline__ void gpr_bfs_level(
             mask &= mask - 1;
             ofs_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
             ofs_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
-            for (ofs_t p = b + lane; p < e; p += GPUMATCH_WARP)
-                gpr_bfs_edge(rind[p], mu_col, psi_row, psi_col, next, next_count, col_label, inf, best);
+            gpr_bfs_entries<GPR_HEAVY_BATCH>(rind, mu_col, psi_row, psi_col, next, next_count, b + lane, e,
+                                             (ofs_t)GPUMATCH_WARP, col_label, inf, best);
         }
         if (!heavy)
-            gpr_bfs_light(rind, mu_col, psi_row, psi_col, next, next_count, beg, end, col_label, inf, best);
+            gpr_bfs_entries<GPR_BFS_BATCH>(rind, mu_col, psi_row, psi_col, next, next_count, beg, end, (ofs_t)1,
+                                           col_label, inf, best);
     }
 }
 
