@@ -506,6 +506,7 @@ def set_aug_switches(values):
 
 
 def main(argv=None):
+    global SETTLE, FRACS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")
     ap.add_argument("--backend", default="auto", choices=("auto", "numpy", "cupy"))
@@ -545,13 +546,17 @@ def main(argv=None):
     ap.add_argument("--gpu-idle", action="store_true",
                     help="time each part right after the host's work, without first keeping the GPU busy "
                          "(settle); the way rounds 1-17 measured")
+    ap.add_argument("--fracs", default=None,
+                    help="comma-separated batch sizes, as fractions of the edges or arcs (default "
+                         + ",".join(f"{f:g}" for f in FRACS) + ")")
     ap.add_argument("--log", default=None, help="write per-batch statistics (JSON lines) to this file")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds; later cases are skipped")
     args = ap.parse_args(argv)
     from gpumatch import _backend
 
-    global SETTLE
     SETTLE = not args.gpu_idle
+    if args.fracs:
+        FRACS = tuple(float(f) for f in args.fracs.split(","))
     backend = _backend.resolve_backend(args.backend)
     if args.aug_trace:
         from gpumatch.matching import _augment

@@ -482,20 +482,24 @@ def edit_entries_pair(patterns, positions, segments=None, values=None):
     return (out_p0, out_i0), (out_p1, out_i1)
 
 
-def unmatch_pairs(mate_row, mate_col, rows, cols):
+def unmatch_pairs(mate_row, mate_col, rows, cols, count=None):
     """Unmatch, in place, the pairs ``(rows[i], cols[i])`` that are matched.
 
     `mate_row` (length m) and `mate_col` (length n) hold a consistent
-    matching (-1 = free); the pairs must be distinct and in range.
+    matching (-1 = free); the pairs must be distinct and in range.  When
+    `count` (a one-entry uint64 array of the same kind) is given, the
+    number of pairs unmatched is added to it (on the GPU without a host
+    read).
 
     Examples
     --------
     >>> import numpy as np
     >>> from gpumatch.csr import unmatch_pairs
     >>> mr, mc = np.array([1, 0]), np.array([1, 0])
-    >>> unmatch_pairs(mr, mc, np.array([0, 1]), np.array([0, 0]))
-    >>> mr.tolist(), mc.tolist()
-    ([1, -1], [-1, 0])
+    >>> count = np.zeros(1, dtype=np.uint64)
+    >>> unmatch_pairs(mr, mc, np.array([0, 1]), np.array([0, 0]), count)
+    >>> mr.tolist(), mc.tolist(), int(count[0])
+    ([1, -1], [-1, 0], 1)
     """
     xp = array_module(mate_row, mate_col, rows, cols)
     rows = rows.astype(np.int64, copy=False)
@@ -507,6 +511,38 @@ def unmatch_pairs(mate_row, mate_col, rows, cols):
         hit = (mate_col[cols] == rows) & (mate_row[rows] == cols)
         mate_col[cols[hit]] = -1
         mate_row[rows[hit]] = -1
+        if count is not None:
+            count[0] += np.uint64(np.count_nonzero(hit))
         return
+    if count is None:
+        count = xp.zeros(1, dtype=np.uint64)
     kern = _cuda.get_kernel("csr.cu", "gpumatch_unmatch_pairs", _ptr_ind_defines(mate_row, mate_row))
-    kern(_cuda.grid_for(k), (_cuda.BLOCK,), (rows, cols, np.int64(k), mate_row, mate_col))
+    kern(_cuda.grid_for(k), (_cuda.BLOCK,), (rows, cols, np.int64(k), mate_row, mate_col, count))
+
+
+def count_free_ends(mate_row, mate_col, rows, cols, count):
+    """Add to `count` (a one-entry uint64 array) the number of pairs
+    ``(rows[i], cols[i])`` with a free end in the matching `mate_row` /
+    `mate_col` (-1 = free): an edge added there may lengthen it.  On the GPU
+    without a host read.
+
+    Examples
+    --------
+    >>> import numpy as np
+    >>> from gpumatch.csr import count_free_ends
+    >>> count = np.zeros(1, dtype=np.uint64)
+    >>> count_free_ends(np.array([0, -1]), np.array([0, -1]), np.array([0, 1]), np.array([0, 1]), count)
+    >>> int(count[0])   # (1, 1) has free ends, (0, 0) none
+    1
+    """
+    xp = array_module(mate_row, mate_col, rows, cols)
+    rows = rows.astype(np.int64, copy=False)
+    cols = cols.astype(np.int64, copy=False)
+    k = rows.shape[0]
+    if k == 0:
+        return
+    if xp is np:
+        count[0] += np.uint64(np.count_nonzero((mate_row[rows] < 0) | (mate_col[cols] < 0)))
+        return
+    kern = _cuda.get_kernel("csr.cu", "gpumatch_count_free_ends", _ptr_ind_defines(mate_row, mate_row))
+    kern(_cuda.grid_for(k), (_cuda.BLOCK,), (rows, cols, np.int64(k), mate_row, mate_col, count))

@@ -35,7 +35,7 @@ from ._cuda import VALUE_TYPES as _VALUE_TYPES
 # live in gpumatch._csr_edit, below this module; they are part of its interface.
 from ._csr_edit import (RANK_BATCH, delete_entries, edit_entries_pair, insert_entries,  # noqa: F401
                         locate_batch_pair, locate_entries, locate_entries_pair, sort_batch_pair,
-                        unmatch_pairs, warm_sort)
+                        unmatch_pairs, count_free_ends, warm_sort)
 
 #: Largest value an int32 index can hold (sizes at or above it need int64).
 INT32_MAX = int(np.iinfo(np.int32).max)

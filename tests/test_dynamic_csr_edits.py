@@ -158,28 +158,45 @@ def test_matching_kept_arrays(backend, transpose):
 
 
 def test_matching_default_switch():
-    """Past the default rebuild fraction the solver solves from scratch."""
+    """The solver starts from scratch when the pairs to repair (matched
+    edges removed, edges added at a free vertex) pass the default rebuild
+    fraction of min(m, n); edges added between matched vertices alone never
+    make it start over."""
     from gpumatch.matching._dynamic import REBUILD_FRACTION
 
     A = sp.csr_matrix(G.random_bipartite(400, 400, 4, seed=5))
     rng = np.random.default_rng(9)
     solver = MatchingSolver(A, backend="numpy")
     assert solver.rebuild_fraction == REBUILD_FRACTION
-    solver.solve()
-    big = int(REBUILD_FRACTION * A.nnz) + 3
-    ar, ac, rr, rc = _edge_batch(rng, A, "mixed", big)
-    solver.remove_edges(rr, rc)
-    solver.add_edges(ar, ac)
-    A = _apply_edges(A, ar, ac, rr, rc)
+    res = solver.solve()
+    # remove more matched pairs than the fraction allows
+    cols = np.flatnonzero(res.col_to_row >= 0)[:int(REBUILD_FRACTION * 400) + 3]
+    rows = res.col_to_row[cols]
+    solver.remove_edges(rows, cols)
+    A = _apply_edges(A, rows[:0], cols[:0], rows, cols)
     res = solver.solve()
     assert res.stats["mode"] == "scratch"
     _check_matching_result(res, A)
+    # many edges added between matched vertices: warm, whatever the batch size
+    matched_r = np.flatnonzero(res.row_to_col >= 0)
+    matched_c = np.flatnonzero(res.col_to_row >= 0)
+    have = set(zip(*A.nonzero()))
+    cand = [(r, c) for r, c in zip(rng.choice(matched_r, 2000), rng.choice(matched_c, 2000)) if (r, c) not in have]
+    cand = sorted(set(cand))[:int(0.5 * A.nnz)]
+    ar, ac = np.array([r for r, _ in cand]), np.array([c for _, c in cand])
+    assert ar.size > REBUILD_FRACTION * 400
+    solver.add_edges(ar, ac)
+    A = _apply_edges(A, ar, ac, ar[:0], ac[:0])
+    res = solver.solve()
+    assert res.stats["mode"] == "dynamic"
+    _check_matching_result(res, A)
+    # a small mixed batch: warm
     ar, ac, rr, rc = _edge_batch(rng, A, "mixed", 1)
     solver.remove_edges(rr, rc)
     solver.add_edges(ar, ac)
     A = _apply_edges(A, ar, ac, rr, rc)
     res = solver.solve()
-    assert res.stats["mode"] == ("dynamic" if REBUILD_FRACTION * A.nnz >= 1 else "scratch")
+    assert res.stats["mode"] == "dynamic"
     _check_matching_result(res, A)
 
 

@@ -74,7 +74,7 @@ def _run_gpr(st, **kw):
 
 
 #: Default of ``MatchingSolver(rebuild_fraction=...)`` (see its docstring).
-REBUILD_FRACTION = 0.02
+REBUILD_FRACTION = 0.25
 
 
 class MatchingSolver:
@@ -100,14 +100,17 @@ class MatchingSolver:
         the engine is loaded, or once the small solves of the process have
         spent about that start-up (:attr:`backend` says which runs).
     rebuild_fraction : float, optional
-        When the edges added and removed since the last solve exceed this
-        fraction of the edges, :meth:`solve` starts from scratch (greedy
-        initial matching, on the kept arrays) instead of from the surviving
-        pairs.  Default :data:`REBUILD_FRACTION` (0.02): on an H100, for
+        When the pairs to repair since the last solve exceed this fraction
+        of ``min(m, n)``, :meth:`solve` starts from scratch (greedy initial
+        matching, on the kept arrays) instead of from the surviving pairs.
+        Pairs to repair: matched edges removed, and edges added at a vertex
+        that was free.  Edges added between matched vertices never count:
+        the matching stays valid and only the free vertices search.
+        Default :data:`REBUILD_FRACTION` (0.25): on an H200, for
         ``random_bipartite(10**6, 10**6, 5)``, warm starts beat a solve from
-        scratch at 0.01 % and 0.1 % of the edges changed (1.7-6.4x), were
-        level with it or ahead at 1 % (1.05-1.2x) and lost at 10 %
-        (``benchmarks/bench_dynamic.py``,
+        scratch after batches that removed up to a fifth of the edges
+        (1.3x at 10 %, 0.94x at 20 %, 0.70x at 40 %) and after additions
+        of any size (2.5-3.8x at 1-40 %) (``benchmarks/bench_dynamic.py``,
         ``benchmarks/RESULTS.md``).
     warm_init : {"none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
@@ -258,6 +261,9 @@ class MatchingSolver:
         self._mu_col = xp.full(n, -1, dtype=idx)
         self._st = None
         self._pending = 0
+        # pairs a warm solve may have to repair since the last solve (matched
+        # edges removed, edges added at a free vertex), counted on the device
+        self._repairs = xp.zeros(1, dtype=np.uint64)
         self._t_update = 0.0
         self._solved = False
         self._result = None
@@ -387,6 +393,7 @@ class MatchingSolver:
             ((self._rptr, self._rind), (self._cptr, self._cind)), pos, segs, vals)
         if self._st is not None:
             _augment.note_added(self._st, segs[:k], vals[:k])
+        _csr.count_free_ends(self._mu_row, self._mu_col, segs[:k], vals[:k], self._repairs)
         self._pending += k
         self._result = None
         self._t_update += time.perf_counter() - t0
@@ -412,7 +419,7 @@ class MatchingSolver:
         r, c = segs[:k], vals[:k]
         if self._st is not None:
             _augment.note_removed(self._st, r, c)
-        _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c)
+        _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c, self._repairs)
         (self._rptr, self._rind), (self._cptr, self._cind) = _csr.edit_entries_pair(
             ((self._rptr, self._rind), (self._cptr, self._cind)), pos)
         if self._st is not None:   # new parents and flips around the removals, on the new graph
@@ -455,6 +462,14 @@ class MatchingSolver:
             return _validation.charged_small(self._solve_here)
         return self._solve_here()
 
+    def _from_scratch(self) -> bool:
+        """Whether :meth:`solve` starts from scratch: first solve, or more
+        pairs to repair (see ``rebuild_fraction``) than ``rebuild_fraction *
+        min(m, n)`` (one host read of the device count)."""
+        if not self._solved:
+            return True
+        return int(self._repairs[0]) > self.rebuild_fraction * max(min(self.shape), 1)
+
     def _out(self, a):
         """A result array: an int32 copy of `a`, as the input's kind (NumPy or CuPy)."""
         return _backend.output_like(a.astype(np.int32, copy=True), self._cupy_out)
@@ -463,8 +478,7 @@ class MatchingSolver:
         """:meth:`solve` on the NumPy or CuPy engine (G-PR and the augmenting phases)."""
         t0 = time.perf_counter()
         m, n = self.shape
-        nnz = self.num_edges
-        scratch = (not self._solved) or self._pending > self.rebuild_fraction * max(nnz, 1)
+        scratch = self._from_scratch()
         st = self._state()
         if scratch:
             _augment.invalidate(st)
@@ -483,6 +497,7 @@ class MatchingSolver:
         stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
                      time_update=self._t_update)
         self._pending = 0
+        self._repairs.fill(0)
         self._t_update = 0.0
         self._solved = True
         res = _api.MatchingResult(self._out(self._mu_row), self._out(self._mu_col), int(size), stats)
@@ -543,8 +558,7 @@ def _numba_solve(solver):
     from . import _cpu   # imports Numba: only the "numba" backend loads it
 
     t0 = time.perf_counter()
-    nnz = solver.num_edges
-    scratch = (not solver._solved) or solver._pending > solver.rebuild_fraction * max(nnz, 1)
+    scratch = solver._from_scratch()
     st = solver._state()
     if scratch:
         st.mu_row.fill(-1)
@@ -556,6 +570,7 @@ def _numba_solve(solver):
     stats = dict(stats, mode="scratch" if scratch else "dynamic", batch=solver._pending,
                  time_update=solver._t_update, aug_converged=True)
     solver._pending = 0
+    solver._repairs.fill(0)
     solver._t_update = 0.0
     solver._solved = True
     res = _api.MatchingResult(solver._mu_row.astype(np.int32, copy=True), solver._mu_col.astype(np.int32, copy=True),
