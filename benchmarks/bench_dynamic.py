@@ -506,13 +506,13 @@ def set_aug_switches(values):
 
 
 def main(argv=None):
-    global SETTLE, FRACS
+    global SETTLE, FRACS, KINDS
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--small", action="store_true", help="small instances (CPU smoke run)")
     ap.add_argument("--backend", default="auto", choices=("auto", "numpy", "cupy"))
     ap.add_argument("--only", choices=("flow", "matching"), default=None)
-    ap.add_argument("--warm-init", default="none",
-                    help="comma-separated warm_init values of MatchingSolver to run (none, greedy, karp_sipser)")
+    ap.add_argument("--warm-init", default="auto",
+                    help="comma-separated warm_init values of MatchingSolver to run (auto, none, greedy, karp_sipser)")
     ap.add_argument("--rebuild-fraction", default="1",
                     help="comma-separated rebuild_fraction values of MatchingSolver to run ('default': the "
                          "solver's default; 1: never from scratch by batch size)")
@@ -549,6 +549,8 @@ def main(argv=None):
     ap.add_argument("--fracs", default=None,
                     help="comma-separated batch sizes, as fractions of the edges or arcs (default "
                          + ",".join(f"{f:g}" for f in FRACS) + ")")
+    ap.add_argument("--kinds", default=None,
+                    help="comma-separated kinds of batch (default " + ",".join(KINDS) + ")")
     ap.add_argument("--log", default=None, help="write per-batch statistics (JSON lines) to this file")
     ap.add_argument("--budget", type=float, default=300.0, help="seconds; later cases are skipped")
     args = ap.parse_args(argv)
@@ -557,6 +559,8 @@ def main(argv=None):
     SETTLE = not args.gpu_idle
     if args.fracs:
         FRACS = tuple(float(f) for f in args.fracs.split(","))
+    if args.kinds:
+        KINDS = tuple(args.kinds.split(","))
     backend = _backend.resolve_backend(args.backend)
     if args.aug_trace:
         from gpumatch.matching import _augment

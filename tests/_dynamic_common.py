@@ -532,7 +532,8 @@ def _solver_with_forest(backend):
     (solver, graph)."""
     A = sp.csr_matrix(G.random_bipartite(1000, 1000, 5, seed=31))
     A.sort_indices()
-    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0,
+                            warm_init="none")
     solver.solve()
     extra = int(np.flatnonzero(A[0].toarray()[0] == 0)[0])
     solver.add_edges(_to_backend(np.array([0]), backend), _to_backend(np.array([extra]), backend))

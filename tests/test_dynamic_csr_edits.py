@@ -190,13 +190,26 @@ def test_matching_default_switch():
     res = solver.solve()
     assert res.stats["mode"] == "dynamic"
     _check_matching_result(res, A)
-    # a small mixed batch: warm
+    assert res.stats["warm_init"] == "none"
+    # a small mixed batch: warm, without the greedy pass
     ar, ac, rr, rc = _edge_batch(rng, A, "mixed", 1)
     solver.remove_edges(rr, rc)
     solver.add_edges(ar, ac)
     A = _apply_edges(A, ar, ac, rr, rc)
     res = solver.solve()
-    assert res.stats["mode"] == "dynamic"
+    assert res.stats["mode"] == "dynamic" and res.stats["warm_init"] == "none"
+    _check_matching_result(res, A)
+    # matched pairs removed past WARM_GREEDY_FRACTION, within the rebuild fraction: warm, greedy first
+    from gpumatch.matching._dynamic import WARM_GREEDY_FRACTION
+
+    k = int(WARM_GREEDY_FRACTION * 400) + 5
+    assert k < REBUILD_FRACTION * 400
+    cols = np.flatnonzero(res.col_to_row >= 0)[:k]
+    rows = res.col_to_row[cols]
+    solver.remove_edges(rows, cols)
+    A = _apply_edges(A, rows[:0], cols[:0], rows, cols)
+    res = solver.solve()
+    assert res.stats["mode"] == "dynamic" and res.stats["warm_init"] == "greedy"
     _check_matching_result(res, A)
 
 

@@ -20,7 +20,7 @@ from _dynamic_common import aug_launch, forest_only, two_sided  # noqa: F401  (f
 
 @pytest.mark.parametrize("name", sorted(MATCHING_GRAPHS))
 @pytest.mark.parametrize("kind", ["inc", "dec", "mixed"])
-@pytest.mark.parametrize("warm_init,warm_method", [("none", "augment"), ("greedy", "augment"), ("none", "gpr"),
+@pytest.mark.parametrize("warm_init,warm_method", [("auto", "augment"), ("none", "augment"), ("greedy", "augment"), ("none", "gpr"),
                                                    ("greedy", "gpr")])
 def test_matching_batches(backend, name, kind, warm_init, warm_method):
     A = MATCHING_GRAPHS[name]
@@ -126,7 +126,8 @@ def test_matching_kept_forest_certifies(backend, name, aug_launch, two_sided):
     A = sp.csr_matrix(A)
     A.sort_indices()
     rng = np.random.default_rng(_seed("forest", name))
-    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0,
+                            warm_init="none")
     solver.solve()
     incremental = closings = backward = 0
     fresh = False   # the solve before certified from the backward side: this one starts afresh
@@ -398,7 +399,8 @@ def test_matching_backward_certificate_needs_untouched_trees(backend, aug_launch
     rows, cols = np.array([a, b, d, d, e]), np.array([x, x, y, z, w])
     A = sp.csr_matrix((np.ones(rows.shape[0]), (rows, cols)), shape=(4, 4))
     A.sort_indices()
-    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0,
+                            warm_init="none")
     solver.solve()
     monkeypatch.setattr(_augment, "BACK_CERTIFICATE", False)   # the warm solve keeps its forest
     solver.remove_edges(_to_backend(np.array([e]), backend), _to_backend(np.array([w]), backend))
@@ -437,7 +439,8 @@ def test_augment_max_phases_and_handover(backend, aug_launch, monkeypatch):
     assert all(A[int(mu_col[c]), int(c)] for c in matched)
     monkeypatch.setattr(_dynamic, "MAX_AUGMENT_PHASES", 1)
     rng = np.random.default_rng(21)
-    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0)
+    solver = MatchingSolver(A if backend == "numpy" else _cupyx(A), backend=backend, rebuild_fraction=1.0,
+                            warm_init="none")
     solver.solve()
     ar, ac, rr, rc = _edge_batch(rng, A, "dec", A.nnz // 5)
     solver.remove_edges(_to_backend(rr, backend), _to_backend(rc, backend))

@@ -36,7 +36,7 @@ from . import api as _api
 
 __all__ = ["MatchingSolver"]
 
-_WARM_INITS = ("none", "greedy", "karp_sipser")
+_WARM_INITS = ("auto", "none", "greedy", "karp_sipser")
 _WARM_METHODS = ("augment", "gpr")
 #: Augmenting-path phases of a warm-started solve before it hands over to
 #: G-PR (``warm_method="augment"``).
@@ -74,7 +74,11 @@ def _run_gpr(st, **kw):
 
 
 #: Default of ``MatchingSolver(rebuild_fraction=...)`` (see its docstring).
-REBUILD_FRACTION = 0.25
+REBUILD_FRACTION = 0.5
+
+#: ``warm_init="auto"``: a warm solve runs the greedy pass first when the
+#: pairs to repair exceed this fraction of ``min(m, n)`` (see MatchingSolver).
+WARM_GREEDY_FRACTION = 0.05
 
 
 class MatchingSolver:
@@ -106,17 +110,24 @@ class MatchingSolver:
         Pairs to repair: matched edges removed, and edges added at a vertex
         that was free.  Edges added between matched vertices never count:
         the matching stays valid and only the free vertices search.
-        Default :data:`REBUILD_FRACTION` (0.25): on an H200, for
-        ``random_bipartite(10**6, 10**6, 5)``, warm starts beat a solve from
-        scratch after batches that removed up to a fifth of the edges
-        (1.3x at 10 %, 0.94x at 20 %, 0.70x at 40 %) and after additions
-        of any size (2.5-3.8x at 1-40 %) (``benchmarks/bench_dynamic.py``,
+        Default :data:`REBUILD_FRACTION` (0.5): on an H200, for
+        ``random_bipartite(10**6, 10**6, 5)``, warm starts (the greedy pass
+        first, ``warm_init="auto"``) were level with a solve from scratch
+        or ahead after batches that removed up to 40 % of the edges
+        (1.03x at 10 %, 1.2x at 20 % and 40 %) and after additions of any
+        size (2.5-3.8x at 1-40 %) (``benchmarks/bench_dynamic.py``,
         ``benchmarks/RESULTS.md``).
-    warm_init : {"none", "greedy", "karp_sipser"}, optional
+    warm_init : {"auto", "none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
-        G-PR (``init`` of :func:`~gpumatch.matching.bipartite_matching`).
-        Default ``"none"``: after a small batch the greedy pass over every
-        vertex finds next to nothing.
+        a warm solve's search (``init`` of
+        :func:`~gpumatch.matching.bipartite_matching`).  ``"none"``: after a
+        small batch the greedy pass over every vertex finds next to nothing.
+        Default ``"auto"``: ``"greedy"`` when the pairs to repair exceed
+        :data:`WARM_GREEDY_FRACTION` (0.05) of ``min(m, n)``, else
+        ``"none"``: thousands of freed pairs are rematched faster by the
+        greedy pass than one augmenting path each (H200, random 1M d5,
+        40 % of the edges removed: 1.14 -> 1.18x, mixed batches of 40 %
+        0.88 -> 1.02x a solve from scratch).
     relabel_k : float, optional
         G-PR's global-relabel frequency in the warm-started solves (a
         relabel after ``ceil(relabel_k * maxLevel)`` push iterations), as
@@ -213,7 +224,7 @@ class MatchingSolver:
 
     @_backend.device_entry
     def __init__(self, graph: GraphLike, *, backend: Backend = "auto", rebuild_fraction: float = REBUILD_FRACTION,
-                 warm_init: Literal["none", "greedy", "karp_sipser"] = "none", relabel_k: float = 0.7,
+                 warm_init: Literal["auto", "none", "greedy", "karp_sipser"] = "auto", relabel_k: float = 0.7,
                  warm_method: Literal["augment", "gpr"] = "augment") -> None:
         self._lock = threading.RLock()  # (see "Thread safety" above)
         check_option("warm_init", warm_init, _WARM_INITS)
@@ -437,7 +448,8 @@ class MatchingSolver:
         -------
         MatchingResult
             ``row_to_col``, ``col_to_row`` (int32, -1 unmatched), ``size``
-            and ``stats`` (with ``mode``: ``"scratch"``, ``"dynamic"`` or
+            and ``stats`` (with ``warm_init``: the heuristic a warm solve ran,
+            None from scratch; ``mode``: ``"scratch"``, ``"dynamic"`` or
             ``"cached"``; ``batch``, the edges changed
             since the last solve; with ``warm_method="augment"``,
             ``aug_phases``, ``aug_paths``, ``aug_levels`` and
@@ -462,13 +474,19 @@ class MatchingSolver:
             return _validation.charged_small(self._solve_here)
         return self._solve_here()
 
-    def _from_scratch(self) -> bool:
-        """Whether :meth:`solve` starts from scratch: first solve, or more
-        pairs to repair (see ``rebuild_fraction``) than ``rebuild_fraction *
-        min(m, n)`` (one host read of the device count)."""
+    def _plan(self):
+        """``(scratch, warm_init)`` of the next solve: from scratch at the
+        first solve, or with more pairs to repair (see ``rebuild_fraction``)
+        than ``rebuild_fraction * min(m, n)``; ``warm_init`` with ``"auto"``
+        resolved (one host read of the device count)."""
         if not self._solved:
-            return True
-        return int(self._repairs[0]) > self.rebuild_fraction * max(min(self.shape), 1)
+            return True, "none"
+        repairs = int(self._repairs[0])
+        side = max(min(self.shape), 1)
+        init = self.warm_init
+        if init == "auto":
+            init = "greedy" if repairs > WARM_GREEDY_FRACTION * side else "none"
+        return repairs > self.rebuild_fraction * side, init
 
     def _out(self, a):
         """A result array: an int32 copy of `a`, as the input's kind (NumPy or CuPy)."""
@@ -478,7 +496,7 @@ class MatchingSolver:
         """:meth:`solve` on the NumPy or CuPy engine (G-PR and the augmenting phases)."""
         t0 = time.perf_counter()
         m, n = self.shape
-        scratch = self._from_scratch()
+        scratch, init = self._plan()
         st = self._state()
         if scratch:
             _augment.invalidate(st)
@@ -486,16 +504,16 @@ class MatchingSolver:
             st.mu_col.fill(-1)
             gstats = _run_gpr(st, init="greedy", fresh=True)
         elif self.warm_method == "augment":
-            gstats = self._augment(st)
+            gstats = self._augment(st, init)
         else:
             _augment.invalidate(st)
-            gstats = _run_gpr(st, init=self.warm_init, relabel_k=self.relabel_k)
+            gstats = _run_gpr(st, init=init, relabel_k=self.relabel_k)
         # the cooperative augment counted the matched columns on its way out
         size = gstats.get("aug_matched")
         if size is None:
             size = int(_backend.reduce(st.mu_col >= 0, "sum"))
         stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
-                     time_update=self._t_update)
+                     time_update=self._t_update, warm_init=None if scratch else init)
         self._pending = 0
         self._repairs.fill(0)
         self._t_update = 0.0
@@ -505,13 +523,14 @@ class MatchingSolver:
         self._result = _api.MatchingResult(None, None, int(size), dict(stats))   # (for a cached solve)
         return res
 
-    def _augment(self, st):
-        """Warm-started solve by augmenting-path phases (G-PR finishes if they do not converge)."""
+    def _augment(self, st, init):
+        """Warm-started solve by augmenting-path phases after the heuristic
+        `init` (G-PR finishes if they do not converge)."""
         kern = _driver.kernels_for(self.backend)
         t0 = time.perf_counter()
-        if self.warm_init != "none":   # the heuristics change pairs behind the kept forest's back
+        if init != "none":   # the heuristics change pairs behind the kept forest's back
             _augment.invalidate(st)
-            if self.warm_init == "greedy":
+            if init == "greedy":
                 _driver.greedy(st, kern)
             else:
                 _driver.karp_sipser(st, kern)
@@ -552,22 +571,23 @@ def _numba_solve(solver):
     edges changed): :func:`gpumatch.matching._cpu.run` (Karp–Sipser + Pothen–Fan+, or the
     multi-threaded path on large graphs).  Otherwise the surviving
     pairs are kept and Pothen–Fan+ searches augmenting paths from the free
-    columns (after ``warm_init``'s heuristic, when it is not ``"none"``);
+    columns (after ``warm_init``'s heuristic, when it resolves to one);
     its last phase, which finds none, proves the matching maximum.
     """
     from . import _cpu   # imports Numba: only the "numba" backend loads it
 
     t0 = time.perf_counter()
-    scratch = solver._from_scratch()
+    scratch, init = solver._plan()
     st = solver._state()
     if scratch:
         st.mu_row.fill(-1)
         st.mu_col.fill(-1)
         stats = _cpu.run(st, init="greedy")
     else:
-        stats = _cpu.run(st, init=solver.warm_init, parallel=False)
+        stats = _cpu.run(st, init=init, parallel=False)
     size = int(np.count_nonzero(st.mu_col >= 0))
-    stats = dict(stats, mode="scratch" if scratch else "dynamic", batch=solver._pending,
+    stats = dict(stats, mode="scratch" if scratch else "dynamic", warm_init=None if scratch else init,
+                 batch=solver._pending,
                  time_update=solver._t_update, aug_converged=True)
     solver._pending = 0
     solver._repairs.fill(0)
