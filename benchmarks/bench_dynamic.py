@@ -274,15 +274,15 @@ def bench_matching(small, backend, rng, rows_out, deadline, warm_init, rebuild_f
                    relabel_k=0.7, warm_method="augment", repeats=1):
     from gpumatch import generators as G
     from gpumatch.matching import MatchingSolver, bipartite_matching
-    from gpumatch.matching._dynamic import REBUILD_FRACTION
 
     m = n = 20_000 if small else 1_000_000
     A = sp.csr_matrix(G.random_bipartite(m, n, 5, seed=0))
     A.sort_indices()
     keys = (np.repeat(np.arange(m, dtype=np.int64), np.diff(A.indptr)) * n + A.indices).astype(np.int64)
-    rf = REBUILD_FRACTION if rebuild_fraction == "default" else float(rebuild_fraction)
-    solver = MatchingSolver(to_dev(A, backend), backend=backend, rebuild_fraction=rf, warm_init=warm_init,
-                            relabel_k=relabel_k, warm_method=warm_method)
+    kw = {} if rebuild_fraction == "default" else {"rebuild_fraction": float(rebuild_fraction)}
+    solver = MatchingSolver(to_dev(A, backend), backend=backend, warm_init=warm_init, relabel_k=relabel_k,
+                            warm_method=warm_method, **kw)
+    rf = solver.rebuild_fraction   # (the default depends on the backend)
     solver.solve()
     bipartite_matching(to_dev(A, backend), backend=backend)   # warm-up (compile)
     # warm-up of the update kernels and of a warm-started solve: two edges out and back

@@ -162,12 +162,12 @@ def test_matching_default_switch():
     edges removed, edges added at a free vertex) pass the default rebuild
     fraction of min(m, n); edges added between matched vertices alone never
     make it start over."""
-    from gpumatch.matching._dynamic import REBUILD_FRACTION
+    from gpumatch.matching._dynamic import REBUILD_FRACTION, REBUILD_FRACTION_CPU
 
     A = sp.csr_matrix(G.random_bipartite(400, 400, 4, seed=5))
     rng = np.random.default_rng(9)
-    solver = MatchingSolver(A, backend="numpy")
-    assert solver.rebuild_fraction == REBUILD_FRACTION
+    assert MatchingSolver(A, backend="numpy").rebuild_fraction == REBUILD_FRACTION_CPU
+    solver = MatchingSolver(A, backend="numpy", rebuild_fraction=REBUILD_FRACTION)   # the GPU's default
     res = solver.solve()
     # remove more matched pairs than the fraction allows
     cols = np.flatnonzero(res.col_to_row >= 0)[:int(REBUILD_FRACTION * 400) + 3]
@@ -270,3 +270,68 @@ def test_large_batches_check_like_small_ones(backend):
     with pytest.raises(ValueError, match="more than once"):
         s.add_edges(_to_backend(r, backend), _to_backend(c, backend))
     assert s.num_edges == A.nnz and s.solve().size == size
+
+
+@pytest.mark.parametrize("dtype", [np.int32, np.int64])
+@pytest.mark.parametrize("seed", range(4))
+def test_compiled_batch_edits_match_numpy(dtype, seed):
+    """The ``"numba"`` backend's compiled locate_batch_pair / edit_entries_pair
+    give the NumPy paths' results: positions, sorted batch and problem counts
+    (out-of-range, repeated and absent or present edges), and the patterns a
+    rebuild from keys gives after removing and adding a batch, including
+    whole rows, the first and the last entry."""
+    pytest.importorskip("numba")
+    from gpumatch import _cpu_csr_edit
+
+    rng = np.random.default_rng(_seed("compiled-edits", str(np.dtype(dtype)), str(seed)))
+    m, n = (40, 30) if seed % 2 else (25, 60)
+    A = _random_pattern(rng, m, n, 300)
+    A.sort_indices()
+    T = A.tocsc()
+    T.sort_indices()
+    pats = ((A.indptr.astype(dtype), A.indices.astype(dtype)), (T.indptr.astype(dtype), T.indices.astype(dtype)))
+    coo = A.tocoo()
+    keys = np.sort(coo.row.astype(np.int64) * n + coo.col)
+    absent = np.setdiff1d(np.arange(m * n), keys)
+    cases = [
+        (rng.choice(keys, size=37, replace=False), True),                       # a removal
+        (np.setdiff1d(np.concatenate([rng.choice(absent, size=50, replace=False), [0, m * n - 1]]), keys),
+         False),                                                                 # an addition
+        (np.concatenate([keys[:5], keys[:2]]), True),                           # repeated edges
+        (np.concatenate([keys[:4], absent[:3]]), True),                         # absent edges in a removal
+        (np.concatenate([absent[:4], keys[:3]]), False),                        # present edges in an addition
+    ]
+    for batch, present in cases:
+        order = rng.permutation(batch.shape[0])
+        r, c = (batch // n)[order], (batch % n)[order]
+        got = _cpu_csr_edit.locate_batch_pair(pats, r, c, (m, n), present)
+        ref = csr.locate_batch_pair(pats, r, c, (m, n), present)
+        assert got[3] == ref[3]
+        if not any(got[3]):
+            for a, b in zip(got[:3], ref[:3]):
+                assert a.tolist() == b.tolist()
+    # out of range: counted, the arrays untouched
+    r, c = np.array([0, m, 1, -1]), np.array([0, 0, n, 0])
+    assert _cpu_csr_edit.locate_batch_pair(pats, r, c, (m, n), True)[3][0] == \
+        csr.locate_batch_pair(pats, r, c, (m, n), True)[3][0] == 3
+
+    def rebuilt(keys):
+        R = sp.csr_matrix((np.ones(keys.shape[0]), (keys // n, keys % n)), shape=(m, n))
+        R.sort_indices()
+        C = R.tocsc()
+        C.sort_indices()
+        return [R.indptr.tolist(), R.indices.tolist(), C.indptr.tolist(), C.indices.tolist()]
+
+    rem = rng.choice(keys, size=41, replace=False)
+    pos, segs, vals, problems = _cpu_csr_edit.locate_batch_pair(pats, rem // n, rem % n, (m, n), True)
+    assert not any(problems)
+    after = _cpu_csr_edit.edit_entries_pair(pats, pos)
+    assert [a.dtype for p in after for a in p] == [dtype] * 4
+    left = np.setdiff1d(keys, rem)
+    assert [a.tolist() for p in after for a in p] == rebuilt(left)
+    assert [a.tolist() for p in after for a in p] == [a.tolist() for p in csr.edit_entries_pair(pats, pos) for a in p]
+    new = np.setdiff1d(np.concatenate([rng.choice(absent, size=60, replace=False), rem[:7], [0, m * n - 1]]), left)
+    pos, segs, vals, problems = _cpu_csr_edit.locate_batch_pair(after, new // n, new % n, (m, n), False)
+    assert not any(problems)
+    again = _cpu_csr_edit.edit_entries_pair(after, pos, segs, vals)
+    assert [a.tolist() for p in again for a in p] == rebuilt(np.union1d(left, new))

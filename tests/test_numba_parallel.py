@@ -253,6 +253,17 @@ def test_dynamic_solver_with_the_parallel_path(parallel):
     solver.remove_edges(coo.row[drop], coo.col[drop])
     res = solver.solve()
     check_matching(B, res.col_to_row, "row", expected_size=_reference_size(B, False))
+    # a few matched edges out: a warm solve, searched by the threads from the pairs left
+    cols = np.flatnonzero(res.col_to_row >= 0)[:5]
+    rows = res.col_to_row[cols]
+    solver.remove_edges(rows, cols)
+    B = B.tolil()
+    B[rows, cols] = 0
+    B = sp.csr_matrix(B)
+    B.eliminate_zeros()
+    res = solver.solve()
+    assert res.stats["mode"] == "dynamic" and "MS-BFS" in res.stats["algorithm"], res.stats
+    check_matching(B, res.col_to_row, "row", expected_size=_reference_size(B, False))
 
 
 def test_parallel_threads_rule():

@@ -73,8 +73,12 @@ def _run_gpr(st, **kw):
     return _driver.run_gpr(st, **kw)
 
 
-#: Default of ``MatchingSolver(rebuild_fraction=...)`` (see its docstring).
+#: Default of ``MatchingSolver(rebuild_fraction=...)`` on the GPU (see its docstring).
 REBUILD_FRACTION = 0.5
+
+#: The same on the CPU engines ("numba", "numpy"), whose warm solves keep no
+#: forest between solves.
+REBUILD_FRACTION_CPU = 0.02
 
 #: ``warm_init="auto"``: a warm solve runs the greedy pass first when the
 #: pairs to repair exceed this fraction of ``min(m, n)`` (see MatchingSolver).
@@ -110,12 +114,15 @@ class MatchingSolver:
         Pairs to repair: matched edges removed, and edges added at a vertex
         that was free.  Edges added between matched vertices never count:
         the matching stays valid and only the free vertices search.
-        Default :data:`REBUILD_FRACTION` (0.5): on an H200, for
+        Default (None): :data:`REBUILD_FRACTION` (0.5) on the GPU and
+        :data:`REBUILD_FRACTION_CPU` (0.02) on the CPU engines.  On an H200, for
         ``random_bipartite(10**6, 10**6, 5)``, warm starts (the greedy pass
         first, ``warm_init="auto"``) were level with a solve from scratch
         or ahead after batches that removed up to 40 % of the edges
         (1.03x at 10 %, 1.2x at 20 % and 40 %) and after additions of any
-        size (2.5-3.8x at 1-40 %) (``benchmarks/bench_dynamic.py``,
+        size (2.5-3.8x at 1-40 %); on a 2-core CPU (Numba), where a warm
+        solve searches from every free vertex, they were level with it at
+        about 2 % (``benchmarks/bench_dynamic.py``,
         ``benchmarks/RESULTS.md``).
     warm_init : {"auto", "none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
@@ -223,7 +230,7 @@ class MatchingSolver:
     """
 
     @_backend.device_entry
-    def __init__(self, graph: GraphLike, *, backend: Backend = "auto", rebuild_fraction: float = REBUILD_FRACTION,
+    def __init__(self, graph: GraphLike, *, backend: Backend = "auto", rebuild_fraction: float | None = None,
                  warm_init: Literal["auto", "none", "greedy", "karp_sipser"] = "auto", relabel_k: float = 0.7,
                  warm_method: Literal["augment", "gpr"] = "augment") -> None:
         self._lock = threading.RLock()  # (see "Thread safety" above)
@@ -232,16 +239,19 @@ class MatchingSolver:
         self.warm_method = warm_method
         _api._check_params("none", relabel_k, 512)
         self.relabel_k = float(relabel_k)
-        if isinstance(rebuild_fraction, bool) or not isinstance(rebuild_fraction, (int, float, np.integer,
-                                                                                     np.floating)) \
-                or not rebuild_fraction >= 0:
+        if rebuild_fraction is not None and (
+                isinstance(rebuild_fraction, bool)
+                or not isinstance(rebuild_fraction, (int, float, np.integer, np.floating))
+                or not rebuild_fraction >= 0):
             raise ValueError(f"rebuild_fraction must be a non-negative number, got {rebuild_fraction!r}")
-        self.rebuild_fraction = float(rebuild_fraction)
         self.warm_init = warm_init
         # a small graph under "auto" without a GPU: the NumPy engine until it grows or Numba is loaded
         self._small = small_on_cpu(graph, backend, _small.SMALL_MAX)
         g = as_csr_graph(graph, "numpy" if self._small else backend)
         self.backend = g.backend
+        if rebuild_fraction is None:
+            rebuild_fraction = REBUILD_FRACTION if g.backend == "cupy" else REBUILD_FRACTION_CPU
+        self.rebuild_fraction = float(rebuild_fraction)
         self.shape = g.shape
         self._cupy_out = g.cupy_out
         self._xp = _backend.get_xp(g.backend)
@@ -347,7 +357,12 @@ class MatchingSolver:
         if xp is np or k <= _csr.RANK_BATCH:
             # ordered, checked and located together: on the GPU one launch
             # and one read-back
-            pos, segs, vals, (bad, dup, miss) = _csr.locate_batch_pair(pats, r, c, self.shape, present=not adding)
+            locate = _csr.locate_batch_pair
+            if self.backend == "numba":   # the compiled twin (one pass each step)
+                from .. import _cpu_csr_edit
+
+                locate = _cpu_csr_edit.locate_batch_pair
+            pos, segs, vals, (bad, dup, miss) = locate(pats, r, c, self.shape, present=not adding)
             if bad or dup:   # the host checks name the first bad index or repeated edge
                 _check_order_host(_backend.to_numpy(r).astype(np.int64), _backend.to_numpy(c).astype(np.int64),
                                   m, n)
@@ -370,6 +385,17 @@ class MatchingSolver:
             _, found = _csr.locate_entries(self._rptr, self._rind, segs[:k], vals[:k])
             _raise_presence(xp, found, segs[:k], vals[:k], adding)
         return pos, segs, vals
+
+    def _edit(self, pos, segs=None, vals=None):
+        """Both patterns with the located batch deleted (`segs` None) or
+        inserted: :func:`gpumatch.csr.edit_entries_pair`, or its compiled
+        twin on the ``"numba"`` backend."""
+        edit = _csr.edit_entries_pair
+        if self.backend == "numba":
+            from .. import _cpu_csr_edit
+
+            edit = _cpu_csr_edit.edit_entries_pair
+        return edit(((self._rptr, self._rind), (self._cptr, self._cind)), pos, segs, vals)
 
     def _widen(self, nnz):
         """Switch every kept index array to int64 when `nnz` edges need it."""
@@ -400,8 +426,7 @@ class MatchingSolver:
         pos, segs, vals = found
         k = int(pos.shape[0]) // 2
         self._widen(self.num_edges + k)
-        (self._rptr, self._rind), (self._cptr, self._cind) = _csr.edit_entries_pair(
-            ((self._rptr, self._rind), (self._cptr, self._cind)), pos, segs, vals)
+        (self._rptr, self._rind), (self._cptr, self._cind) = self._edit(pos, segs, vals)
         if self._st is not None:
             _augment.note_added(self._st, segs[:k], vals[:k])
         _csr.count_free_ends(self._mu_row, self._mu_col, segs[:k], vals[:k], self._repairs)
@@ -431,8 +456,7 @@ class MatchingSolver:
         if self._st is not None:
             _augment.note_removed(self._st, r, c)
         _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c, self._repairs)
-        (self._rptr, self._rind), (self._cptr, self._cind) = _csr.edit_entries_pair(
-            ((self._rptr, self._rind), (self._cptr, self._cind)), pos)
+        (self._rptr, self._rind), (self._cptr, self._cind) = self._edit(pos)
         if self._st is not None:   # new parents and flips around the removals, on the new graph
             _augment.repair_removed(self._state(), r, c)
         self._pending += k
@@ -567,12 +591,15 @@ class MatchingSolver:
 def _numba_solve(solver):
     """:meth:`MatchingSolver.solve <gpumatch.matching.MatchingSolver.solve>` on the Numba backend.
 
-    From scratch (first solve, or more than ``rebuild_fraction`` of the
-    edges changed): :func:`gpumatch.matching._cpu.run` (Karp–Sipser + Pothen–Fan+, or the
-    multi-threaded path on large graphs).  Otherwise the surviving
-    pairs are kept and Pothen–Fan+ searches augmenting paths from the free
-    columns (after ``warm_init``'s heuristic, when it resolves to one);
-    its last phase, which finds none, proves the matching maximum.
+    From scratch (first solve, or more pairs to repair than
+    ``rebuild_fraction`` allows): :func:`gpumatch.matching._cpu.run`
+    (Karp–Sipser + Pothen–Fan+, or the multi-threaded path on large
+    graphs).  Otherwise the surviving pairs are kept and Pothen–Fan+, or
+    the threads' MS-BFS on large graphs, searches augmenting paths from the
+    free columns (after ``warm_init``'s heuristic, when it resolves to one,
+    serially then); its last phase, which finds none, proves the matching
+    maximum.  The batches' edits of the kept CSR and CSC run compiled
+    (:mod:`gpumatch._cpu_csr_edit`).
     """
     from . import _cpu   # imports Numba: only the "numba" backend loads it
 
@@ -584,7 +611,8 @@ def _numba_solve(solver):
         st.mu_col.fill(-1)
         stats = _cpu.run(st, init="greedy")
     else:
-        stats = _cpu.run(st, init=init, parallel=False)
+        # from the pairs as they stand, the threads' search where the engine would use them
+        stats = _cpu.run(st, init=init, parallel=init == "none")
     size = int(np.count_nonzero(st.mu_col >= 0))
     stats = dict(stats, mode="scratch" if scratch else "dynamic", warm_init=None if scratch else init,
                  batch=solver._pending,
