@@ -179,12 +179,13 @@ def edit_entries_pair(patterns, positions, segments=None, values=None):
     Examples
     --------
     >>> import numpy as np
-    >>> from gpumatch._cpu_csr_edit import edit_entries_pair
-    >>> csr = (np.array([0, 2, 3]), np.array([0, 1, 1]))
-    >>> csc = (np.array([0, 1, 3]), np.array([0, 0, 1]))
-    >>> (a, b), (c, d) = edit_entries_pair((csr, csc), np.array([1, 1]))   # drop edge (0, 1)
+    >>> from gpumatch._cpu_csr_edit import edit_entries_pair, locate_batch_pair
+    >>> csr = (np.array([0, 1, 2]), np.array([0, 1]))          # edges (0, 0) and (1, 1)
+    >>> csc = (np.array([0, 1, 2]), np.array([0, 1]))
+    >>> pos, segs, vals, _ = locate_batch_pair((csr, csc), np.array([1]), np.array([0]), (2, 2), False)
+    >>> (a, b), (c, d) = edit_entries_pair((csr, csc), pos, segs, vals)   # add edge (1, 0)
     >>> a.tolist(), b.tolist(), c.tolist(), d.tolist()
-    ([0, 1, 2], [0, 1], [0, 1, 2], [0, 1])
+    ([0, 1, 3], [0, 0, 1], [0, 2, 3], [0, 1, 1])
     """
     (p0, i0), (p1, i1) = patterns
     positions = positions.astype(np.int64, copy=False)

@@ -482,6 +482,13 @@ def edit_entries_pair(patterns, positions, segments=None, values=None):
     return (out_p0, out_i0), (out_p1, out_i1)
 
 
+def _pairs(mate_row, mate_col, rows, cols):
+    """``(xp, rows, cols, k)``: the array module and the pairs as int64."""
+    xp = array_module(mate_row, mate_col, rows, cols)
+    rows = rows.astype(np.int64, copy=False)
+    return xp, rows, cols.astype(np.int64, copy=False), int(rows.shape[0])
+
+
 def unmatch_pairs(mate_row, mate_col, rows, cols, count=None):
     """Unmatch, in place, the pairs ``(rows[i], cols[i])`` that are matched.
 
@@ -501,10 +508,7 @@ def unmatch_pairs(mate_row, mate_col, rows, cols, count=None):
     >>> mr.tolist(), mc.tolist(), int(count[0])
     ([1, -1], [-1, 0], 1)
     """
-    xp = array_module(mate_row, mate_col, rows, cols)
-    rows = rows.astype(np.int64, copy=False)
-    cols = cols.astype(np.int64, copy=False)
-    k = rows.shape[0]
+    xp, rows, cols, k = _pairs(mate_row, mate_col, rows, cols)
     if k == 0:
         return
     if xp is np:
@@ -535,10 +539,7 @@ def count_free_ends(mate_row, mate_col, rows, cols, count):
     >>> int(count[0])   # (1, 1) has free ends, (0, 0) none
     1
     """
-    xp = array_module(mate_row, mate_col, rows, cols)
-    rows = rows.astype(np.int64, copy=False)
-    cols = cols.astype(np.int64, copy=False)
-    k = rows.shape[0]
+    xp, rows, cols, k = _pairs(mate_row, mate_col, rows, cols)
     if k == 0:
         return
     if xp is np:
