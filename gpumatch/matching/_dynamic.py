@@ -119,8 +119,8 @@ class MatchingSolver:
         ``random_bipartite(10**6, 10**6, 5)``, warm starts (the greedy pass
         first, ``warm_init="auto"``) were level with a solve from scratch
         or ahead after batches that removed up to 40 % of the edges
-        (1.03x at 10 %, 1.2x at 20 % and 40 %) and after additions of any
-        size (2.5-3.8x at 1-40 %); on a 2-core CPU (Numba), where a warm
+        (2.05 / 1.48 / 0.96x at 10 / 20 / 40 %) and after additions of any
+        size (2.7-3.2x at 1-40 %); on a 2-core CPU (Numba), where a warm
         solve searches from every free vertex, they were level with it at
         about 2 % (``benchmarks/bench_dynamic.py``,
         ``benchmarks/RESULTS.md``).
