@@ -18,6 +18,8 @@ from __future__ import annotations
 import numba
 import numpy as np
 
+from . import _csr_edit
+
 __all__ = ["locate_batch_pair", "edit_entries_pair"]
 
 
@@ -48,20 +50,6 @@ def _locate(indptr, indices, segs, vals, pos, found):
 
 
 @numba.njit(cache=True, nogil=True)
-def _split(keys, width, segs, vals, base):
-    """``segs[base + i], vals[base + i]`` from the sorted keys
-    ``seg * width + val`` (-1, an edge out of range: -1 and -1)."""
-    for i in range(keys.shape[0]):
-        key = keys[i]
-        if key < 0:
-            segs[base + i] = -1
-            vals[base + i] = -1
-        else:
-            segs[base + i] = key // width
-            vals[base + i] = key - (key // width) * width
-
-
-@numba.njit(cache=True, nogil=True)
 def _repeats(keys):
     """Entries of the sorted `keys` (>= 0) whose key appears more than once
     (each copy counted)."""
@@ -79,8 +67,8 @@ def locate_batch_pair(patterns, rows, cols, shape, present):
     """:func:`gpumatch._csr_edit.locate_batch_pair` on NumPy arrays, compiled.
 
     Parameters and results as there; when a problem count is nonzero the
-    other outputs are meaningless (an edge out of range gets segment and
-    value -1 here, 0 there).
+    other outputs are meaningless (an edge out of range gets segment -1
+    here, as in :func:`gpumatch._csr_edit.sort_batch_pair`, and 0 there).
 
     Examples
     --------
@@ -94,44 +82,43 @@ def locate_batch_pair(patterns, rows, cols, shape, present):
     ([0, 1, 0, 0], [0, 0, 0, 1], (0, 0, 1))
     """
     (p0, i0), (p1, i1) = patterns
-    m, n = (int(x) for x in shape)
-    rows = np.asarray(rows).astype(np.int64, copy=False)
-    cols = np.asarray(cols).astype(np.int64, copy=False)
-    k = int(rows.shape[0])
-    wn, wm = max(n, 1), max(m, 1)
-    bad = (rows < 0) | (rows >= m) | (cols < 0) | (cols >= n)
-    nbad = int(np.count_nonzero(bad))
-    kr = rows * wn + cols
-    kc = cols * wm + rows
-    if nbad:
-        kr[bad] = -1
-        kc[bad] = -1
-    kr.sort()
-    kc.sort()
-    segs = np.empty(2 * k, np.int64)
-    vals = np.empty(2 * k, np.int64)
-    _split(kr, wn, segs, vals, 0)
-    _split(kc, wm, segs, vals, k)
+    # the batch ordered both ways and its out-of-range edges counted by the
+    # NumPy path of sort_batch_pair (an edge out of range: segment -1)
+    segs, vals, (nbad, _) = _csr_edit.sort_batch_pair(np.asarray(rows), np.asarray(cols), shape)
+    k = segs.shape[0] // 2
+    keys = segs[:k] * max(int(shape[1]), 1) + vals[:k]    # row-major keys again, -1 out of range
     pos = np.empty(2 * k, np.int64)
     found = np.empty(2 * k, np.bool_)
     _locate(p0, i0, segs[:k], vals[:k], pos[:k], found[:k])
     _locate(p1, i1, segs[k:], vals[k:], pos[k:], found[k:])
-    miss = int(np.count_nonzero((found[:k] != bool(present)) & (kr >= 0)))
-    return pos, segs, vals, (nbad, int(_repeats(kr)), miss)
+    miss = int(np.count_nonzero((found[:k] != bool(present)) & (keys >= 0)))
+    return pos, segs, vals, (nbad, int(_repeats(keys)), miss)
+
+
+@numba.njit(cache=True, nogil=True)
+def _shifted_ptr(indptr, keys, by_position, sign):
+    """``indptr[i] + sign * (number of keys below the bound)``, the bound
+    being ``indptr[i]`` (`by_position`: keys are entry positions) or ``i``
+    (keys are segments); `keys` non-decreasing (the ``_shift_ptr`` of
+    :mod:`gpumatch._csr_edit` in one merge pass)."""
+    nptr = indptr.shape[0]
+    k = keys.shape[0]
+    new_indptr = np.empty(nptr, indptr.dtype)
+    j = 0
+    for i in range(nptr):
+        bound = indptr[i] if by_position else i
+        while j < k and keys[j] < bound:
+            j += 1
+        new_indptr[i] = indptr[i] + sign * j
+    return new_indptr
 
 
 @numba.njit(cache=True, nogil=True)
 def _delete(indptr, indices, positions):
     """The pattern without the entries at the strictly increasing `positions`."""
-    nptr = indptr.shape[0]
     k = positions.shape[0]
     count = indices.shape[0]
-    new_indptr = np.empty(nptr, indptr.dtype)
-    j = 0
-    for i in range(nptr):             # entries removed before each segment start
-        while j < k and positions[j] < indptr[i]:
-            j += 1
-        new_indptr[i] = indptr[i] - j
+    new_indptr = _shifted_ptr(indptr, positions, True, -1)   # entries removed before each segment start
     out = np.empty(count - k, indices.dtype)
     w = 0
     p = 0
@@ -149,15 +136,9 @@ def _delete(indptr, indices, positions):
 def _insert(indptr, indices, positions, segments, values):
     """The pattern with ``values[j]`` inserted just before old position
     ``positions[j]`` (non-decreasing; `segments` non-decreasing)."""
-    nptr = indptr.shape[0]
     k = positions.shape[0]
     count = indices.shape[0]
-    new_indptr = np.empty(nptr, indptr.dtype)
-    j = 0
-    for i in range(nptr):             # entries inserted in segments before i
-        while j < k and segments[j] < i:
-            j += 1
-        new_indptr[i] = indptr[i] + j
+    new_indptr = _shifted_ptr(indptr, segments, False, 1)    # entries inserted in segments before i
     out = np.empty(count + k, indices.dtype)
     w = 0
     j = 0
