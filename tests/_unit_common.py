@@ -73,29 +73,13 @@ def edit(C, s, t, case):
     L = np.sort(coo.col[coo.row == s])
     R = np.sort(coo.row[coo.col == t])
     u, u2, v, v2 = int(L[0]), int(L[1]), int(R[0]), int(R[1])
-    if case == "source_cap_2":
-        C[s, u] = 2
-    elif case == "sink_cap_2":
-        C[v, t] = 2
-    elif case == "left_to_left":
-        C[u, u2] = 1
-    elif case == "right_to_left":
-        C[v, u] = 1
-    elif case == "right_to_right":
-        C[v, v2] = 1
-    elif case == "into_source":
-        C[u, s] = 1
-    elif case == "out_of_sink":
-        C[t, v] = 1
-    elif case == "source_to_sink":
-        C[s, t] = 1
-    elif case == "left_is_right":
-        C[u, t] = 1
-    elif case == "keep_zero_arcs":     # explicit zeros and self-loops are not arcs
-        C[v, u] = 0
-        C[t, s] = 0
-        C[u, u] = 5
-        C[v, v] = 1
+    arcs = {"source_cap_2": [(s, u, 2)], "sink_cap_2": [(v, t, 2)], "left_to_left": [(u, u2, 1)],
+            "right_to_left": [(v, u, 1)], "right_to_right": [(v, v2, 1)], "into_source": [(u, s, 1)],
+            "out_of_sink": [(t, v, 1)], "source_to_sink": [(s, t, 1)], "left_is_right": [(u, t, 1)],
+            # explicit zeros and self-loops are not arcs
+            "keep_zero_arcs": [(v, u, 0), (t, s, 0), (u, u, 5), (v, v, 1)]}
+    for i, j, value in arcs[case]:
+        C[i, j] = value
     C = sp.csr_matrix(C)
     if case == "keep_zero_arcs":
         C[v, u] = 0    # lil drops zeros: store them in the CSR
