@@ -207,7 +207,7 @@ GREEDY_HEAVY = 32
 
 
 def greedy_degree(st):
-    """Degree-aware greedy (twin of three CUDA launches).
+    """Degree-aware greedy (twin of four CUDA launches).
 
     Schedule: (1) free rows of degree one propose to their column, the
     first proposer (lowest row) of a free column wins; (2) free columns of
