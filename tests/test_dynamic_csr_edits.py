@@ -274,14 +274,19 @@ def test_large_batches_check_like_small_ones(backend):
 
 @pytest.mark.parametrize("dtype", [np.int32, np.int64])
 @pytest.mark.parametrize("seed", range(4))
-def test_compiled_batch_edits_match_numpy(dtype, seed):
+@pytest.mark.parametrize("threads", [False, True])
+def test_compiled_batch_edits_match_numpy(dtype, seed, threads, monkeypatch):
     """The ``"numba"`` backend's compiled locate_batch_pair / edit_entries_pair
     give the NumPy paths' results: positions, sorted batch and problem counts
     (out-of-range, repeated and absent or present edges), and the patterns a
     rebuild from keys gives after removing and adding a batch, including
-    whole rows, the first and the last entry."""
+    whole rows, the first and the last entry; `threads`: the CSR's and the
+    CSC's steps on two threads (the path of large patterns)."""
     pytest.importorskip("numba")
     from gpumatch import _cpu_csr_edit
+
+    if threads:
+        monkeypatch.setattr(_cpu_csr_edit, "PAIR_THREADS_MIN", 0)
 
     rng = np.random.default_rng(_seed("compiled-edits", str(np.dtype(dtype)), str(seed)))
     m, n = (40, 30) if seed % 2 else (25, 60)

@@ -499,3 +499,49 @@ def test_matching_solver_shared_by_threads(bk):
     assert not errors, errors
     A = solver.graph()
     check_matching(A, _host(solver.matching()), expected_size=int((sp_matching(A, perm_type="row") >= 0).sum()))
+
+
+@pytest.mark.parametrize("bk", ["numpy", "numba"])
+def test_cpu_switch_by_edges_changed(bk):
+    """On the CPU engines the default switch also starts from scratch after
+    batches that changed more than REBUILD_EDGES_CPU of the edges (edges
+    added between matched vertices repair nothing); those batches neither
+    unmatch nor count (the next solve drops the pairs), and every result is
+    maximum.  An explicit rebuild_fraction turns that switch off."""
+    from gpumatch import _backend
+    from gpumatch.matching import _dynamic
+
+    if bk == "numba" and not _backend.numba_available():
+        pytest.skip("Numba does not import")
+    A = G.random_bipartite(3000, 3000, 4, seed=5)
+    rng = np.random.default_rng(_seed("cpu-switch", bk))
+    solver = MatchingSolver(A, backend=bk)
+    explicit = MatchingSolver(A, backend=bk, rebuild_fraction=1.0)
+    assert solver.rebuild_fraction == _dynamic.REBUILD_FRACTION_CPU
+    for s in (solver, explicit):
+        _check_matching_result(s.solve(), A)
+    cut = _dynamic.REBUILD_EDGES_CPU * A.nnz
+    # (size of each batch, kind, whether the default switch starts from scratch)
+    for size, kind, scratch in [(int(0.2 * cut), "inc", False), (int(2 * cut), "inc", True),
+                                (int(0.2 * cut), "dec", False), (int(1.2 * cut), "dec", True),
+                                (int(0.2 * cut), "mixed", False)]:
+        ar, ac, rr, rc = _edge_batch(rng, A, kind, size)
+        if kind == "dec" and scratch:      # two batches, the second past the cut: it leaves the pairs alone
+            for s in (solver, explicit):
+                s.remove_edges(rr[: size // 2], rc[: size // 2])
+            assert not solver._past_edges()
+            for s in (solver, explicit):
+                s.remove_edges(rr[size // 2:], rc[size // 2:])
+            assert solver._past_edges() and not explicit._past_edges()
+        else:
+            for s in (solver, explicit):
+                s.remove_edges(rr, rc)
+                s.add_edges(ar, ac)
+        A = _apply_edges(A, ar, ac, rr, rc)
+        assert solver._past_edges() == scratch
+        res = solver.solve()
+        assert res.stats["mode"] == ("scratch" if scratch else "dynamic"), (size, kind)
+        _check_matching_result(res, A)
+        res = explicit.solve()
+        assert res.stats["mode"] == "dynamic"
+        _check_matching_result(res, A)

@@ -73,12 +73,24 @@ def _run_gpr(st, **kw):
     return _driver.run_gpr(st, **kw)
 
 
-#: Default of ``MatchingSolver(rebuild_fraction=...)`` on the GPU (see its docstring).
-REBUILD_FRACTION = 0.5
+#: Default of ``MatchingSolver(rebuild_fraction=...)`` on the GPU (see its
+#: docstring; 0.5 until 0.7.1, when a first batch removing 20 % of the edges
+#: of random 1M d5 ran 0.52x a solve from scratch).
+REBUILD_FRACTION = 0.15
 
 #: The same on the CPU engines ("numba", "numpy"), whose warm solves keep no
 #: forest between solves.
 REBUILD_FRACTION_CPU = 0.02
+
+#: The CPU engines' second switch, with the default ``rebuild_fraction``: a
+#: batch that changed more than this fraction of the edges starts from
+#: scratch, whatever its pairs to repair.  Edges added between matched
+#: vertices repair nothing but open new augmenting paths, and each phase of
+#: a warm solve searches from every free column through most of the graph:
+#: 2-core CPU, random 1M x 1M d5, edges added in batches of 2 / 5 / 10 /
+#: 20 %, warm solves 0.29-0.30 / 0.40-0.87 / 0.34-0.49 / 0.65 s in 4-7
+#: phases against 0.44-0.50 / 0.62 s from scratch on the kept CSC.
+REBUILD_EDGES_CPU = 0.03
 
 #: ``warm_init="auto"``: a warm solve runs the greedy pass first when the
 #: pairs to repair exceed this fraction of ``min(m, n)`` (see MatchingSolver).
@@ -114,16 +126,22 @@ class MatchingSolver:
         Pairs to repair: matched edges removed, and edges added at a vertex
         that was free.  Edges added between matched vertices never count:
         the matching stays valid and only the free vertices search.
-        Default (None): :data:`REBUILD_FRACTION` (0.5) on the GPU and
-        :data:`REBUILD_FRACTION_CPU` (0.02) on the CPU engines.  On an H200, for
-        ``random_bipartite(10**6, 10**6, 5)``, warm starts (the greedy pass
-        first, ``warm_init="auto"``) were level with a solve from scratch
-        or ahead after batches that removed up to 40 % of the edges
-        (2.05 / 1.48 / 0.96x at 10 / 20 / 40 %) and after additions of any
-        size (2.7-3.2x at 1-40 %); on a 2-core CPU (Numba), where a warm
-        solve searches from every free vertex, they were level with it at
-        about 2 % (``benchmarks/bench_dynamic.py``,
-        ``benchmarks/RESULTS.md``).
+        Default (None): :data:`REBUILD_FRACTION` (0.15) on the GPU and
+        :data:`REBUILD_FRACTION_CPU` (0.02) on the CPU engines, where a
+        batch that changed more than :data:`REBUILD_EDGES_CPU` (3 %) of the
+        edges also starts from scratch.  On an H200, for
+        ``random_bipartite(10**6, 10**6, 5)``: after additions of any size
+        (0.01-80 % of the edges) warm starts (``warm_init="auto"``) were
+        1.4-5x faster than a solve from scratch; after removals a warm
+        start's augmenting phases grow with the pairs freed (a first batch
+        removing 20 % of the edges: 32 phases, then G-PR for the last
+        column, 0.52x), so past 0.15 a from-scratch solve on the kept arrays
+        runs, 0.80-0.96x for batches of 20-80 % of the edges (the update of
+        millions of edges costs 1-2 ms of it).  On a 2-core CPU (Numba),
+        where each phase of a warm solve searches from every free vertex,
+        warm starts were level with a solve from scratch at about 2 % of
+        ``min(m, n)`` in pairs to repair and 3 % of the edges
+        (``benchmarks/bench_dynamic.py``, ``benchmarks/RESULTS.md``).
     warm_init : {"auto", "none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
         a warm solve's search (``init`` of
@@ -249,6 +267,8 @@ class MatchingSolver:
         self._small = small_on_cpu(graph, backend, _small.SMALL_MAX)
         g = as_csr_graph(graph, "numpy" if self._small else backend)
         self.backend = g.backend
+        # (the CPU engines' switch by the edges changed: with the default only)
+        self._rebuild_edges = None if rebuild_fraction is not None or g.backend == "cupy" else REBUILD_EDGES_CPU
         if rebuild_fraction is None:
             rebuild_fraction = REBUILD_FRACTION if g.backend == "cupy" else REBUILD_FRACTION_CPU
         self.rebuild_fraction = float(rebuild_fraction)
@@ -427,10 +447,11 @@ class MatchingSolver:
         k = int(pos.shape[0]) // 2
         self._widen(self.num_edges + k)
         (self._rptr, self._rind), (self._cptr, self._cind) = self._edit(pos, segs, vals)
+        self._pending += k
         if self._st is not None:
             _augment.note_added(self._st, segs[:k], vals[:k])
-        _csr.count_free_ends(self._mu_row, self._mu_col, segs[:k], vals[:k], self._repairs)
-        self._pending += k
+        if not self._past_edges():   # (else the next solve starts from scratch: nothing to count)
+            _csr.count_free_ends(self._mu_row, self._mu_col, segs[:k], vals[:k], self._repairs)
         self._result = None
         self._t_update += time.perf_counter() - t0
 
@@ -453,13 +474,14 @@ class MatchingSolver:
         pos, segs, vals = found
         k = int(pos.shape[0]) // 2
         r, c = segs[:k], vals[:k]
+        self._pending += k
         if self._st is not None:
             _augment.note_removed(self._st, r, c)
-        _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c, self._repairs)
+        if not self._past_edges():   # (else the next solve starts from scratch: its pairs are dropped)
+            _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c, self._repairs)
         (self._rptr, self._rind), (self._cptr, self._cind) = self._edit(pos)
         if self._st is not None:   # new parents and flips around the removals, on the new graph
             _augment.repair_removed(self._state(), r, c)
-        self._pending += k
         self._result = None
         self._t_update += time.perf_counter() - t0
 
@@ -500,9 +522,11 @@ class MatchingSolver:
 
     def _plan(self):
         """``(scratch, warm_init)`` of the next solve: from scratch at the
-        first solve, or with more pairs to repair (see ``rebuild_fraction``)
-        than ``rebuild_fraction * min(m, n)``; ``warm_init`` with ``"auto"``
-        resolved (one host read of the device count)."""
+        first solve, with more pairs to repair (see ``rebuild_fraction``)
+        than ``rebuild_fraction * min(m, n)``, or (CPU engines, default
+        switch) after batches that changed more than
+        :data:`REBUILD_EDGES_CPU` of the edges; ``warm_init`` with
+        ``"auto"`` resolved (one host read of the device count)."""
         if not self._solved:
             return True, "none"
         repairs = int(self._repairs[0])
@@ -510,7 +534,15 @@ class MatchingSolver:
         init = self.warm_init
         if init == "auto":
             init = "greedy" if repairs > WARM_GREEDY_FRACTION * side else "none"
-        return repairs > self.rebuild_fraction * side, init
+        return self._past_edges() or repairs > self.rebuild_fraction * side, init
+
+    def _past_edges(self):
+        """Whether the batches since the last solve changed more than
+        :data:`REBUILD_EDGES_CPU` of the edges (CPU engines, default switch):
+        the next solve then starts from scratch, so the batches that follow
+        neither unmatch nor count pairs to repair."""
+        return (self._rebuild_edges is not None and self._solved
+                and self._pending > self._rebuild_edges * max(int(self._rind.shape[0]), 1))
 
     def _out(self, a):
         """A result array: an int32 copy of `a`, as the input's kind (NumPy or CuPy)."""
