@@ -132,12 +132,12 @@ class MatchingSolver:
         edges also starts from scratch.  On an H200, for
         ``random_bipartite(10**6, 10**6, 5)``: after additions of any size
         (0.01-80 % of the edges) warm starts (``warm_init="auto"``) were
-        1.4-5x faster than a solve from scratch; after removals a warm
+        1.3-5x faster than a solve from scratch; after removals a warm
         start's augmenting phases grow with the pairs freed (a first batch
         removing 20 % of the edges: 32 phases, then G-PR for the last
         column, 0.52x), so past 0.15 a from-scratch solve on the kept arrays
-        runs, 0.80-0.96x for batches of 20-80 % of the edges (the update of
-        millions of edges costs 1-2 ms of it).  On a 2-core CPU (Numba),
+        runs, 0.80-1.05x for batches of 20-40 % of the edges (the update of
+        millions of edges costs 1-3 ms of it).  On a 2-core CPU (Numba),
         where each phase of a warm solve searches from every free vertex,
         warm starts were level with a solve from scratch at about 2 % of
         ``min(m, n)`` in pairs to repair and 3 % of the edges
