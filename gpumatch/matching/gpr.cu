@@ -434,10 +434,19 @@ extern "C" __global__ void gpumatch_gpr_collect_active(
 // tails of long augmenting paths: hundreds of levels of a few rows) is a
 // chain of dependent reads, which this shortens.  A heavy row (a lane's
 // share of its warp, step 32, GPR_HEAVY_BATCH): a hub row of 10^6 entries.
+// LAZY: a column's mate is read only once the column is claimed (once per
+// column, against once per entry: a wide level's random reads, which bound
+// it, fall from two per entry to one and a fifth on degree 5), for the
+// multi-block steps; the one-block loop of small frontiers reads it with
+// the label, where the chain of dependent reads is the cost
+// (GPR_BFS_LAZY_MATE=0: the steps read it with the label too).
 #ifndef GPR_BFS_BATCH
 #define GPR_BFS_BATCH 4
 #endif
-template <int BATCH>
+#ifndef GPR_BFS_LAZY_MATE
+#define GPR_BFS_LAZY_MATE 1
+#endif
+template <int BATCH, bool LAZY>
 __device__ __forceinline__ void gpr_bfs_entries(
     const idx_t* __restrict__ rind, const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
     idx_t* next, unsigned long long* next_count, ofs_t beg, ofs_t end, ofs_t step, idx_t col_label,
@@ -450,11 +459,15 @@ __device__ __forceinline__ void gpr_bfs_entries(
 #pragma unroll
         for (int k = 0; k < BATCH; ++k) {
             lab[k] = c[k] >= 0 ? psi_col[c[k]] : (idx_t)0;
-            mate[k] = c[k] >= 0 ? mu_col[c[k]] : (idx_t)-1;
+            if (!LAZY) mate[k] = c[k] >= 0 ? mu_col[c[k]] : (idx_t)-1;
         }
 #pragma unroll
         for (int k = 0; k < BATCH; ++k)   // claimed here: lab[k] becomes inf, else anything else
             if (c[k] >= 0 && lab[k] == inf) lab[k] = gm_cas(&psi_col[c[k]], inf, col_label) == inf ? inf : 0;
+        if (LAZY) {
+#pragma unroll
+            for (int k = 0; k < BATCH; ++k) mate[k] = c[k] >= 0 && lab[k] == inf ? mu_col[c[k]] : (idx_t)-1;
+        }
 #pragma unroll
         for (int k = 0; k < BATCH; ++k) {
             if (c[k] < 0 || lab[k] != inf) continue;
@@ -471,6 +484,7 @@ __device__ __forceinline__ void gpr_bfs_entries(
 // One BFS level over frontier[0, size): warp-aligned `start` (the first
 // slot of this warp) and `stride` (a multiple of 32), so that every lane of
 // a warp runs the same loop trips (the ballot needs the whole warp).
+template <bool LAZY>
 __device__ __forceinline__ void gpr_bfs_level(
     const ofs_t* __restrict__ rptr, const idx_t* __restrict__ rind,
     const idx_t* __restrict__ mu_col, idx_t* psi_row, idx_t* psi_col,
@@ -493,11 +507,11 @@ __device__ __forceinline__ void gpr_bfs_level(
             mask &= mask - 1;
             ofs_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
             ofs_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
-            gpr_bfs_entries<GPR_HEAVY_BATCH>(rind, mu_col, psi_row, psi_col, next, next_count, b + lane, e,
+            gpr_bfs_entries<GPR_HEAVY_BATCH, LAZY>(rind, mu_col, psi_row, psi_col, next, next_count, b + lane, e,
                                              (ofs_t)GPUMATCH_WARP, col_label, inf, best);
         }
         if (!heavy)
-            gpr_bfs_entries<GPR_BFS_BATCH>(rind, mu_col, psi_row, psi_col, next, next_count, beg, end, (ofs_t)1,
+            gpr_bfs_entries<GPR_BFS_BATCH, LAZY>(rind, mu_col, psi_row, psi_col, next, next_count, beg, end, (ofs_t)1,
                                            col_label, inf, best);
     }
 }
@@ -528,8 +542,9 @@ extern "C" __global__ void gpumatch_gpr_bfs_step(
     if (tid == 0) counts[(step + 2) % 3] = 0ULL;
     long long size = (long long)counts[step % 3];
     idx_t best = -1;
-    gpr_bfs_level(rptr, rind, mu_col, psi_row, psi_col, frontier, next, &counts[(step + 1) % 3],
-                  tid & ~(long long)(GPUMATCH_WARP - 1), stride, size, (idx_t)(2 * step + 1), inf, best);
+    gpr_bfs_level<GPR_BFS_LAZY_MATE != 0>(rptr, rind, mu_col, psi_row, psi_col, frontier, next,
+                                          &counts[(step + 1) % 3], tid & ~(long long)(GPUMATCH_WARP - 1), stride,
+                                          size, (idx_t)(2 * step + 1), inf, best);
     if (best >= 0) gm_max(max_level, best);
 }
 
@@ -558,8 +573,8 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_gpr_bfs_loop(
         const idx_t* frontier = (step % 2) ? buf1 : buf0;
         idx_t* next = (step % 2) ? buf0 : buf1;
         idx_t col_label = (idx_t)(2 * step + 1);
-        gpr_bfs_level(rptr, rind, mu_col, psi_row, psi_col, frontier, next, &counts[(step + 1) % 3],
-                      threadIdx.x & ~(GPUMATCH_WARP - 1), blockDim.x, (long long)size, col_label, inf, best);
+        gpr_bfs_level<false>(rptr, rind, mu_col, psi_row, psi_col, frontier, next, &counts[(step + 1) % 3],
+                             threadIdx.x & ~(GPUMATCH_WARP - 1), blockDim.x, (long long)size, col_label, inf, best);
         __syncthreads();
         ++step;
         size = *((volatile unsigned long long*)&counts[step % 3]);
