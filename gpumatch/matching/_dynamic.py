@@ -448,9 +448,9 @@ class MatchingSolver:
         self._widen(self.num_edges + k)
         (self._rptr, self._rind), (self._cptr, self._cind) = self._edit(pos, segs, vals)
         self._pending += k
-        if self._st is not None:
-            _augment.note_added(self._st, segs[:k], vals[:k])
-        if not self._past_edges():   # (else the next solve starts from scratch: nothing to count)
+        if not self._past_edges():   # (else the next solve starts from scratch: nothing to count or patch)
+            if self._st is not None:
+                _augment.note_added(self._st, segs[:k], vals[:k])
             _csr.count_free_ends(self._mu_row, self._mu_col, segs[:k], vals[:k], self._repairs)
         self._result = None
         self._t_update += time.perf_counter() - t0
@@ -475,12 +475,15 @@ class MatchingSolver:
         k = int(pos.shape[0]) // 2
         r, c = segs[:k], vals[:k]
         self._pending += k
-        if self._st is not None:
+        # past the CPU engines' edge switch the next solve starts from scratch:
+        # the pairs and the kept forest are dropped there, so neither is kept up
+        keep = not self._past_edges()
+        if keep and self._st is not None:
             _augment.note_removed(self._st, r, c)
-        if not self._past_edges():   # (else the next solve starts from scratch: its pairs are dropped)
+        if keep:
             _csr.unmatch_pairs(self._mu_row, self._mu_col, r, c, self._repairs)
         (self._rptr, self._rind), (self._cptr, self._cind) = self._edit(pos)
-        if self._st is not None:   # new parents and flips around the removals, on the new graph
+        if keep and self._st is not None:   # new parents and flips around the removals, on the new graph
             _augment.repair_removed(self._state(), r, c)
         self._result = None
         self._t_update += time.perf_counter() - t0
@@ -540,7 +543,8 @@ class MatchingSolver:
         """Whether the batches since the last solve changed more than
         :data:`REBUILD_EDGES_CPU` of the edges (CPU engines, default switch):
         the next solve then starts from scratch, so the batches that follow
-        neither unmatch nor count pairs to repair."""
+        neither unmatch, nor count pairs to repair, nor patch the kept
+        forest."""
         return (self._rebuild_edges is not None and self._solved
                 and self._pending > self._rebuild_edges * max(int(self._rind.shape[0]), 1))
 
