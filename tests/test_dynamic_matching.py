@@ -545,3 +545,48 @@ def test_cpu_switch_by_edges_changed(bk):
         res = explicit.solve()
         assert res.stats["mode"] == "dynamic"
         _check_matching_result(res, A)
+
+
+def test_numba_switch_learns_from_its_solves():
+    """The Numba engine's default switch caps the pairs to repair of warm
+    solves at half those of a warm solve that took longer than a solve from
+    scratch would have (by the last one's time per edge), and doubles the
+    cap after a warm solve under a quarter of that with at least half the
+    cap's pairs; every answer stays maximum.  The times are set here, so
+    that the test does not depend on the machine's speed."""
+    from gpumatch import _backend
+
+    if not _backend.numba_available():
+        pytest.skip("Numba does not import")
+    A = G.random_bipartite(2000, 2000, 4, seed=11)
+    solver = MatchingSolver(A, backend="numba")
+    res = solver.solve()
+    assert res.stats["mode"] == "scratch" and solver._scratch_per_edge is not None
+    assert solver._repair_cap == float("inf")
+
+    def remove_matched(k):
+        nonlocal A, res
+        cols = np.flatnonzero(res.col_to_row >= 0)[:k]
+        rows = res.col_to_row[cols]
+        solver.remove_edges(rows, cols)
+        A = _apply_edges(A, rows[:0], cols[:0], rows, cols)
+        res = solver.solve()
+        _check_matching_result(res, A)
+        return res.stats["mode"]
+
+    solver._scratch_per_edge = 1e-15          # every warm solve is slower than this
+    assert remove_matched(12) == "dynamic"
+    assert solver._repair_cap == 6
+    assert remove_matched(8) == "scratch"     # 8 pairs to repair > 6
+    solver._scratch_per_edge = 1e3            # every warm solve is far under this
+    assert remove_matched(4) == "dynamic"     # 4 >= 6 / 2: the cap doubles
+    assert solver._repair_cap == 12
+    assert remove_matched(2) == "dynamic"     # 2 < 12 / 2: the cap stays
+    assert solver._repair_cap == 12
+    explicit = MatchingSolver(A, backend="numba", rebuild_fraction=0.02)
+    explicit.solve()
+    explicit._scratch_per_edge = 1e-15
+    cols = np.flatnonzero(res.col_to_row >= 0)[:12]
+    explicit.remove_edges(res.col_to_row[cols], cols)
+    assert explicit.solve().stats["mode"] == "dynamic"
+    assert explicit._repair_cap == float("inf")   # an explicit rebuild_fraction does not learn

@@ -141,7 +141,12 @@ class MatchingSolver:
         where each phase of a warm solve searches from every free vertex,
         warm starts were level with a solve from scratch at about 2 % of
         ``min(m, n)`` in pairs to repair and 3 % of the edges
-        (``benchmarks/bench_dynamic.py``, ``benchmarks/RESULTS.md``).
+        (``benchmarks/bench_dynamic.py``, ``benchmarks/RESULTS.md``); there
+        the default switch also learns from the solver's own solves: after
+        a warm solve slower than a solve from scratch would have been (by
+        the last one's time per edge), warm solves take at most half its
+        pairs to repair (on a sparse graph with many free vertices, each
+        warm phase crosses the graph).
     warm_init : {"auto", "none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
         a warm solve's search (``init`` of
@@ -308,6 +313,10 @@ class MatchingSolver:
         self._t_update = 0.0
         self._solved = False
         self._result = None
+        # the Numba engine's default switch, learnt from its own solves (_learn)
+        self._repair_cap = float("inf")
+        self._scratch_per_edge = None
+        self._last_repairs = 0
 
     # ------------------------------------------------------------------
 
@@ -537,7 +546,30 @@ class MatchingSolver:
         init = self.warm_init
         if init == "auto":
             init = "greedy" if repairs > WARM_GREEDY_FRACTION * side else "none"
-        return self._past_edges() or repairs > self.rebuild_fraction * side, init
+        cap = self.rebuild_fraction * side
+        if self._rebuild_edges is not None:
+            cap = min(cap, self._repair_cap)
+        self._last_repairs = repairs
+        return self._past_edges() or repairs > cap, init
+
+    def _learn(self, scratch, seconds):
+        """The Numba engine's default switch, from the solver's own solves:
+        a solve from scratch gives its seconds per edge; a warm solve that
+        took longer than one from scratch would have (those seconds per edge
+        times the edges now) caps the pairs to repair of the warm solves
+        that follow at half of its own, and one that took under a quarter of
+        it, with at least half the cap's pairs, doubles the cap."""
+        if self._rebuild_edges is None:
+            return
+        nnz = max(int(self._rind.shape[0]), 1)
+        if scratch:
+            self._scratch_per_edge = seconds / nnz
+        elif self._scratch_per_edge is not None:
+            estimate = self._scratch_per_edge * nnz
+            if seconds > estimate:
+                self._repair_cap = max(1, self._last_repairs // 2)
+            elif seconds < 0.25 * estimate and self._last_repairs >= self._repair_cap / 2:
+                self._repair_cap *= 2
 
     def _past_edges(self):
         """Whether the batches since the last solve changed more than
@@ -660,5 +692,6 @@ def _numba_solve(solver):
     res = _api.MatchingResult(solver._mu_row.astype(np.int32, copy=True), solver._mu_col.astype(np.int32, copy=True),
                               size, stats)
     stats["time_total"] = time.perf_counter() - t0
+    solver._learn(scratch, stats["time_total"])
     solver._result = res
     return res
