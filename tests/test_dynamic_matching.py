@@ -502,17 +502,20 @@ def test_matching_solver_shared_by_threads(bk):
 
 
 @pytest.mark.parametrize("bk", ["numpy", "numba"])
-def test_cpu_switch_by_edges_changed(bk):
+def test_cpu_switch_by_edges_changed(bk, monkeypatch):
     """On the CPU engines the default switch also starts from scratch after
     batches that changed more than REBUILD_EDGES_CPU of the edges (edges
     added between matched vertices repair nothing); those batches neither
     unmatch nor count (the next solve drops the pairs), and every result is
-    maximum.  An explicit rebuild_fraction turns that switch off."""
+    maximum.  An explicit rebuild_fraction turns that switch off.  (The
+    Numba switch's cap learnt from timings is off here: see
+    test_numba_switch_learns_from_its_solves.)"""
     from gpumatch import _backend
     from gpumatch.matching import _dynamic
 
     if bk == "numba" and not _backend.numba_available():
         pytest.skip("Numba does not import")
+    monkeypatch.setattr(_dynamic.MatchingSolver, "_learn", lambda self, scratch, seconds: None)
     A = G.random_bipartite(3000, 3000, 4, seed=5)
     rng = np.random.default_rng(_seed("cpu-switch", bk))
     solver = MatchingSolver(A, backend=bk)
