@@ -555,9 +555,12 @@ def test_numba_switch_learns_from_its_solves():
     solves at half those of a warm solve that took longer than a solve from
     scratch would have (by the last one's time per edge), and doubles the
     cap after a warm solve under a quarter of that with at least half the
-    cap's pairs; every answer stays maximum.  The times are set here, so
-    that the test does not depend on the machine's speed."""
+    cap's pairs, and after a solve from scratch that the cap alone decided;
+    the cap never goes below LEARNT_CAP_FLOOR of min(m, n); every answer
+    stays maximum.  The times are set here, so that the test does not depend
+    on the machine's speed."""
     from gpumatch import _backend
+    from gpumatch.matching import _dynamic
 
     if not _backend.numba_available():
         pytest.skip("Numba does not import")
@@ -579,13 +582,17 @@ def test_numba_switch_learns_from_its_solves():
 
     solver._scratch_per_edge = 1e-15          # every warm solve is slower than this
     assert remove_matched(12) == "dynamic"
-    assert solver._repair_cap == 6
-    assert remove_matched(8) == "scratch"     # 8 pairs to repair > 6
+    assert solver._repair_cap == 6            # (the floor, 0.001 * 2000, is lower)
+    assert remove_matched(8) == "scratch"     # 8 pairs to repair > 6: the cap alone decided,
+    assert solver._repair_cap == 12           # so it doubles
     solver._scratch_per_edge = 1e3            # every warm solve is far under this
-    assert remove_matched(4) == "dynamic"     # 4 >= 6 / 2: the cap doubles
-    assert solver._repair_cap == 12
-    assert remove_matched(2) == "dynamic"     # 2 < 12 / 2: the cap stays
-    assert solver._repair_cap == 12
+    assert remove_matched(6) == "dynamic"     # 6 >= 12 / 2: the cap doubles
+    assert solver._repair_cap == 24
+    assert remove_matched(2) == "dynamic"     # 2 < 24 / 2: the cap stays
+    assert solver._repair_cap == 24
+    solver._scratch_per_edge = 1e-15
+    assert remove_matched(1) == "dynamic"     # slow, but the cap stays at the floor or above
+    assert solver._repair_cap == max(1, int(_dynamic.LEARNT_CAP_FLOOR * 2000))
     explicit = MatchingSolver(A, backend="numba", rebuild_fraction=0.02)
     explicit.solve()
     explicit._scratch_per_edge = 1e-15

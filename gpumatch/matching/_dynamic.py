@@ -92,6 +92,10 @@ REBUILD_FRACTION_CPU = 0.02
 #: phases against 0.44-0.50 / 0.62 s from scratch on the kept CSC.
 REBUILD_EDGES_CPU = 0.03
 
+#: The least cap on the pairs to repair that the Numba engine's switch
+#: learns (a fraction of ``min(m, n)``; see ``MatchingSolver._learn``).
+LEARNT_CAP_FLOOR = 0.001
+
 #: ``warm_init="auto"``: a warm solve runs the greedy pass first when the
 #: pairs to repair exceed this fraction of ``min(m, n)`` (see MatchingSolver).
 WARM_GREEDY_FRACTION = 0.05
@@ -145,8 +149,9 @@ class MatchingSolver:
         the default switch also learns from the solver's own solves: after
         a warm solve slower than a solve from scratch would have been (by
         the last one's time per edge), warm solves take at most half its
-        pairs to repair (on a sparse graph with many free vertices, each
-        warm phase crosses the graph).
+        pairs to repair, and never fewer than :data:`LEARNT_CAP_FLOOR`
+        (0.1 %) of ``min(m, n)`` (on a sparse graph with many free vertices,
+        each warm phase crosses the graph).
     warm_init : {"auto", "none", "greedy", "karp_sipser"}, optional
         Initial-matching heuristic run on top of the surviving pairs before
         a warm solve's search (``init`` of
@@ -317,6 +322,7 @@ class MatchingSolver:
         self._repair_cap = float("inf")
         self._scratch_per_edge = None
         self._last_repairs = 0
+        self._capped = False
 
     # ------------------------------------------------------------------
 
@@ -546,28 +552,36 @@ class MatchingSolver:
         init = self.warm_init
         if init == "auto":
             init = "greedy" if repairs > WARM_GREEDY_FRACTION * side else "none"
-        cap = self.rebuild_fraction * side
-        if self._rebuild_edges is not None:
-            cap = min(cap, self._repair_cap)
+        past = self._past_edges()
+        fixed = repairs > self.rebuild_fraction * side
+        capped = self._rebuild_edges is not None and repairs > self._repair_cap
         self._last_repairs = repairs
-        return self._past_edges() or repairs > cap, init
+        self._capped = capped and not (past or fixed)   # from scratch by the learnt cap alone
+        return past or fixed or capped, init
 
     def _learn(self, scratch, seconds):
         """The Numba engine's default switch, from the solver's own solves:
         a solve from scratch gives its seconds per edge; a warm solve that
         took longer than one from scratch would have (those seconds per edge
         times the edges now) caps the pairs to repair of the warm solves
-        that follow at half of its own, and one that took under a quarter of
-        it, with at least half the cap's pairs, doubles the cap."""
+        that follow at half of its own (never below
+        :data:`LEARNT_CAP_FLOOR` of ``min(m, n)``: one slow solve must not
+        send small batches to solves from scratch), and one that took under
+        a quarter of it, with at least half the cap's pairs, doubles the
+        cap, as does a solve from scratch that the cap alone decided (so a
+        warm solve is tried again)."""
         if self._rebuild_edges is None:
             return
         nnz = max(int(self._rind.shape[0]), 1)
         if scratch:
             self._scratch_per_edge = seconds / nnz
+            if self._capped:
+                self._repair_cap *= 2
         elif self._scratch_per_edge is not None:
             estimate = self._scratch_per_edge * nnz
             if seconds > estimate:
-                self._repair_cap = max(1, self._last_repairs // 2)
+                floor = LEARNT_CAP_FLOOR * max(min(self.shape), 1)
+                self._repair_cap = max(1, floor, self._last_repairs // 2)
             elif seconds < 0.25 * estimate and self._last_repairs >= self._repair_cap / 2:
                 self._repair_cap *= 2
 
