@@ -543,8 +543,9 @@ class MatchingSolver:
         first solve, with more pairs to repair (see ``rebuild_fraction``)
         than ``rebuild_fraction * min(m, n)``, or (CPU engines, default
         switch) after batches that changed more than
-        :data:`REBUILD_EDGES_CPU` of the edges; ``warm_init`` with
-        ``"auto"`` resolved (one host read of the device count)."""
+        :data:`REBUILD_EDGES_CPU` of the edges or with more pairs to repair
+        than the cap the Numba engine learnt (:meth:`_learn`); ``warm_init``
+        with ``"auto"`` resolved (one host read of the device count)."""
         if not self._solved:
             return True, "none"
         repairs = int(self._repairs[0])
