@@ -619,16 +619,24 @@ class MatchingSolver:
         size = gstats.get("aug_matched")
         if size is None:
             size = int(_backend.reduce(st.mu_col >= 0, "sum"))
-        stats = dict(gstats, mode="scratch" if scratch else "dynamic", batch=self._pending,
+        stats = self._closed(gstats, scratch, init)
+        res = _api.MatchingResult(self._out(self._mu_row), self._out(self._mu_col), int(size), stats)
+        stats["time_total"] = time.perf_counter() - t0
+        self._result = _api.MatchingResult(None, None, int(size), dict(stats))   # (for a cached solve)
+        return res
+
+    def _closed(self, stats, scratch, init):
+        """A solve's `stats` with what every solve reports (``mode``,
+        ``warm_init``, ``batch``, ``time_update``); the batches' counts are
+        reset and the solver is marked solved (both engines' solves end
+        here)."""
+        stats = dict(stats, mode="scratch" if scratch else "dynamic", batch=self._pending,
                      time_update=self._t_update, warm_init=None if scratch else init)
         self._pending = 0
         self._repairs.fill(0)
         self._t_update = 0.0
         self._solved = True
-        res = _api.MatchingResult(self._out(self._mu_row), self._out(self._mu_col), int(size), stats)
-        stats["time_total"] = time.perf_counter() - t0
-        self._result = _api.MatchingResult(None, None, int(size), dict(stats))   # (for a cached solve)
-        return res
+        return stats
 
     def _augment(self, st, init):
         """Warm-started solve by augmenting-path phases after the heuristic
@@ -697,13 +705,7 @@ def _numba_solve(solver):
         # from the pairs as they stand, the threads' search where the engine would use them
         stats = _cpu.run(st, init=init, parallel=init == "none")
     size = int(np.count_nonzero(st.mu_col >= 0))
-    stats = dict(stats, mode="scratch" if scratch else "dynamic", warm_init=None if scratch else init,
-                 batch=solver._pending,
-                 time_update=solver._t_update, aug_converged=True)
-    solver._pending = 0
-    solver._repairs.fill(0)
-    solver._t_update = 0.0
-    solver._solved = True
+    stats = dict(solver._closed(stats, scratch, init), aug_converged=True)
     res = _api.MatchingResult(solver._mu_row.astype(np.int32, copy=True), solver._mu_col.astype(np.int32, copy=True),
                               size, stats)
     stats["time_total"] = time.perf_counter() - t0
