@@ -11,7 +11,7 @@ long as a solve from scratch.  Same arguments and results as
 :func:`gpumatch._csr_edit.edit_entries_pair` on NumPy arrays.
 
 The batch is ordered by one compiled pass of keys, NumPy's sorts and a
-split without divisions (:func:`sort_batch_pair`); the CSR's steps and
+split without divisions (:func:`_sorted_pair`); the CSR's steps and
 the CSC's are independent, and on a pattern of at least
 :data:`PAIR_THREADS_MIN` entries they run at once on two threads
 (:func:`gpumatch._cpu_threads.run_slices`; the compiled steps and NumPy's
@@ -29,7 +29,7 @@ import numpy as np
 
 from . import _cpu_threads
 
-__all__ = ["sort_batch_pair", "locate_batch_pair", "edit_entries_pair", "PAIR_THREADS_MIN"]
+__all__ = ["locate_batch_pair", "edit_entries_pair", "PAIR_THREADS_MIN"]
 
 #: Entries (CSR and CSC together) from which the two patterns' steps run on
 #: two threads at once (where Numba has two); below, one after the other (a
@@ -42,11 +42,11 @@ def _pair_slice(k, nt, fn, args, out):
     out[k] = fn(*args[k])
 
 
-def _both(fn, args0, args1, entries):
-    """``(fn(*args0), fn(*args1))``: the CSR's and the CSC's step, on two
-    threads when `entries` reach :data:`PAIR_THREADS_MIN`."""
+def _both(fn, args0, args1, work, minimum=PAIR_THREADS_MIN):
+    """``(fn(*args0), fn(*args1))``: the CSR's and the CSC's step (or the
+    batch's two orders), on two threads when `work` reaches `minimum`."""
     out = [None, None]
-    threads = 2 if entries >= PAIR_THREADS_MIN and numba.get_num_threads() >= 2 else 1
+    threads = 2 if work >= minimum and numba.get_num_threads() >= 2 else 1
     _cpu_threads.run_slices(2, _pair_slice, fn, (args0, args1), out, threads=threads)
     return out[0], out[1]
 
@@ -142,39 +142,28 @@ def _split(keys, w, segs, vals):
         vals[i] = key - base
 
 
-def _sort_slice(k, nt, keys):
-    keys[k].sort()      # (NumPy's sort releases the GIL)
-
-
-def sort_batch_pair(rows, cols, shape):
-    """The NumPy path of :func:`gpumatch._csr_edit.sort_batch_pair`, compiled,
-    its two sorts on two threads where Numba has two: ``(segs, vals,
-    bad)``, as there but with only the out-of-range count (:func:`_repeats`
-    counts the repeated edges).  2-core CPU, 4M edges: 0.33-0.74 s there.
+def _sorted_pair(rows, cols, shape):
+    """The batch in row-major and in column-major order, as the NumPy path
+    of :func:`gpumatch._csr_edit.sort_batch_pair` gives it, compiled, its
+    two sorts (NumPy's, which release the GIL) on two threads:
+    ``(segs, vals, bad, dup)``, the out-of-range edges and the repeated
+    ones (:func:`_repeats`).  The keys are split in place (on a 2-core VM
+    the first touch of fresh memory costs about as much as the passes
+    themselves: 20-70 ms per 64 MB).  2-core CPU, 4M edges: 0.12-0.16 s,
+    0.29-0.40 s by the NumPy path.
 
     Examples
     --------
     >>> import numpy as np
-    >>> from gpumatch._cpu_csr_edit import sort_batch_pair
-    >>> segs, vals, bad = sort_batch_pair(np.array([1, 0, 0]), np.array([0, 1, 0]), (2, 2))
-    >>> segs.tolist(), vals.tolist(), bad
-    ([0, 0, 1, 0, 0, 1], [0, 1, 0, 0, 1, 0], 0)
+    >>> segs, vals, bad, dup = _sorted_pair(np.array([1, 0, 0]), np.array([0, 1, 0]), (2, 2))
+    >>> segs.tolist(), vals.tolist(), bad, dup
+    ([0, 0, 1, 0, 0, 1], [0, 1, 0, 0, 1, 0], 0, 0)
     """
-    segs, vals, bad, _ = _sorted_pair(rows, cols, shape)
-    return segs, vals, bad
-
-
-def _sorted_pair(rows, cols, shape):
-    """:func:`sort_batch_pair`, and the number of repeated edges
-    (:func:`_repeats`).  The keys are split in place (on a 2-core VM the
-    first touch of fresh memory costs about as much as the passes
-    themselves: 20-70 ms per 64 MB)."""
     m, n = (int(x) for x in shape)
     k = int(rows.shape[0])
     keys = np.empty((2, k), np.int64)
     bad = int(_batch_keys(rows, cols, m, n, keys[0], keys[1]))
-    threads = 2 if k >= PAIR_THREADS_MIN // 8 and numba.get_num_threads() >= 2 else 1
-    _cpu_threads.run_slices(2, _sort_slice, keys, threads=threads)
+    _both(np.ndarray.sort, (keys[0],), (keys[1],), k, PAIR_THREADS_MIN // 8)
     dup = int(_repeats(keys[0]))
     segs = keys.reshape(2 * k)
     vals = np.empty(2 * k, np.int64)
