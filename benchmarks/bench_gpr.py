@@ -62,6 +62,7 @@ SCALE = {
     "random16M": (lambda: generators.random_bipartite(16_000_000, 16_000_000, 5, seed=1), False),
     "rmat22": (lambda: generators.rmat(22, 8, seed=1), False),
     "rmat24": (lambda: generators.rmat(24, 8, seed=1), False),
+    "rmat25": (lambda: generators.rmat(25, 8, seed=1), False),
 }
 
 

@@ -564,39 +564,26 @@ extern "C" __global__ void gpumatch_csr_edit_scatter_pair(
     }
 }
 
-// gm_count_warp: add the number of this warp's lanes with `hit` to *count
-// (one atomic per warp).  Every lane of the warp must call it.
-__device__ __forceinline__ void gm_count_warp(bool hit, unsigned long long* count)
-{
-    unsigned mask = __ballot_sync(GPUMATCH_FULL_MASK, hit);
-    if (mask && (threadIdx.x & (GPUMATCH_WARP - 1)) == __ffs(mask) - 1)
-        atomicAdd(count, (unsigned long long)__popc(mask));
-}
-
 // gpumatch_unmatch_pairs: drop the pairs (rows[i], cols[i]) that are matched.
 //   rows, cols : k, int64 (distinct pairs)
 //   mate_row   : m, column of each row or -1 (IND_T), updated
 //   mate_col   : n, row of each column or -1 (IND_T), updated
 //   count      : u64[1], += the number of pairs dropped
-// Thread mapping: one thread per pair (whole warps: the count is one
-// atomic per warp).  A matched pair is written only by its own thread (the
-// pairs are distinct), so there are no races.
+// Thread mapping: one thread per pair; the count is one atomic per warp
+// (gm_append).  A matched pair is written only by its own thread (the pairs
+// are distinct), so there are no races.
 extern "C" __global__ void gpumatch_unmatch_pairs(
     const long long* __restrict__ rows, const long long* __restrict__ cols, long long k,
     IND_T* __restrict__ mate_row, IND_T* __restrict__ mate_col, unsigned long long* count)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i - (threadIdx.x & (GPUMATCH_WARP - 1)) >= k) return;   // whole warps only
-    bool hit = false;
-    if (i < k) {
-        long long r = rows[i], c = cols[i];
-        hit = (long long)mate_col[c] == r && (long long)mate_row[r] == c;
-        if (hit) {
-            mate_col[c] = (IND_T)-1;
-            mate_row[r] = (IND_T)-1;
-        }
+    if (i >= k) return;
+    long long r = rows[i], c = cols[i];
+    if ((long long)mate_col[c] == r && (long long)mate_row[r] == c) {
+        mate_col[c] = (IND_T)-1;
+        mate_row[r] = (IND_T)-1;
+        gm_append(count);
     }
-    gm_count_warp(hit, count);
 }
 
 // gpumatch_count_free_ends: count the pairs (rows[i], cols[i]) with a free
@@ -605,15 +592,13 @@ extern "C" __global__ void gpumatch_unmatch_pairs(
 //   mate_row   : m, column of each row or -1 (IND_T)
 //   mate_col   : n, row of each column or -1 (IND_T)
 //   count      : u64[1], += that number
-// Thread mapping: one thread per pair, whole warps (one atomic per warp).
+// Thread mapping: one thread per pair, one atomic per warp (gm_append).
 extern "C" __global__ void gpumatch_count_free_ends(
     const long long* __restrict__ rows, const long long* __restrict__ cols, long long k,
     const IND_T* __restrict__ mate_row, const IND_T* __restrict__ mate_col, unsigned long long* count)
 {
     long long i = (long long)blockIdx.x * blockDim.x + threadIdx.x;
-    if (i - (threadIdx.x & (GPUMATCH_WARP - 1)) >= k) return;   // whole warps only
-    bool hit = i < k && (mate_row[rows[i]] < 0 || mate_col[cols[i]] < 0);
-    gm_count_warp(hit, count);
+    if (i < k && (mate_row[rows[i]] < 0 || mate_col[cols[i]] < 0)) gm_append(count);
 }
 
 // ---------------------------------------------------------------------------

@@ -508,11 +508,11 @@ __device__ __forceinline__ void gpr_bfs_level(
             ofs_t b = __shfl_sync(GPUMATCH_FULL_MASK, beg, leader);
             ofs_t e = __shfl_sync(GPUMATCH_FULL_MASK, end, leader);
             gpr_bfs_entries<GPR_HEAVY_BATCH, LAZY>(rind, mu_col, psi_row, psi_col, next, next_count, b + lane, e,
-                                             (ofs_t)GPUMATCH_WARP, col_label, inf, best);
+                                                   (ofs_t)GPUMATCH_WARP, col_label, inf, best);
         }
         if (!heavy)
             gpr_bfs_entries<GPR_BFS_BATCH, LAZY>(rind, mu_col, psi_row, psi_col, next, next_count, beg, end, (ofs_t)1,
-                                           col_label, inf, best);
+                                                 col_label, inf, best);
     }
 }
 
