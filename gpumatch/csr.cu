@@ -660,6 +660,156 @@ extern "C" __global__ void gpumatch_csr_t_scatter(
     }
 }
 
+// ---------------------------------------------------------------------------
+// Bucketed transpose of a CSR pattern, rows of a column in any order
+// (gpumatch.csr.transpose(..., sort_rows=False): the static G-PR solve).
+// An atomic scatter straight into the transpose writes every entry to a
+// random place of the whole output and bumps one of n cursors at random,
+// which miss the L2 on large graphs.  Here the entries are first dealt, in
+// runs, to nb <= GM_TB_BUCKETS buckets of 2**shift consecutive columns;
+// the column counts and the scatter then read the buckets in order, so the
+// cursors and the writes of the blocks running at one time stay within a
+// few buckets.  Launches (the host does the prefix sums in between):
+//   1. gpumatch_csr_tb_buckets: entries per bucket;
+//   2. gpumatch_csr_tb_partition: (row, column) of every entry into its
+//      bucket's range of tmp_row / tmp_col;
+//   3. gpumatch_csr_tb_count: the column counts;
+//   4. gpumatch_csr_tb_scatter: every entry of tmp to its column's next slot.
+
+#ifndef GM_TB_BUCKETS
+#define GM_TB_BUCKETS 1024
+#endif
+#ifndef GM_TB_PER_THREAD
+#define GM_TB_PER_THREAD 16
+#endif
+
+// gpumatch_csr_tb_buckets: the entries of each bucket.
+//   indices : nnz, column of each entry (IND_T)
+//   shift   : bucket of column c = c >> shift; nb buckets (<= GM_TB_BUCKETS)
+//   b_ptr   : nb + 1 (PTR_T), zero on entry; out: b_ptr[b + 1] = entries of
+//             bucket b
+// Thread mapping: grid-stride over the entries; a block counts in shared
+// memory (fewer than 2**31 entries a block: the host's grid), then adds
+// its counts with one atomic per bucket.
+extern "C" __global__ void gpumatch_csr_tb_buckets(const IND_T* __restrict__ indices, long long nnz, int shift,
+                                                   int nb, PTR_T* __restrict__ b_ptr)
+{
+    __shared__ unsigned int hist[GM_TB_BUCKETS];
+    for (int b = threadIdx.x; b < nb; b += blockDim.x) hist[b] = 0u;
+    __syncthreads();
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride)
+        atomicAdd(&hist[(long long)indices[k] >> shift], 1u);
+    __syncthreads();
+    for (int b = threadIdx.x; b < nb; b += blockDim.x)
+        if (hist[b]) gm_add(&b_ptr[b + 1], (PTR_T)hist[b]);
+}
+
+// gpumatch_csr_tb_partition: deal every entry to its bucket.
+//   indptr, indices : m + 1 (PTR_T), nnz (IND_T): the CSR pattern
+//   shift, nb       : as in gpumatch_csr_tb_buckets
+//   b_cursor        : nb (PTR_T), in: the first slot of each bucket (the
+//                     prefix sum of the counts); advanced atomically
+//   tmp_row, tmp_col: nnz (IND_T), out: row and column of each slot
+// Thread mapping: tiles of blockDim * GM_TB_PER_THREAD consecutive entries,
+// grid-stride; a thread takes GM_TB_PER_THREAD consecutive entries of the
+// tile (their row: one binary search, then a walk along indptr).  The block
+// counts the tile's entries per bucket in shared memory, reserves a run of
+// slots in each bucket with one atomic, and fills it (the order within a
+// run varies between runs).
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_csr_tb_partition(
+    const PTR_T* __restrict__ indptr, const IND_T* __restrict__ indices, long long m, long long nnz, int shift,
+    int nb, PTR_T* __restrict__ b_cursor, IND_T* __restrict__ tmp_row, IND_T* __restrict__ tmp_col)
+{
+    __shared__ unsigned int count[GM_TB_BUCKETS];
+    __shared__ PTR_T base[GM_TB_BUCKETS];
+    const long long tile = (long long)blockDim.x * GM_TB_PER_THREAD;
+    for (long long t0 = (long long)blockIdx.x * tile; t0 < nnz; t0 += (long long)gridDim.x * tile) {
+        for (int b = threadIdx.x; b < nb; b += blockDim.x) count[b] = 0u;
+        __syncthreads();
+        const long long k0 = t0 + (long long)threadIdx.x * GM_TB_PER_THREAD;
+        IND_T col[GM_TB_PER_THREAD];
+#pragma unroll
+        for (int j = 0; j < GM_TB_PER_THREAD; ++j) {
+            col[j] = k0 + j < nnz ? indices[k0 + j] : (IND_T)-1;
+            if (col[j] >= 0) atomicAdd(&count[(long long)col[j] >> shift], 1u);
+        }
+        __syncthreads();
+        for (int b = threadIdx.x; b < nb; b += blockDim.x)
+            if (count[b]) {
+                base[b] = gm_add(&b_cursor[b], (PTR_T)count[b]);
+                count[b] = 0u;
+            }
+        __syncthreads();
+        if (k0 < nnz) {
+            long long lo = 0, hi = m;   // the row of k0: the last r with indptr[r] <= k0
+            while (hi - lo > 1) {
+                const long long mid = (lo + hi) >> 1;
+                if ((long long)indptr[mid] <= k0) lo = mid; else hi = mid;
+            }
+            long long r = lo;
+#pragma unroll
+            for (int j = 0; j < GM_TB_PER_THREAD; ++j) {
+                if (col[j] < 0) continue;
+                while ((long long)indptr[r + 1] <= k0 + j) ++r;
+                const int b = (int)((long long)col[j] >> shift);
+                const PTR_T slot = base[b] + (PTR_T)atomicAdd(&count[b], 1u);
+                tmp_row[slot] = (IND_T)r;
+                tmp_col[slot] = col[j];
+            }
+        }
+        __syncthreads();   // the next tile zeroes count
+    }
+}
+
+// gm_peer_add: *a += v for the calling lane.  With `aggregate`, the lanes
+// of the warp that reach this call together with the same address take
+// consecutive values with one atomic (__match_any_sync): a hot column's
+// cursor is bumped once per warp.  Returns the calling lane's old value.
+__device__ __forceinline__ PTR_T gm_peer_add(PTR_T* a, bool aggregate)
+{
+    if (!aggregate) return gm_add(a, (PTR_T)1);
+    const unsigned peers = __match_any_sync(__activemask(), (unsigned long long)a);
+    const int lane = threadIdx.x & (GPUMATCH_WARP - 1), leader = __ffs(peers) - 1;
+    PTR_T first = 0;
+    if (lane == leader) first = gm_add(a, (PTR_T)__popc(peers));
+    first = __shfl_sync(peers, first, leader);
+    return first + (PTR_T)__popc(peers & ((1u << lane) - 1u));
+}
+
+// gpumatch_csr_tb_count: the column counts of the bucketed entries.
+//   tmp_col   : nnz (IND_T), the entries' columns in bucket order
+//   t_ptr     : n + 1 (PTR_T), zero on entry; out: t_ptr[c + 1] = entries
+//               of column c
+//   aggregate : one atomic per warp and column (gm_peer_add)
+// Thread mapping: grid-stride over the entries.
+extern "C" __global__ void gpumatch_csr_tb_count(const IND_T* __restrict__ tmp_col, long long nnz,
+                                                 PTR_T* __restrict__ t_ptr, int aggregate)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride)
+        gm_peer_add(&t_ptr[(long long)tmp_col[k] + 1], aggregate != 0);
+}
+
+// gpumatch_csr_tb_scatter: every bucketed entry to the next free slot of
+// its column.
+//   tmp_row, tmp_col : nnz (IND_T), the entries in bucket order
+//   cursor    : n (PTR_T), in: the first slot of each column; advanced
+//               atomically
+//   t_indices : nnz (IND_T), out: the row of each slot
+//   aggregate : as in gpumatch_csr_tb_count
+// Thread mapping: grid-stride over the entries (the blocks running at one
+// time read a window of consecutive buckets).
+extern "C" __global__ void gpumatch_csr_tb_scatter(const IND_T* __restrict__ tmp_row,
+                                                   const IND_T* __restrict__ tmp_col, long long nnz,
+                                                   PTR_T* __restrict__ cursor, IND_T* __restrict__ t_indices,
+                                                   int aggregate)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long k = (long long)blockIdx.x * blockDim.x + threadIdx.x; k < nnz; k += stride)
+        t_indices[gm_peer_add(&cursor[tmp_col[k]], aggregate != 0)] = tmp_row[k];
+}
+
 #ifndef GM_T_SHORT
 #define GM_T_SHORT 64
 #endif
