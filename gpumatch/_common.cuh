@@ -38,9 +38,8 @@ __device__ __forceinline__ long long gm_cas(long long* a, long long expected, lo
 __device__ __forceinline__ void gm_max(int* a, int value) { atomicMax(a, value); }
 __device__ __forceinline__ void gm_max(long long* a, long long value) { atomicMax(a, value); }
 
-// Atomic addition, returning the old value; the 64-bit one by two's
-// complement (unsigned addition wraps exactly like signed addition).
-__device__ __forceinline__ int gm_add(int* a, int value) { return atomicAdd(a, value); }
+// Atomic addition of a signed 64-bit value, returning the old value (two's
+// complement: unsigned addition wraps exactly like signed addition).
 __device__ __forceinline__ long long gm_add(long long* a, long long value)
 {
     return (long long)atomicAdd((unsigned long long*)a, (unsigned long long)value);

@@ -20,7 +20,7 @@ import os
 from typing import Literal
 
 from . import _backend
-from .csr import TRANSPOSE_BUCKETED_MIN, index_dtype_for, offset_dtype_for, widest
+from .csr import index_dtype_for, offset_dtype_for, widest
 
 __all__ = ["memory_estimate", "memory_phases", "check_device_memory", "DeviceMemoryError", "device_free_bytes",
            "graph_bytes", "unit_flow_phases"]
@@ -81,9 +81,6 @@ def _matching(m, n, nnz, backend, certificate, include_input):
     if backend == "cupy" and i == 4 and o == 4:
         # cuSPARSE csr2cscEx2: its value output (nnz) and work buffer (about nnz + n)
         transpose = 4 * nnz + 4 * (nnz + n + 1)
-    elif backend == "cupy" and nnz >= TRANSPOSE_BUCKETED_MIN:
-        # the bucketed transpose: a row and a column per entry, the pointers twice and a cursor per column
-        transpose = 2 * nnz * i + 2 * (n + 1) * o
     elif backend == "cupy":
         # the counting transpose: the pointers twice (prefix sum) and a cursor per column
         transpose = 2 * (n + 1) * o
@@ -232,9 +229,11 @@ def memory_estimate(shape: tuple, nnz: int, problem: Literal["matching", "flow"]
     ids, int64 offsets), a certified matching holds about 30 bytes per
     entry at its peak (the augmenting-path forest's per-vertex arrays beside
     the graph and its transpose); int64 ids too would need about 50.
-    Counted: the arrays of the drivers and of the transpose (the bucketed
-    one's two ids per entry of scratch, or cuSPARSE's); not counted: CuPy's
-    reduction scratch and kernel launch state (kilobytes).
+    Counted: the arrays of the drivers and of cuSPARSE's transpose; not
+    counted: CuPy's reduction scratch and kernel launch state (kilobytes),
+    and, with int64 offsets, the batch sort of columns of more than 64
+    entries (:data:`gpumatch.csr.TRANSPOSE_SORT_SHARE`, at most about 2.5
+    bytes per entry; none on random graphs of small degree).
 
     Examples
     --------

@@ -171,7 +171,7 @@ def expand_segments(indptr, vertices):
     return owner, positions
 
 
-def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False, sort_rows: bool = True):
+def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False):
     """Transpose a CSR pattern (equivalently: CSR ↔ CSC).
 
     The rows of each column come out ascending, whatever the order of the
@@ -187,12 +187,6 @@ def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False, sort_r
     return_perm : bool
         Also return ``perm``: ``perm[k]`` is the CSR position of the
         ``k``-th entry of the transpose.
-    sort_rows : bool
-        With False the rows of a column may come out in any order (and in
-        a different order from run to run).  On the GPU, patterns that
-        cuSPARSE does not take (64-bit offsets or ids) of at least
-        :data:`TRANSPOSE_BUCKETED_MIN` entries then skip the sort
-        (:func:`_transpose_bucketed`).  Ignored with `return_perm`.
 
     Returns
     -------
@@ -208,10 +202,7 @@ def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False, sort_r
     (:func:`_transpose_cusparse`); patterns with 64-bit pointers (past
     ``2**31`` entries) through a counting transpose (:func:`_transpose_counting`:
     about 20 bytes a device entry less than the sort of ``(column, row)``
-    keys it replaces), or the bucketed one without `sort_rows` (H200,
-    int64 offsets: R-MAT 24 80 -> 15 ms, random 128M entries 23 -> 13 ms;
-    on 32-bit patterns it lost to cuSPARSE, 13.8 against 8.6 ms on R-MAT
-    24).  On the host, SciPy's CSR → CSC conversion (a
+    keys it replaces).  On the host, SciPy's CSR → CSC conversion (a
     counting transpose in C++, O(nnz)): on a 2-core CPU, random 1M d5 (5M
     entries) 43 ms against 318 ms for the key sort, 58 against 474 ms on
     R-MAT 20.
@@ -223,60 +214,7 @@ def transpose(indptr, indices, n_cols: int, *, return_perm: bool = False, sort_r
     out = _transpose_cusparse(indptr, indices, n_cols, return_perm)
     if out is not None:
         return out
-    if not (sort_rows or return_perm) and int(indices.shape[0]) >= TRANSPOSE_BUCKETED_MIN and m and n_cols:
-        return _transpose_bucketed(indptr, indices, m, n_cols)
     return _transpose_counting(indptr, indices, m, n_cols, return_perm)
-
-
-#: The smallest pattern (stored entries) that ``transpose(..., sort_rows=False)``
-#: hands to :func:`_transpose_bucketed` on the GPU (where cuSPARSE does not apply).
-TRANSPOSE_BUCKETED_MIN = 1 << 20
-#: The bucketed transpose's column atomics: one per warp and column (1) or per entry (0).
-TRANSPOSE_AGGREGATE = 1
-#: Buckets (``GM_TB_BUCKETS``) and the partition's threads a block (csr.cu).
-_TB_BUCKETS, _TB_BLOCK = 1024, 1024
-
-
-def _transpose_bucketed(indptr, indices, m, n_cols):
-    """:func:`transpose` of a device pattern, the rows of a column in any
-    order, by way of column buckets (``gpumatch_csr_tb_*`` of ``csr.cu``).
-
-    The entries are first dealt, in runs, to at most 1024 buckets of
-    consecutive columns (row and column of each: 2 ids an entry of scratch);
-    the column counts and the scatter into the transpose then read them
-    bucket by bucket, so their atomics and writes stay within a window of
-    the output instead of spreading over all of it.  Any offset and index
-    widths (int64 offsets over int32 ids included)."""
-    cp = _backend.cp
-    nnz = int(indices.shape[0])
-    pdt, idt = np.dtype(indptr.dtype), np.dtype(indices.dtype)
-    shift = max(0, int(n_cols - 1).bit_length() - _TB_BUCKETS.bit_length() + 1)
-    nb = ((n_cols - 1) >> shift) + 1
-    defines = (("PTR_T", _VALUE_TYPES[pdt]), ("IND_T", _VALUE_TYPES[idt]))
-    get = lambda name: _cuda.get_kernel("csr.cu", name, defines)  # noqa: E731
-    sms = int(cp.cuda.Device().attributes["MultiProcessorCount"])
-    # a block of the bucket count sees fewer than 2**31 entries (32-bit shared counters)
-    grid = max(min(-(-nnz // _cuda.BLOCK), 8 * sms), -(-nnz // (1 << 30)))
-    b_ptr = cp.zeros(nb + 1, dtype=pdt)
-    get("gpumatch_csr_tb_buckets")((grid,), (_cuda.BLOCK,), (indices, np.int64(nnz), np.int32(shift), np.int32(nb),
-                                                             b_ptr))
-    b_cursor = cp.cumsum(b_ptr, dtype=pdt)[:-1]
-    tmp_row = cp.empty(nnz, dtype=idt)
-    tmp_col = cp.empty(nnz, dtype=idt)
-    tiles = -(-nnz // (_TB_BLOCK * 16))
-    get("gpumatch_csr_tb_partition")((max(1, min(tiles, 2 * sms)),), (_TB_BLOCK,),
-                                     (indptr, indices, np.int64(m), np.int64(nnz), np.int32(shift), np.int32(nb),
-                                      b_cursor, tmp_row, tmp_col))
-    del b_ptr, b_cursor
-    t_indptr = cp.zeros(n_cols + 1, dtype=pdt)
-    grid = (max(1, min(-(-nnz // _cuda.BLOCK), 65536)),)
-    agg = np.int32(TRANSPOSE_AGGREGATE)
-    get("gpumatch_csr_tb_count")(grid, (_cuda.BLOCK,), (tmp_col, np.int64(nnz), t_indptr, agg))
-    t_indptr = cp.cumsum(t_indptr, dtype=pdt)
-    cursor = t_indptr[:-1].copy()
-    t_indices = cp.empty(nnz, dtype=idt)
-    get("gpumatch_csr_tb_scatter")(grid, (_cuda.BLOCK,), (tmp_row, tmp_col, np.int64(nnz), cursor, t_indices, agg))
-    return t_indptr, t_indices
 
 
 #: Most entries of the long columns (more than ``GM_T_SHORT`` = 64 rows,

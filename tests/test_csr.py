@@ -283,60 +283,6 @@ def test_transpose_takes_unsorted_rows(backend, kind, dtype):
     np.testing.assert_array_equal(shuffled[perm], np.repeat(np.arange(n), np.diff(ti)))
 
 
-def _bucketed_cases():
-    """Patterns for the bucketed transpose: one bucket, exactly 1024 columns
-    (a column per bucket), more columns than buckets, a wide and short
-    pattern (tiles spanning many rows), long runs of empty rows, a row of
-    more than a partition tile (16384 entries), hub columns, and rows whose
-    columns are not sorted."""
-    rng = np.random.default_rng(11)
-    cases = {"one bucket": sp.random(400, 3, density=0.3, format="csr", random_state=1),
-             "1024 columns": sp.random(900, 1024, density=0.01, format="csr", random_state=2),
-             "many buckets": sp.random(2000, 50_000, density=0.0004, format="csr", random_state=3)}
-    rows = np.r_[np.zeros(20_000, dtype=np.int64), rng.integers(0, 30_000, 40_000)]
-    rows[20_000:][rng.random(40_000) < 0.5] = 29_999          # the last row too
-    cols = np.r_[np.arange(20_000), rng.integers(0, 3_000, 40_000)]
-    cols[rng.random(cols.size) < 0.1] = 17                    # a hub column
-    A = sp.csr_matrix((np.ones(rows.size), (rows, cols)), shape=(30_000, 20_000))
-    A.sum_duplicates()
-    cases["long row, empty rows, hub"] = A
-    return cases
-
-
-@pytest.mark.gpu
-@pytest.mark.parametrize("widths", ["mixed", "int64"])
-@pytest.mark.parametrize("case", list(_bucketed_cases()))
-def test_bucketed_transpose_has_each_columns_rows(case, widths):
-    """The bucketed transpose (rows of a column in any order) holds the same
-    rows in every column as SciPy's; called through ``sort_rows=False`` with
-    its threshold lowered, on the widths cuSPARSE does not take (int64
-    offsets over int32 or int64 ids), with unsorted rows."""
-    A = _bucketed_cases()[case]
-    A.sort_indices()
-    pdt, idt = {"mixed": (np.int64, np.int32), "int64": (np.int64, np.int64)}[widths]
-    indptr, indices = A.indptr.astype(pdt), A.indices.astype(idt)
-    shuffled = _shuffle_rows(indptr, indices, 3)
-    saved = csr.TRANSPOSE_BUCKETED_MIN
-    calls = []
-    real = csr._transpose_bucketed
-    csr.TRANSPOSE_BUCKETED_MIN = 0
-    csr._transpose_bucketed = lambda *a: calls.append(1) or real(*a)
-    try:
-        got = csr.transpose(*_to("cupy", indptr, shuffled), A.shape[1], sort_rows=False)
-    finally:
-        csr.TRANSPOSE_BUCKETED_MIN = saved
-        csr._transpose_bucketed = real
-    assert calls
-    ti, tx = _np(*got)
-    assert ti.dtype == pdt and tx.dtype == idt
-    C = A.tocsc()
-    C.sort_indices()
-    np.testing.assert_array_equal(ti, C.indptr)
-    owner = np.repeat(np.arange(A.shape[1]), np.diff(ti))
-    order = np.lexsort((tx, owner))                              # the rows of each column, sorted here
-    np.testing.assert_array_equal(tx[order], C.indices)
-
-
 @pytest.mark.gpu
 def test_transpose_cusparse_takes_unsorted_rows():
     """cuSPARSE itself (no fall-back to the sort) on rows whose column

@@ -565,34 +565,6 @@ def test_gpu_transpose_equals_scipy(name, dtype):
 
 
 @pytest.mark.gpu
-@pytest.mark.parametrize("name", ["random", "rmat", "jacobian", "ladder", "rectangular"])
-def test_gpu_solve_on_the_bucketed_transpose(name, monkeypatch):
-    """With int64 offsets (past 2**31 entries) the static solve reads its CSC
-    from the bucketed transpose (rows of a column in any order); with both
-    switches lowered here, every family still gets a certified maximum
-    matching, with and without the augmenting tail."""
-    from gpumatch import csr
-
-    monkeypatch.setattr(csr, "TRANSPOSE_BUCKETED_MIN", 0)
-    monkeypatch.setattr(csr, "OFFSET_LIMIT", 64)
-    calls = []
-    real = csr._transpose_bucketed
-    monkeypatch.setattr(csr, "_transpose_bucketed", lambda *a: calls.append(1) or real(*a))
-    A = {"random": lambda: generators.random_bipartite(20_000, 20_000, 3, seed=9),
-         "rmat": lambda: generators.rmat(14, 8, seed=9),
-         "jacobian": lambda: generators.block_triangular(5_000, seed=9),
-         "ladder": lambda: generators.bidiagonal(20_000, permute=True, seed=9),
-         "rectangular": lambda: generators.random_bipartite(3_000, 9_000, 2, seed=9)}[name]()
-    ref = flow_size(A)
-    for aug in (_driver.AUGMENT_AFTER, None):
-        monkeypatch.setattr(_driver, "AUGMENT_AFTER", aug)
-        res = bipartite_matching(A, backend="cupy", certificate=True)
-        check_matching(A, host(res.col_to_row), expected_size=ref)
-        _check_cover(A, res)
-    assert calls
-
-
-@pytest.mark.gpu
 @pytest.mark.parametrize("name", ["random", "rmat"])
 def test_gpu_relabel_collect_with_fix_equals_numpy_twin(name):
     """The fused FixMatching + relabel set-up against fix_matching then the

@@ -171,7 +171,7 @@ def solve_unit(xp, backend, V, indptr, indices, cap, source, sink, found):
     """
     t0 = time.perf_counter()
     g, l_heads, r_tails, arcs, k_rows, k_cols = _biadjacency(xp, backend, found, indices)
-    st = _driver.make_state(g, sort_rows=False)
+    st = _driver.make_state(g)
     del g
     _backend.synchronize(backend)
     t1 = time.perf_counter()

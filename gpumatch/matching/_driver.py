@@ -235,22 +235,21 @@ def kernels_for(backend: str):
     return k
 
 
-def make_state(g, csc=True, sort_rows=True) -> GPRState:
+def make_state(g, csc=True) -> GPRState:
     """Build the G-PR arrays of a :class:`~gpumatch._validation.CSRGraph`.
 
     Without `csc` (the ``"numba"`` backend only) ``cptr`` / ``cind`` stay
     None: its engine builds them when it needs them
     (:func:`gpumatch.matching._cpu.ensure_csc`).
 
-    The CSC comes from :func:`gpumatch.csr.transpose`.  With `sort_rows`
-    the rows of each column come out ascending: cuSPARSE's csr2csc on a
-    32-bit device pattern, SciPy's counting transpose on the host.  The
-    solves from scratch pass False: G-PR reads the rows of a column in any
-    order, and on the GPU the bucketed transpose is then used.  H200:
-    R-MAT 24 (133M entries) 8.6 ms with cuSPARSE (its symbolic action,
-    4.4 ms on an H100, faults: see there); a counting transpose with one
-    atomic scatter over the whole output lost to it on an H100 (14.1 ms
-    unsorted).
+    The CSC comes from :func:`gpumatch.csr.transpose` (rows of each column
+    ascending, which the dynamic solver's patching needs): cuSPARSE's
+    csr2csc on a 32-bit device pattern, SciPy's counting transpose on the
+    host.  A counting transpose of our own (histogram, atomic scatter) lost
+    to cuSPARSE on an H100: R-MAT 24 (133M entries) 14.1 ms with its rows
+    unsorted, 28.2 ms sorted, against 10.1 ms (4.4 with cuSPARSE's symbolic
+    action, which faults: see there); random 16M d5 17.0 / 19.5 against
+    8.6 ms (2.9); level on Delaunay 1M (0.39 against 0.44 ms, symbolic).
     """
     xp = g.xp
     m, n = g.m, g.n
@@ -269,8 +268,8 @@ def make_state(g, csc=True, sort_rows=True) -> GPRState:
         from .. import _cpu_csr
 
         cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
-    else:   # NumPy: SciPy's counting transpose; CuPy: bucketed, or cuSPARSE when sorted
-        cptr, cind = _csr.transpose(rptr, rind, n, sort_rows=sort_rows)
+    else:   # NumPy: SciPy's counting transpose; CuPy: cuSPARSE (sort for 64-bit)
+        cptr, cind = _csr.transpose(rptr, rind, n)
     if cptr is not None:
         cptr = cptr.astype(odt, copy=False)
         cind = cind.astype(idx, copy=False)

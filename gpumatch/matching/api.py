@@ -118,7 +118,7 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
     if g.backend == "cupy":   # before the solve allocates: a clear error instead of CuPy's OutOfMemoryError
         need = _memory.memory_estimate(g.shape, g.nnz, "matching", "cupy", certificate, include_input=False)
         _memory.check_device_memory(need, f"a matching of a {g.m} x {g.n} graph with {g.nnz} entries")
-    st = _driver.make_state(g, csc=g.backend != "numba", sort_rows=False)   # the Numba engine builds its CSC when it needs it
+    st = _driver.make_state(g, csc=g.backend != "numba")   # the Numba engine builds its CSC when it needs it
     initial_col = None if initial is None else _initial_col_to_row(initial, g, perm_type, st.idx)
     if st.backend == "numba":  # the compiled CPU engine (Karp-Sipser + Pothen-Fan+)
         from . import _cpu   # imports Numba: only the "numba" backend loads it
