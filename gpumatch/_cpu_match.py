@@ -235,6 +235,9 @@ def level_min(nt: int) -> int:
     return int(base * max(1.0, scale))
 
 
+#: Free columns that :func:`push_relabel` follows at once.
+PUSH_LANES = 4
+
 #: Slots of the engines' statistics array.
 _S_PHASES, _S_PATHS, _S_GRAFTS, _S_RELABELS, _S_PUSHES, _S_WORK = range(6)
 
@@ -679,16 +682,26 @@ def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
     free, nfree = _free_columns(n, cptr, mu_col)
     if nfree == 0:
         return
-    label = np.empty(m, np.int64)
+    label = np.empty(m, rind.dtype)      # (ids hold m + 1): half the cache of int64 labels
     queue = np.empty(m + 1, np.int64)
     budget = rptr[m] + m + n
     work = global_relabel(m, rptr, rind, mu_row, mu_col, label, queue)
     total = work
     stats[_S_RELABELS] += 1
     pushes = 0
-    for i in range(nfree):
-        c = free[i]
-        while c >= 0:
+    lanes = np.full(PUSH_LANES, -1, np.int64)   # the columns being followed
+    nxt = 0
+    live = 0
+    for k in range(PUSH_LANES):
+        if nxt < nfree:
+            lanes[k] = free[nxt]
+            nxt += 1
+            live += 1
+    while live > 0:
+        for k in range(PUSH_LANES):
+            c = lanes[k]
+            if c < 0:
+                continue
             if work >= budget:
                 work = global_relabel(m, rptr, rind, mu_row, mu_col, label, queue)
                 total += work
@@ -708,16 +721,23 @@ def push_relabel(m, n, rptr, rind, cptr, cind, mu_row, mu_col, stats):
                     best = cind[p]
                 elif lr < l2:
                     l2 = lr
-            if l1 >= inf:
-                break                    # no augmenting path from c
-            c2 = mu_row[best]            # push: c takes its lowest row
-            mu_row[best] = c
-            mu_col[c] = best
-            label[best] = min(l2 + 1, inf)
-            pushes += 1
-            if c2 >= 0:
-                mu_col[c2] = -1
-            c = c2
+            nc = -1
+            if l1 < inf:                     # (else no augmenting path from c: it stays free)
+                c2 = mu_row[best]            # push: c takes its lowest row
+                mu_row[best] = c
+                mu_col[c] = best
+                label[best] = min(l2 + 1, inf)
+                pushes += 1
+                if c2 >= 0:
+                    mu_col[c2] = -1
+                    nc = c2                  # the displaced column pushes next
+            if nc < 0:                       # the path ended: the next free column
+                if nxt < nfree:
+                    nc = free[nxt]
+                    nxt += 1
+                else:
+                    live -= 1
+            lanes[k] = nc
     stats[_S_PUSHES] += pushes
     stats[_S_WORK] += total
 
