@@ -251,7 +251,6 @@ def test_cupy_input_gives_cupy_output(backend):
 def test_push_relabel_callers_skip_the_route(backend, monkeypatch):
     """``method="flow"`` matchings and the dynamic solver's solves from scratch run push-relabel."""
     import gpumatch
-
     from gpumatch.flow.dynamic import _dynamic
 
     def refuse(*args, **kwargs):
