@@ -202,7 +202,9 @@ def run(args, problem, cp, gpumatch, peak, graph, matched_size):
     else:
         ok, cover = check_matching_on_device(cp, graph, args.degree, out, args.check_chunk)
         row.update(size=int(out.size), cover_size=cover, verified=bool(ok),
-                   finished_by=out.stats.get("finished_by"), global_relabels=out.stats.get("global_relabels"))
+                   finished_by=out.stats.get("finished_by"), global_relabels=out.stats.get("global_relabels"),
+                   cover_source=out.stats.get("cover_source"),
+                   stage_s={k: round(float(out.stats.get(k, 0.0)), 4) for k in ("time_init", "time_relabel", "time_push", "time_augment")})
         matched_size = int(out.size)
     row["check_s"] = time.perf_counter() - t0
     del out

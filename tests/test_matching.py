@@ -95,6 +95,45 @@ def test_options_keep_results_maximum(backend, kw):
     check_both(A, backend, scipy_size(A), **kw)
 
 
+@pytest.mark.parametrize("way", ["push-relabel", "augmenting", "augmenting-forest", "augmenting-no-marks"])
+def test_cover_comes_from_the_last_search(backend, monkeypatch, way):
+    """The certificate reuses the search that ended the solve: the last
+    global relabel when push-relabel finishes ("labels"), the closed search
+    forest or backward trees when augmenting phases do ("forest",
+    "backward"; without them, a BFS of its own: "bfs").  Every cover is
+    checked edge by edge, on graphs where each way ends the solve."""
+    if backend == "numba":
+        pytest.skip("the Numba engine has its own certificate search")
+    from gpumatch.matching import _augment
+
+    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", ())   # the tails stay on the backend
+    monkeypatch.setattr(_driver, "HOST_FINISH_NUMPY", None)
+    if way == "push-relabel":
+        monkeypatch.setattr(_driver, "AUGMENT_AFTER", None)
+        monkeypatch.setattr(_driver, "STALL_WINDOW", None)
+    else:
+        monkeypatch.setattr(_driver, "AUGMENT_AFTER", 0)
+    if way == "augmenting-forest":   # no backward certificate: the forest proves every maximum
+        monkeypatch.setattr(_augment, "BACK_CERTIFICATE", False)
+    if way == "augmenting-no-marks":
+        monkeypatch.setattr(_augment, "cover_marks", lambda st: None)
+    graphs = [generators.random_bipartite(2000, 1800, d, seed=s) for d, s in ((2, 1), (3, 2), (5, 3))]
+    graphs += [sp.random(300, 260, density=0.01, format="csr", random_state=4), generators.grid(40, 40, drop=0.1), generators.block_triangular(600, seed=5)]
+    seen = set()
+    for A in graphs:
+        res = check_both(A, backend, scipy_size(A))
+        st = res.stats
+        if st["finished_by"] == "push-relabel":
+            want = "labels"
+        else:
+            assert st["finished_by"] == "augmenting-paths"
+            want = "bfs" if way == "augmenting-no-marks" else st["aug_certificate"]
+        assert st["cover_source"] == want, (st, want)
+        seen.add(want)
+    assert seen >= {"push-relabel": {"labels"}, "augmenting": {"backward"}, "augmenting-forest": {"forest"},
+                    "augmenting-no-marks": {"bfs"}}[way], seen
+
+
 # ---------------------------------------------------------------------------
 # degenerate inputs
 

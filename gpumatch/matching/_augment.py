@@ -74,7 +74,7 @@ from .. import _backend, _cuda
 from .. import csr as _csr
 
 __all__ = ["augment", "note_added", "note_removed", "repair_removed", "invalidate", "BACK_RATIO", "DEFER_CLOSING",
-           "BACK_FLOOR", "SEARCH_WAIT", "ADOPT_PUSH", "BACK_CERTIFICATE", "COOPERATIVE", "LOOP_MAX",
+           "BACK_FLOOR", "SEARCH_WAIT", "ADOPT_PUSH", "BACK_CERTIFICATE", "COOPERATIVE", "LOOP_MAX", "cover_marks",
            "LEVELS_PER_CHECK"]
 
 #: ``tstate`` of a tree (indexed by its root row): live and closed, orphaned
@@ -209,6 +209,7 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     (True, [1, 0], [1, 0])
     """
     twin = _twin(st)
+    twin.f["backward"] = False   # until a phase converges by the backward certificate
     stats = {"aug_phases": 0, "aug_paths": 0, "aug_levels": 0, "aug_met": 0, "aug_back_levels": 0,
              "aug_orphan_deaths": 0,
              "aug_converged": False, "aug_incremental": bool(incremental and twin.f["valid"])}
@@ -219,6 +220,7 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     if max_phases != 0 and twin.cooperative():
         stats.update(twin.run_cooperative(-1 if max_phases is None else int(max_phases)))
         twin.f["valid"] = stats["aug_certificate"] == "forest"
+        twin.f["backward"] = stats["aug_certificate"] == "backward"
         stats["time_augment"] = time.perf_counter() - t0
         return stats
     defer = _defer()
@@ -251,7 +253,9 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         if closing:
             deferred, left_open = 0, False
         closing = not defer or flipped == 0
-    twin.finish()
+    twin.f["backward"] = stats["aug_certificate"] == "backward"
+    if not twin.f["backward"]:   # (a backward certificate keeps its trees' claims: cover_marks)
+        twin.finish()
     stats.setdefault("aug_seeds", 0)
     stats["aug_released"] = getattr(twin, "released", 0)
     stats["aug_reparented"], stats["aug_orphaned"] = twin.take_repairs()
@@ -265,6 +269,8 @@ def note_added(st, rows, cols) -> None:
     """Record, for the kept forest, that edges ``(rows[i], cols[i])`` were added
     (int64 arrays on the state's backend, in range).  Costs nothing without a forest."""
     f = st.extra.get("augment")
+    if f is not None:
+        f["backward"] = False
     if f is None or not f["valid"] or rows.shape[0] == 0:
         return
     if st.backend == "cupy":
@@ -285,6 +291,8 @@ def note_removed(st, rows, cols) -> None:
     removed; call it while the matching and the graph still hold them, and
     :func:`repair_removed` once they are gone."""
     f = st.extra.get("augment")
+    if f is not None:
+        f["backward"] = False
     if f is None or not f["valid"] or rows.shape[0] == 0:
         return
     f["batch"] += 1
@@ -370,15 +378,45 @@ def invalidate(st) -> None:
     """Forget the kept forest (after the matching or graph changed in another way)."""
     f = st.extra.get("augment")
     if f is not None:
-        f["valid"] = False
+        f["valid"] = f["backward"] = False
+    st.extra.pop("cover_marks", None)
 
 
-def release(st) -> None:
+def release(st, keep_cover=False) -> None:
     """Forget the kept forest and free its arrays (the next phase allocates
     them again): the static driver's walks and certificate need the memory
     more (a forest holds about 15 bytes per entry of a random graph of
-    degree 5, issue 63)."""
+    degree 5, issue 63).  With `keep_cover`, the marks that
+    :func:`cover_marks` reads stay (two of the arrays)."""
+    marks = cover_marks(st) if keep_cover else None
     st.extra.pop("augment", None)
+    st.extra.pop("cover_marks", None)
+    if marks is not None:
+        st.extra["cover_marks"] = marks
+
+
+def cover_marks(st):
+    """What proves the current matching of `st` maximum, from the last
+    converged call (the certificates in the headers of
+    ``augment_common.cuh`` and ``augment_coop.cu``), or None:
+
+    * ``("forest", tree_row, root_col)``: the closed forest; its rows and
+      columns are those with ``tree_row >= 0`` and ``root_col >= 0``;
+    * ``("backward", None, root_col)``: the closed backward trees of the
+      last phase, whose columns keep their claims ``root_col < -1``.
+
+    What :func:`release` kept is handed over once."""
+    kept = st.extra.pop("cover_marks", None)
+    if kept is not None:
+        return kept
+    f = st.extra.get("augment")
+    if f is None:
+        return None
+    if f["valid"]:
+        return "forest", f["tree_row"], f["root_col"]
+    if f.get("backward"):
+        return "backward", None, f["root_col"]
+    return None
 
 
 def _defer():

@@ -471,6 +471,8 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
 
     it = 0
     history = stats["active_history"]
+    st.extra.pop("final_labels", None)
+    st.extra.pop("cover_marks", None)
     if solve:
         while True:
             t_a = _now(bk)
@@ -487,6 +489,7 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             t_b = _now(bk)
             stats["time_relabel"] += t_b - t_a
             if length == 0:
+                st.extra["final_labels"] = True   # exact labels of the final matching: its König cover
                 break
             reason = _stall(history, window, max_relabels)
             if reason is None and window is None and stats["global_relabels"] > hard_cap:
@@ -674,6 +677,7 @@ def _walks(st, plan, stats, host_s):
         size = st.m - st.extra["free_rows"]
         if length == 0:
             stats["finished_by"] = "walks"
+            st.extra["final_labels"] = True   # exact labels of the final matching: its König cover
             return "maximum"
         if t_r > 0.5 * host_s:   # a relabel as dear as half the host's whole finish (a BFS of 10^5+ levels: chains)
             return (f"host: device walks: a global relabel of {int(max_level)} levels took {t_r:.3f} s; "
@@ -739,13 +743,15 @@ def release_push_buffers(st) -> None:
     st.claim = None
 
 
-def release_scratch(st) -> None:
+def release_scratch(st, keep_cover=False) -> None:
     """:func:`release_push_buffers` and the augmenting-path forest (a
-    static solve is over: the certificate's BFS needs the memory more)."""
+    static solve is over: the certificate's BFS needs the memory more);
+    with `keep_cover`, a closed forest's two tree marks stay for
+    :func:`konig_cover_masks`."""
     from . import _augment
 
     release_push_buffers(st)
-    _augment.release(st)
+    _augment.release(st, keep_cover)
 
 
 def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, check_long, check_short,
@@ -803,21 +809,62 @@ def _push_phase(st, kern, active, length, it, budget, stats, shrink_threshold, c
 
 
 def konig_cover_masks(st):
-    """König cover of the (maximum) matching in `st` by one alternating BFS.
+    """König cover of the (maximum) matching in `st`: the masks ``(rows, columns)``.
 
     ``Z`` = vertices reached from the free rows (row → any column, column →
     its matched row).  Cover = rows not in ``Z`` ∪ columns in ``Z``: an edge
     with its row in ``Z`` has its column in ``Z``; every covered vertex is
     matched and each matched pair contributes exactly one endpoint, so the
     cover has the size of the matching.
+
+    A solve has usually found ``Z`` already, and then no new search runs:
+
+    * G-PR (or its walks) ended at a global relabel that reached no free
+      column: the labels of that BFS are ``Z`` (``st.extra["final_labels"]``,
+      set by :func:`run_gpr`; nothing has changed the matching since);
+    * the augmenting-path phases ended with a closed forest
+      (``aug_certificate`` ``"forest"``): every free row with an entry
+      roots a tree, a tree row's columns are all in its tree and each tree
+      column's mate is in the tree, so the forest is ``Z`` (the invariant is
+      in the header of ``augment_common.cuh``); rows outside it are covered
+      when matched (a free row outside it has no entry);
+    * they ended with closed backward trees (``"backward"``): their columns
+      ``Y`` are all that an alternating path reaches from the free columns,
+      so the cover is the mates of ``Y``'s matched columns and the matched
+      columns outside ``Y`` (the mirror image of the rule above).
+
+    Otherwise one alternating BFS from the free rows (a global relabel)
+    finds ``Z``.  Each way checks that the cover has the matching's size and
+    records itself in ``st.extra["cover_source"]`` (``"labels"``,
+    ``"forest"``, ``"backward"`` or ``"bfs"``).  The labels' mark is used
+    once, as are the marks that :func:`release_scratch` kept.
     """
+    from . import _augment
+
     kern = kernels_for(st.backend)
-    kern.fix_matching(st)
-    kern.global_relabel(st)
-    cover_rows = st.psi_row >= st.inf
-    cover_cols = st.psi_col < st.inf
+    marks = None if st.extra.get("final_labels") else _augment.cover_marks(st)
+    how = "labels" if st.extra.pop("final_labels", False) else "bfs" if marks is None else marks[0]
+    if how == "forest":
+        _, tree_row, root_col = marks
+        cover_rows, cover_cols = (tree_row < 0) & (st.mu_row >= 0), root_col >= 0
+    elif how == "backward":
+        root_col = marks[2]
+        back = root_col < -1
+        cover_cols = (st.mu_col >= 0) & ~back
+        cover_rows = st.xp.zeros(st.m, dtype=bool)
+        cover_rows[st.mu_col[st.xp.flatnonzero(back & (st.mu_col >= 0))]] = True
+    else:
+        if how == "bfs":
+            kern.fix_matching(st)
+            kern.global_relabel(st)
+        cover_rows, cover_cols = st.psi_row >= st.inf, st.psi_col < st.inf
+    del marks
     if bool(_backend.reduce(cover_cols & (st.mu_col < 0), "any")):  # pragma: no cover - would be a bug
-        raise RuntimeError("matching is not maximum: a free column is reachable")
+        raise RuntimeError(f"matching is not maximum: a free column is in the cover ({how})")
+    st.extra["cover_source"] = how
+    size = int(_backend.reduce(st.mu_col >= 0, "sum"))
+    if int(_backend.reduce(cover_rows, "sum")) + int(_backend.reduce(cover_cols, "sum")) != size:  # pragma: no cover
+        raise RuntimeError(f"the König cover ({how}) does not have the matching's size {size}")
     return cover_rows, cover_cols
 
 

@@ -46,7 +46,12 @@ class MatchingResult:
     cover_rows, cover_cols : array of bool or None
         With ``certificate=True``: a minimum vertex cover (König), as masks
         over rows and columns.  Every edge has an endpoint in it and it has
-        ``size`` vertices, which proves the matching maximum.
+        ``size`` vertices, which proves the matching maximum.  The G-PR
+        engines then also report ``stats["cover_source"]``: ``"labels"``
+        (the last global relabel's search, which found no free column),
+        ``"forest"`` or ``"backward"`` (the last augmenting phase's closed
+        search trees, or its closed trees grown from the free columns) or
+        ``"bfs"`` (a search of its own after the solve).
     """
 
     row_to_col: Any
@@ -127,8 +132,10 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
         return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
                             shrink_threshold=int(shrink_threshold), fresh=True)
-    _driver.release_scratch(st)     # (a static solve: nothing runs on the state but the certificate)
+    _driver.release_scratch(st, keep_cover=certificate)     # (a static solve: only the certificate is left)
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
+    if certificate:
+        stats["cover_source"] = st.extra.pop("cover_source")
     return g, st, stats, cover
 
 

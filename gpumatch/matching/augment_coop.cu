@@ -28,7 +28,8 @@
 //      disjoint trees), sync.
 // Phases repeat until one flips nothing and no orphaned tree died
 // (converged) or `max_phases` (< 0: no cap, else >= 1) ran; then the
-// matched columns are counted and the last phase's backward trees released.
+// matched columns are counted and the last phase's backward trees released
+// (kept when they proved convergence: the backward certificate below).
 // With `defer` (deferred closing, header) a phase is a search phase unless
 // the one before it was a search phase that flipped nothing: then it is a
 // closing phase, and only a closing phase can converge, or a search phase
@@ -216,11 +217,14 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         closing = !defer || nflip == 0;
     }
     // matched columns: a shuffle sum per warp, one atomic per warp; the
-    // last phase's backward trees are released on the way
+    // last phase's backward trees are released on the way, unless they
+    // proved the matching maximum (backward: every thread took the same
+    // branch above): their claims are then the certificate the host reads
+    // (_augment.cover_marks), and the next solve's dissolve releases them
     unsigned long long mine = 0ULL;
     for (long long c = tid; c < n; c += nthreads) {
         mine += mu_col[c] >= 0 ? 1ULL : 0ULL;
-        if (root_col[c] < (idx_t)-1) root_col[c] = (idx_t)-1;
+        if (!backward && root_col[c] < (idx_t)-1) root_col[c] = (idx_t)-1;
     }
     for (int off = GPUMATCH_WARP / 2; off > 0; off /= 2) mine += __shfl_down_sync(GPUMATCH_FULL_MASK, mine, off);
     if ((threadIdx.x % GPUMATCH_WARP) == 0 && mine) atomicAdd((unsigned long long*)&state[5], mine);
