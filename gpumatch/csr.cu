@@ -663,6 +663,63 @@ extern "C" __global__ void gpumatch_csr_t_scatter(
 #ifndef GM_T_SHORT
 #define GM_T_SHORT 64
 #endif
+#ifndef GM_T_SHORT_MERGE
+#define GM_T_SHORT_MERGE 32
+#endif
+
+// ---------------------------------------------------------------------------
+// Blocked transpose (gpumatch.csr._transpose_blocked): a pattern with int64
+// pointers over int32 ids is cut into row blocks of fewer than 2**31
+// entries; cuSPARSE transposes each block with 32-bit pointers (rows of a
+// column ascending, numbered from the block's first row r0), and the
+// blocks, in row order, are appended to the columns of the whole transpose
+// here, so its rows stay ascending.
+//   bptr, bind : n + 1, nnz_b (int): the block's transpose
+//   cursor     : n (PTR_T), in: the next free slot of each column of the
+//                whole transpose; out: advanced past this block's rows
+//   t_indices  : nnz (IND_T), out: r0 + the block's rows, at the slots
+//   long_cols, nlong : the columns of more than GM_T_SHORT_MERGE entries
+//                of the block, appended (count *nlong) and left to
+//                gpumatch_csr_t_merge_long
+// Thread mapping: grid-stride over the columns, a thread copies its
+// column's few entries; columns are disjoint, so are their slots.
+extern "C" __global__ void gpumatch_csr_t_merge(
+    const int* __restrict__ bptr, const int* __restrict__ bind, long long n, long long r0,
+    PTR_T* __restrict__ cursor, IND_T* __restrict__ t_indices, IND_T* __restrict__ long_cols,
+    unsigned long long* __restrict__ nlong)
+{
+    const long long stride = (long long)gridDim.x * blockDim.x;
+    for (long long c = (long long)blockIdx.x * blockDim.x + threadIdx.x; c < n; c += stride) {
+        const int b = bptr[c], e = bptr[c + 1];
+        if (e == b) continue;
+        if (e - b > GM_T_SHORT_MERGE) {
+            long_cols[gm_append(nlong)] = (IND_T)c;
+            continue;
+        }
+        const PTR_T dst = cursor[c] - (PTR_T)b;
+        for (int k = b; k < e; ++k) t_indices[dst + k] = (IND_T)(r0 + bind[k]);
+        cursor[c] += (PTR_T)(e - b);
+    }
+}
+
+// gpumatch_csr_t_merge_long: gpumatch_csr_t_merge for the long columns it
+// listed (`count` of them in long_cols); arguments as there.
+// Thread mapping: a block per listed column (grid-stride over the list),
+// its threads copy strided entries; thread 0 advances the cursor after a
+// barrier that every thread of the block passes (all have read it).
+extern "C" __global__ void gpumatch_csr_t_merge_long(
+    const int* __restrict__ bptr, const int* __restrict__ bind, long long r0, PTR_T* __restrict__ cursor,
+    IND_T* __restrict__ t_indices, const IND_T* __restrict__ long_cols, long long count)
+{
+    for (long long i = blockIdx.x; i < count; i += gridDim.x) {
+        const long long c = (long long)long_cols[i];
+        const int b = bptr[c], e = bptr[c + 1];
+        const PTR_T dst = cursor[c] - (PTR_T)b;
+        for (int k = b + (int)threadIdx.x; k < e; k += (int)blockDim.x) t_indices[dst + k] = (IND_T)(r0 + bind[k]);
+        __syncthreads();
+        if (threadIdx.x == 0) cursor[c] += (PTR_T)(e - b);
+    }
+}
 
 // gpumatch_csr_t_sort_short: sort the rows of every column of at most
 // GM_T_SHORT entries (insertion sort; perm moves along when with_perm: in a

@@ -128,6 +128,53 @@ def test_transpose_of_a_mixed_pattern(mixed, backend, skewed):
     np.testing.assert_array_equal(A.indices[p], np.repeat(np.arange(A.shape[1]), np.diff(C.indptr)))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("ptr", [np.int64, np.int32])
+@pytest.mark.parametrize("block", [1, 7, 50, 120, 10**9])
+@pytest.mark.parametrize("shape", [(80, 70), (3, 200), (200, 3)])
+def test_blocked_transpose(mixed, monkeypatch, block, shape, ptr):
+    """int32 ids on the device without the permutation: cuSPARSE per row
+    block of at most `block` entries (a longer row alone), merged in row
+    order: scipy's CSC exactly (rows ascending, pointers in the input's
+    width), with empty rows, a column of more than 32 entries (the merge's
+    long path) and rows whose columns are not sorted."""
+    cp = pytest.importorskip("cupy")
+    monkeypatch.setattr(csr, "TRANSPOSE_BLOCK_ENTRIES", block)
+    m, n = shape
+    A = _graph(m, n, 0.1, seed=5).tolil()
+    A[:, n // 2] = 1                   # a long column
+    A[m // 3, :] = 0                   # an empty row
+    A = sp.csr_matrix(A)
+    A.data[:] = 1
+    rng = np.random.default_rng(block)
+    shuffled = A.indices.copy()
+    for r in range(m):
+        rng.shuffle(shuffled[A.indptr[r]:A.indptr[r + 1]])
+    indptr, indices = cp.asarray(A.indptr.astype(ptr)), cp.asarray(shuffled.astype(np.int32))
+    got = csr._transpose_blocked(indptr, indices, m, n)
+    assert got is not None
+    t_ptr, t_ind = got
+    assert t_ptr.dtype == ptr and t_ind.dtype == np.int32
+    C = A.tocsc()
+    C.sort_indices()
+    np.testing.assert_array_equal(_backend.to_numpy(t_ptr), C.indptr)
+    np.testing.assert_array_equal(_backend.to_numpy(t_ind), C.indices)
+    for a, b in zip(csr.transpose(indptr, indices, n), got):   # transpose() agrees (this path, or cuSPARSE whole)
+        np.testing.assert_array_equal(_backend.to_numpy(a), _backend.to_numpy(b))
+
+
+@pytest.mark.gpu
+def test_matching_over_blocked_transposes(mixed, monkeypatch):
+    """A certified matching whose CSC was merged from many row blocks."""
+    monkeypatch.setattr(csr, "TRANSPOSE_BLOCK_ENTRIES", 37)
+    A = _graph(400, 350, 0.02, seed=9)
+    r = gpumatch.bipartite_matching(_tuple(A, "cupy"), backend="cupy", certificate=True)
+    check_matching(A, _backend.to_numpy(r.col_to_row), perm_type="row", expected_size=_size_ref(A))
+    rows, cols = A.nonzero()
+    cr, cc = _backend.to_numpy(r.cover_rows), _backend.to_numpy(r.cover_cols)
+    assert bool(np.all(cr[rows] | cc[cols])) and int(cr.sum() + cc.sum()) == r.size
+
+
 def test_state_widths(mixed, backend):
     A = _graph()
     g = _validation.as_csr_graph(A, backend)
