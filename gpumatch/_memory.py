@@ -20,6 +20,7 @@ import os
 from typing import Literal
 
 from . import _backend
+from . import csr as _csr
 from .csr import index_dtype_for, offset_dtype_for, widest
 
 __all__ = ["memory_estimate", "memory_phases", "check_device_memory", "DeviceMemoryError", "device_free_bytes",
@@ -78,9 +79,17 @@ def _matching(m, n, nnz, backend, certificate, include_input):
     graph = (m + 1) * o + nnz * i                   # rptr, rind: the validated graph
     csc = (n + 1) * o + nnz * i                     # cptr, cind
     given = graph if include_input else 0
-    if backend == "cupy" and i == 4 and o == 4:
+    block = _csr.TRANSPOSE_BLOCK_ENTRIES
+    if backend == "cupy" and i == 4 and o == 4 and nnz <= block:
         # cuSPARSE csr2cscEx2: its value output (nnz) and work buffer (about nnz + n)
         transpose = 4 * nnz + 4 * (nnz + n + 1)
+    elif backend == "cupy" and i == 4:
+        # csr._transpose_blocked: the blocks' transposes side by side, then one block's cuSPARSE
+        # work (its 32-bit pointers too), or the merge's cursor, long-column list and prefix sum
+        blocks = -(-nnz // block)
+        nb = min(nnz, block)
+        stage = blocks * (n + 1) * 4 + nnz * 4
+        transpose = stage + max(4 * nb + 4 * (nb + n + 1) + 12 * (m + 1), n * o + n * 4 + (n + 1) * o)
     elif backend == "cupy":
         # the counting transpose: the pointers twice (prefix sum) and a cursor per column
         transpose = 2 * (n + 1) * o
@@ -101,8 +110,8 @@ def _matching(m, n, nnz, backend, certificate, include_input):
         # the push lists and the claims are released before the forest is built
         "augmenting paths": given + csc + state + relabel + forest + temps,
     }
-    if certificate:   # the forest is released; the cover masks and their temporaries
-        out["certificate"] = given + csc + state + relabel + 3 * (m + n)
+    if certificate:   # the forest is released but for its marks of rows and columns; the cover masks
+        out["certificate"] = given + csc + state + relabel + (m + n) * i + 3 * (m + n)
     out["result"] = given + csc + state + 2 * (m + n) * 4
     return out
 
