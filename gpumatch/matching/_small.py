@@ -84,5 +84,7 @@ def solve(graph, certificate=False):
              "finished_by": "augmenting-paths", "switch_reason": None, "active_history": [],
              "algorithm": "Hopcroft-Karp (scipy.sparse.csgraph)"}
     cover = _driver.konig_cover_masks(st) if certificate else (None, None)
+    if certificate:
+        stats["cover_source"] = st.extra.pop("cover_source")
     charge_small(time.perf_counter() - t0)
     return g, st, stats, cover

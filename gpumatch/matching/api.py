@@ -46,8 +46,8 @@ class MatchingResult:
     cover_rows, cover_cols : array of bool or None
         With ``certificate=True``: a minimum vertex cover (König), as masks
         over rows and columns.  Every edge has an endpoint in it and it has
-        ``size`` vertices, which proves the matching maximum.  The G-PR
-        engines then also report ``stats["cover_source"]``: ``"labels"``
+        ``size`` vertices, which proves the matching maximum.  Then
+        ``stats["cover_source"]`` says where it came from: ``"labels"``
         (the last global relabel's search, which found no free column),
         ``"forest"`` or ``"backward"`` (the last augmenting phase's closed
         search trees, or its closed trees grown from the free columns) or
@@ -129,6 +129,8 @@ def _solve(graph, backend, initial, init, relabel_k, shrink_threshold, perm_type
         from . import _cpu   # imports Numba: only the "numba" backend loads it
 
         stats = _cpu.run(st, init=init, initial_col=initial_col)
+        if certificate:
+            stats["cover_source"] = "bfs"   # (the engine's own alternating search)
         return g, st, stats, (_cpu.konig_cover_masks(st) if certificate else (None, None))
     stats = _driver.run_gpr(st, init=init, initial_col=initial_col, relabel_k=float(relabel_k),
                             shrink_threshold=int(shrink_threshold), fresh=True)
