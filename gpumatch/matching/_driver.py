@@ -745,8 +745,9 @@ def release_push_buffers(st) -> None:
 
 def release_scratch(st, keep_cover=False) -> None:
     """:func:`release_push_buffers` and the augmenting-path forest (a
-    static solve is over: the certificate's BFS needs the memory more);
-    with `keep_cover`, a closed forest's two tree marks stay for
+    static solve is over: the certificate needs the memory more); with
+    `keep_cover`, the marks of the search that proved the matching maximum
+    (:func:`gpumatch.matching._augment.cover_marks`) stay for
     :func:`konig_cover_masks`."""
     from . import _augment
 
