@@ -448,6 +448,28 @@ def test_serial_initial_matching_on_chains(name, serial, parallel):
         assert f"MS-BFS ({parallel} threads)" in alg, alg
 
 
+@pytest.mark.parametrize("name, greedy_first", [("band", True), ("delaunay", True), ("random", False),
+                                                ("rmat", False)])
+def test_greedy_first_without_low_degree_vertices(name, greedy_first, parallel):
+    """On the multi-threaded path, where under 5 % of the rows and of the
+    columns have at most two entries (no cascades for Karp–Sipser: bands,
+    meshes), a greedy pass runs before the threads' Karp–Sipser; graphs with
+    such vertices (random, power-law) keep Karp–Sipser alone.  Either way the
+    matching is certified maximum."""
+    from gpumatch.matching import _cpu
+
+    make, mesh = (lambda: G.banded(3000, 1, permute=True, seed=24), True) if name == "band" else GRAPHS[name]
+    A = sp.csr_matrix(make())
+    C = sp.csc_matrix(A)
+    low = max(_cpu.low_degree_share(A.shape[0], A.indptr), _cpu.low_degree_share(A.shape[1], C.indptr))
+    assert (low < _cpu.TUNING["greedy_first_share"]) == greedy_first
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, mesh))
+    alg = res.stats["algorithm"]
+    if parallel > 1:   # (one thread: the serial initial matching)
+        assert alg.startswith("greedy + Karp-Sipser (") == greedy_first, alg
+
+
 def test_default_is_serial_on_small_graphs():
     A = G.random_bipartite(3000, 3000, 3, seed=23)
     res = bipartite_matching(A, backend="numba")

@@ -58,7 +58,10 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     a greedy pass over the rows (:func:`greedy_probe`) first, which gives
     up (undone) once more than ``TUNING["row_search_free"]`` of the smaller
     side stays free; where it does not, the search from the rows finishes
-    without the CSC nor the threads.  Options
+    without the CSC nor the threads.  Where it gives up and fewer than
+    ``TUNING["greedy_first_share"]`` of the rows and of the columns have at
+    most two entries (bands, meshes: no cascades for Karp–Sipser), a greedy
+    pass over the columns runs before the threads' Karp–Sipser.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
     Returns the statistics (the keys of G-PR's where they apply).
     """
@@ -87,9 +90,13 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
         ensure_csc(st)
     if work and init != "none" and not probed:
         if threads_ks:
+            first = f"Karp-Sipser ({nt} threads)"
+            if init == "greedy" and max(low_degree_share(st.m, st.rptr),
+                                        low_degree_share(st.n, st.cptr)) < TUNING["greedy_first_share"]:
+                greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)   # (no cascades to start: bands, meshes)
+                first = "greedy + " + first
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
                                                st.mu_col, nt)
-            first = f"Karp-Sipser ({nt} threads)"
         else:   # (builds the CSC only if the degree-one rule leaves work)
             first, ones, st.cptr, st.cind = initial_matching(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
                                                              st.cptr, st.cind, greedy_first=init == "greedy",
@@ -130,8 +137,9 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
 
 
 def low_degree_share(m, rptr) -> float:
-    """The share of the `m` rows of the CSR pointers `rptr` with at most two
-    entries (what decides ``TUNING["serial_init_share"]``)."""
+    """The share of the `m` rows of the CSR pointers `rptr` (or columns of
+    the CSC's) with at most two entries (what decides
+    ``TUNING["serial_init_share"]`` and ``TUNING["greedy_first_share"]``)."""
     if m == 0:
         return 0.0
     return float(np.count_nonzero(np.diff(rptr) <= 2)) / m
