@@ -470,6 +470,22 @@ def test_greedy_first_without_low_degree_vertices(name, greedy_first, parallel):
         assert alg.startswith("greedy + Karp-Sipser (") == greedy_first, alg
 
 
+@pytest.mark.parametrize("name, bfs", [("band", True), ("delaunay", True), ("random", False), ("rmat", False)])
+def test_serial_search_without_low_degree_vertices(name, bfs):
+    """On the serial path, where under 5 % of the rows and of the columns
+    have at most two entries (bands, meshes), the search is MS-BFS on one
+    thread instead of Pothen–Fan+; the matching is certified maximum."""
+    make, mesh = (lambda: G.banded(3000, 1, permute=True, seed=25), True) if name == "band" else GRAPHS[name]
+    A = sp.csr_matrix(make())
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=_reference_size(A, mesh))
+    alg = res.stats["algorithm"]
+    assert "Karp-Sipser (" not in alg, alg   # (the serial initial matching)
+    assert res.stats["initial_size"] < min(A.shape)   # (a search ran on each of these)
+    assert ("MS-BFS (1 threads)" in alg) == bfs, alg
+    assert ("Pothen-Fan+" in alg.split(" + ")[-1].split(" then ")[0]) == (not bfs), alg
+
+
 def test_default_is_serial_on_small_graphs():
     A = G.random_bipartite(3000, 3000, 3, seed=23)
     res = bipartite_matching(A, backend="numba")

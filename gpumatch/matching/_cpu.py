@@ -61,7 +61,9 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     without the CSC nor the threads.  Where it gives up and fewer than
     ``TUNING["greedy_first_share"]`` of the rows and of the columns have at
     most two entries (bands, meshes: no cascades for Karp–Sipser), a greedy
-    pass over the columns runs before the threads' Karp–Sipser.  Options
+    pass over the columns runs before the threads' Karp–Sipser.  On the
+    serial path, where fewer than ``TUNING["serial_bfs_share"]`` have, the
+    search is MS-BFS on one thread instead of Pothen–Fan+.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
     Returns the statistics (the keys of G-PR's where they apply).
     """
@@ -91,8 +93,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     if work and init != "none" and not probed:
         if threads_ks:
             first = f"Karp-Sipser ({nt} threads)"
-            if init == "greedy" and max(low_degree_share(st.m, st.rptr),
-                                        low_degree_share(st.n, st.cptr)) < TUNING["greedy_first_share"]:
+            if init == "greedy" and _no_low_degree(st, TUNING["greedy_first_share"]):
                 greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)   # (no cascades to start: bands, meshes)
                 first = "greedy + " + first
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
@@ -112,11 +113,13 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     elif work:
         rows_first = st.cptr is None            # (then the search from the rows ran out of its pass)
         ensure_csc(st)
-        if nt:   # the multi-threaded MS-BFS
-            search = f"MS-BFS ({nt} threads)"
+        # the serial path: MS-BFS on one thread where Pothen-Fan+'s depth-first paths wander (bands, meshes)
+        bfs = nt or int(_no_low_degree(st, TUNING["serial_bfs_share"]))
+        if bfs:   # the multi-threaded MS-BFS
+            search = f"MS-BFS ({bfs} threads)"
             factor = TUNING["pf_budget"]
-            code = _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, nt,
-                                        level_min(nt), bool(TUNING["parallel_handover"]),
+            code = _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, bfs,
+                                        level_min(bfs), bool(TUNING["parallel_handover"]),
                                         rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"]),
                                         budget=None if factor is None else int(factor * (st.m + st.n)))
             if code:   # handed over (narrow levels: Pothen-Fan+ first) or past its budget (push-relabel)
@@ -134,6 +137,13 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
             "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK]),
             "degree_one_pairs": ones}
+
+
+def _no_low_degree(st, share) -> bool:
+    """Whether fewer than `share` of the rows and of the columns of `st`
+    (its CSC built) have at most two entries: no cascades for Karp–Sipser,
+    and Pothen–Fan+'s depth-first paths wander (bands, meshes)."""
+    return share is not None and max(low_degree_share(st.m, st.rptr), low_degree_share(st.n, st.cptr)) < share
 
 
 def low_degree_share(m, rptr) -> float:
