@@ -207,10 +207,11 @@ __all__ = ["TUNING", "parallel_threads", "level_min", "initial_matching", "greed
 #: start at vertices of low degree; without them (bands, meshes) nearly
 #: every pair it makes is a choice, at about a microsecond each (two
 #: arrays of every neighbour read at random), where the greedy pass
-#: streams.  2-core VM, end to end: permuted tridiagonal 500k 0.39 ->
-#: 0.09 s (SciPy 0.13), pentadiagonal 0.39 -> 0.16, Delaunay 500k 0.71 ->
-#: 0.32; random d5 graphs (12 % of the columns) keep Karp–Sipser, which a
-#: greedy pass first would cost 1.5x.
+#: streams.  2-core VM, end to end, two A/Bs: permuted tridiagonal 500k
+#: 0.39 -> 0.09-0.12 s (SciPy 0.13), pentadiagonal 0.39-0.46 -> 0.16-0.18,
+#: Delaunay 500k 0.71-0.90 -> 0.32-0.39, 1M 2.0 -> 0.79; random d5 graphs
+#: (12 % of the columns) keep Karp–Sipser, which a greedy pass first would
+#: cost 1.5x.
 #: ``serial_bfs_share``: on the serial path, where fewer than this share of
 #: the rows and of the columns have at most two entries, the search is
 #: MS-BFS on one thread (shortest augmenting paths, level by level) instead

@@ -115,7 +115,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
         ensure_csc(st)
         # the serial path: MS-BFS on one thread where Pothen-Fan+'s depth-first paths wander (bands, meshes)
         bfs = nt or int(_no_low_degree(st, TUNING["serial_bfs_share"]))
-        if bfs:   # the multi-threaded MS-BFS
+        if bfs:   # MS-BFS on `bfs` threads (one: inline)
             search = f"MS-BFS ({bfs} threads)"
             factor = TUNING["pf_budget"]
             code = _cpu_parallel.ms_bfs(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col, raw, bfs,
