@@ -24,7 +24,7 @@ __all__ = ["degree_one"]
 
 
 @numba.njit(cache=True, nogil=True)
-def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state):
+def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices=False):
     """The records and queue of :func:`degree_one`, or None (no vertex of
     degree one in a graph without pairs: a pass over the pointers and
     `cdeg`, the columns' degrees).  ``state``: ``[queue head, queue end,
@@ -35,7 +35,7 @@ def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state):
         if mu_row[r] >= 0:
             fresh = False
             break
-    if fresh:            # any vertex of degree one? (the pointers only)
+    if fresh and not choices:   # any vertex of degree one? (the pointers only)
         ones = 0
         for r in range(m):
             ones += (rptr[r + 1] - rptr[r]) == 1
@@ -178,6 +178,37 @@ def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
 
 
 @numba.njit(cache=True, nogil=True)
+def _d2_choose(m, rptr, rind, rec, queue, state, start):
+    """A choice once the degree-one rule has stopped: the first row from
+    `start` on with two entries, both free columns, takes the one of
+    smaller free degree (its record then names it as a degree-one row's
+    does, and it goes on the queue); the other column loses the row (on
+    the queue when it is left with one free row).  Returns the next row to
+    look at, or -1 when there is none."""
+    qt = state[1]
+    for r in range(start, m):
+        if rptr[r + 1] - rptr[r] != 2 or rec[2 * r] != 2:
+            continue
+        a = rind[rptr[r]] + m
+        b = rind[rptr[r] + 1] + m
+        if rec[2 * b] < rec[2 * a]:
+            a, b = b, a
+        d = rec[2 * b]           # >= 2: the rule left no free vertex of degree one
+        rec[2 * b] = d - 1
+        rec[2 * b + 1] ^= r
+        if d == 2:
+            queue[qt] = b
+            qt += 1
+        rec[2 * r] = 1
+        rec[2 * r + 1] = a
+        queue[qt] = r
+        qt += 1
+        state[1] = qt
+        return r + 1
+    return -1
+
+
+@numba.njit(cache=True, nogil=True)
 def _d1_pairs(m, n, rec, mu_row, mu_col):
     """Write the pairs of the records (``rec[2v] == -1``, partner in
     ``rec[2v + 1]``) into `mu_row` / `mu_col` (one pass in order)."""
@@ -189,7 +220,18 @@ def _d1_pairs(m, n, rec, mu_row, mu_col):
             mu_col[c] = rec[2 * (m + c) + 1]
 
 
-def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None):
+def _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts):
+    """:func:`_d1_walk` to exhaustion, the CSC built when it asks for it;
+    returns ``(cptr, cind)``."""
+    if cptr is None and _d1_walk(m, rptr, rind, np.empty(0, rptr.dtype), np.empty(0, rind.dtype), rec, queue,
+                                 state):
+        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
+    if cptr is not None:
+        _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state)
+    return cptr, cind
+
+
+def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None, choices=False):
     """Karp–Sipser's degree-one rule alone, to exhaustion: while a free
     vertex has exactly one free neighbour, match the two.  Returns
     ``(pairs made, cptr, cind)``.
@@ -218,6 +260,13 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
     given) unless given.  It comes back (None if never needed nor given).
     On top of the pairs already in `mu_row` / `mu_col`; without pairs, a
     graph with no vertex of degree one costs one pass over the pointers.
+
+    With `choices`, once the rule has stopped, a row with two entries,
+    both free, takes the column of smaller free degree and the rule goes on
+    (:func:`_d2_choose`), until no such row is left: a cycle of degree-two
+    vertices (no end to start from) is then matched from one choice.  A
+    choice is a heuristic, not exact (the search that follows repairs);
+    its pairs are counted with the rule's.
     """
     if cptr is not None:
         cdeg = np.diff(cptr)
@@ -226,14 +275,16 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
             counts = _cpu_csr.column_counts(m, n, rptr, rind)
         cdeg = counts[1:]
     state = np.zeros(5, np.int64)
-    got = _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state)
+    got = _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices)
     if got is None:
         return 0, cptr, cind
     rec, queue = got
-    if cptr is None and _d1_walk(m, rptr, rind, np.empty(0, rptr.dtype), np.empty(0, rind.dtype), rec, queue,
-                                 state):
-        cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
-    if cptr is not None:
-        _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state)
+    cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)
+    start = 0
+    while choices:
+        start = _d2_choose(m, rptr, rind, rec, queue, state, start)
+        if start < 0:
+            break
+        cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)
     _d1_pairs(m, n, rec, mu_row, mu_col)
     return int(state[2]), cptr, cind

@@ -219,10 +219,15 @@ __all__ = ["TUNING", "parallel_threads", "level_min", "initial_matching", "greed
 #: permuted tridiagonal 100k / 300k 21 / 114 -> 12 / 54 ms (SciPy 17 / 77),
 #: Delaunay 100k 43 -> 24 ms (SciPy 34), grid 300² 15 -> 12 ms; random
 #: graphs keep Pothen–Fan+ (MS-BFS costs them 10-25 %).
+#: ``chain_choices``: where at least half the rows have two entries
+#: (chains, and cycles, which have no vertex of degree one to start the
+#: degree-one rule), :func:`initial_matching` lets a row of two free
+#: columns take one of them once the rule has stopped, and the rule goes
+#: on from the other (:func:`gpumatch._cpu_degree_one.degree_one`).
 TUNING: dict = {"greedy_cover": True, "parallel_min_nnz": 1_000_000, "parallel_min_threads": 2, "parallel_max_threads": 8,
                 "parallel_init": True, "parallel_level_min": 4096, "parallel_handover": True,
                 "parallel_graft": 5, "pf_budget": 2.0, "row_search_free": 0.001, "serial_init_share": 0.5,
-                "greedy_probe": True, "greedy_first_share": 0.05, "serial_bfs_share": 0.05}
+                "greedy_probe": True, "greedy_first_share": 0.05, "serial_bfs_share": 0.05, "chain_choices": True}
 
 
 def parallel_threads(nnz: int) -> int:
@@ -485,13 +490,16 @@ def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, gre
     """
     counts = None
     probed = False
+    # rows of two entries make most of the graph (chains, cycles): after the degree-one rule, a row of
+    # two free columns takes one of them and the rule goes on from the other (``choices``)
+    chains = TUNING["chain_choices"] and m > 0 and float(np.count_nonzero(np.diff(rptr) == 2)) >= 0.5 * m
     if greedy_first and cptr is None and TUNING["greedy_cover"] and 0 < m <= n:
         status, stop = greedy_cover(m, rptr, rind, mu_row, mu_col)
         if status == 1:
             return "greedy (maximum)", 0, None, None
         if status == -1:
             counts = _cpu_csr.column_counts(m, n, rptr, rind)
-            if _has_degree_one(m, n, rptr, counts):
+            if chains or _has_degree_one(m, n, rptr, counts):
                 _undo_rows(stop, mu_row, mu_col)    # the degree-one rule first, on the whole graph
             else:
                 probed = True                       # the rule would match nothing: the pass goes on below
@@ -499,7 +507,7 @@ def initial_matching(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, gre
         counts = _cpu_csr.column_counts(m, n, rptr, rind)
     ones = 0
     if not probed:
-        ones, cptr, cind = degree_one(m, n, rptr, rind, mu_row, mu_col, cptr, cind, counts)
+        ones, cptr, cind = degree_one(m, n, rptr, rind, mu_row, mu_col, cptr, cind, counts, choices=chains)
         if ones and int(np.count_nonzero(mu_col >= 0)) >= min(m, n):
             return "degree-one", ones, cptr, cind
     name = "degree-one + " if ones else ""

@@ -539,6 +539,41 @@ def test_greedy_cover_is_kept_only_when_maximum_by_count(seed, shape):
     check_matching(A, res.col_to_row, "row", expected_size=int((sp_mbm(A) >= 0).sum()))
 
 
+def _cycles(n, k, seed):
+    """`k` disjoint shuffled cycles of degree-two vertices, `n` rows in all (row i of a
+    cycle of length L: columns i and i + 1 mod L): no vertex of degree one."""
+    rng = np.random.default_rng(seed)
+    blocks = []
+    for size in np.diff(np.linspace(0, n, k + 1).astype(int)):
+        i = np.arange(size)
+        blocks.append(sp.csr_matrix((np.ones(2 * size), (np.concatenate([i, i]), np.concatenate([i, (i + 1) % size]))),
+                                    shape=(size, size)))
+    A = sp.block_diag(blocks, format="csr")
+    p, q = rng.permutation(n), rng.permutation(n)
+    return sp.csr_matrix(A[p][:, q])
+
+
+@pytest.mark.parametrize("k", [1, 7])
+@pytest.mark.parametrize("choices", [True, False])
+def test_numba_cycles_from_one_choice_each(k, choices, monkeypatch):
+    """Shuffled cycles have no degree-one vertex to start the rule; with
+    ``chain_choices`` a row of two free columns takes one and the rule
+    matches the rest of its cycle: each cycle is matched perfectly and no
+    search runs.  Without, the greedy pass and the search get there too."""
+    from gpumatch import _cpu_match
+
+    monkeypatch.setitem(_cpu_match.TUNING, "chain_choices", choices)
+    A = _cycles(6000, k, seed=k)
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=6000)
+    st = res.stats
+    if choices:
+        assert st["algorithm"] == "degree-one + none" and st["degree_one_pairs"] == 6000, st
+        assert st["aug_phases"] == st["aug_work"] == st["pr_pushes"] == 0, st
+    else:
+        assert st["degree_one_pairs"] == 0 and st["initial_size"] < 6000, st
+
+
 def test_numba_degree_one_rule_solves_the_staircase(references):
     """The tall staircase peels from its degree-one ends too: the 1% extra
     rows stay free and no search runs."""
