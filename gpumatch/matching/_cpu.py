@@ -77,7 +77,8 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     work = bool(st.m and st.n and nnz)
     nt = parallel_threads(nnz) if work and parallel else 0
     # chains: the serial initial matching (the degree-one rule, no CSC) before the threads' search
-    serial_init = bool(nt) and init != "none" and low_degree_share(st.m, st.rptr) >= TUNING["serial_init_share"]
+    rows_low = low_degree_share(st.m, st.rptr) if nt else None   # (the threads' path reads it twice)
+    serial_init = bool(nt) and init != "none" and rows_low >= TUNING["serial_init_share"]
     threads_ks = nt >= 2 and TUNING["parallel_init"] and not serial_init
     first = "Karp-Sipser"
     ones = 0
@@ -93,7 +94,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     if work and init != "none" and not probed:
         if threads_ks:
             first = f"Karp-Sipser ({nt} threads)"
-            if init == "greedy" and _no_low_degree(st, TUNING["greedy_first_share"]):
+            if init == "greedy" and _no_low_degree(st, TUNING["greedy_first_share"], rows_low):
                 greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)   # (no cascades to start: bands, meshes)
                 first = "greedy + " + first
             _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
@@ -139,11 +140,15 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "degree_one_pairs": ones}
 
 
-def _no_low_degree(st, share) -> bool:
+def _no_low_degree(st, share, rows=None) -> bool:
     """Whether fewer than `share` of the rows and of the columns of `st`
     (its CSC built) have at most two entries: no cascades for Karp–Sipser,
-    and Pothen–Fan+'s depth-first paths wander (bands, meshes)."""
-    return share is not None and max(low_degree_share(st.m, st.rptr), low_degree_share(st.n, st.cptr)) < share
+    and Pothen–Fan+'s depth-first paths wander (bands, meshes).  `rows`:
+    the rows' share when already known."""
+    if share is None:
+        return False
+    rows = low_degree_share(st.m, st.rptr) if rows is None else rows
+    return max(rows, low_degree_share(st.n, st.cptr)) < share
 
 
 def low_degree_share(m, rptr) -> float:
