@@ -843,8 +843,9 @@ def konig_cover_masks(st):
     from . import _augment
 
     kern = kernels_for(st.backend)
-    marks = None if st.extra.get("final_labels") else _augment.cover_marks(st)
-    how = "labels" if st.extra.pop("final_labels", False) else "bfs" if marks is None else marks[0]
+    labels = st.extra.pop("final_labels", False)
+    marks = None if labels else _augment.cover_marks(st)
+    how = "labels" if labels else "bfs" if marks is None else marks[0]
     if how == "forest":
         _, tree_row, root_col = marks
         cover_rows, cover_cols = (tree_row < 0) & (st.mu_row >= 0), root_col >= 0
