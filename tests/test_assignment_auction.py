@@ -424,6 +424,27 @@ def test_gpu_batch_equals_the_twin():
     assert np.array_equal(c0, host(c1))
 
 
+@pytest.mark.gpu
+@pytest.mark.parametrize("kind", ["int", "float"])
+@pytest.mark.parametrize("shape", [(6, 37, 37), (3, 150, 150), (2, 300, 300)])
+def test_gpu_batch_shared_arrays_equal_global(kind, shape, monkeypatch):
+    # the block's arrays in shared memory (the default up to 939 rows) or in
+    # global scratch (the hook at 0): the same auction, the same columns
+    from gpumatch.lap import _kernels_cuda
+
+    rng = np.random.default_rng(shape[1])
+    C = rng.integers(0, 1000, shape) if kind == "int" else rng.random(shape)
+    assert _kernels_cuda.batch_shared_bytes(shape[1]) <= _kernels_cuda.BATCH_SHARED_MAX
+    r1, c1 = _driver.solve_dense_batch(_backend.cp.asarray(C))
+    monkeypatch.setattr(_kernels_cuda, "BATCH_SHARED_MAX", 0)
+    r2, c2 = _driver.solve_dense_batch(_backend.cp.asarray(C))
+    assert np.array_equal(host(c1), host(c2))
+    for b in range(shape[0]):
+        r0, c0 = scipy_lsa(C[b])
+        got, ref = C[b][host(r1)[b], host(c1)[b]].sum(), C[b][r0, c0].sum()
+        assert got == ref if kind == "int" else close(got, ref)
+
+
 def test_batch_statuses_instead_of_errors(engine):
     rng = np.random.default_rng(17)
     C = rng.random((3, 6, 6))

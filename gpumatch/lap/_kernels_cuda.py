@@ -12,7 +12,8 @@ import numpy as np
 from .. import _backend, _cuda
 
 __all__ = ["refresh", "bid", "resolve", "rounds", "update", "update_start", "update_sweep", "update_apply",
-           "batch_dense", "ROUNDS_BLOCK", "BATCH_BLOCK", "UPDATE_BLOCKS_PER_SM"]
+           "batch_dense", "batch_shared_bytes", "ROUNDS_BLOCK", "BATCH_BLOCK", "BATCH_SHARED_MAX",
+           "UPDATE_BLOCKS_PER_SM"]
 
 _SRC = "lap/auction.cu"
 _CTYPE = {np.dtype(np.int32): "int", np.dtype(np.int64): "long long"}
@@ -22,6 +23,11 @@ ROUNDS_BLOCK = 1024
 #: problem size: at most 128 rows, at most 256, larger (a warp per bidding
 #: row: a few small blocks fill an SM, a large problem gets a whole SM).
 BATCH_BLOCK = (128, 256, 1024)
+#: Shared memory of one block of ``gpumatch_lap_batch_dense`` at most (the
+#: default limit of a launch, 48 KiB, less the kernel's own 256 bytes):
+#: problems up to 939 rows keep their arrays there (:func:`batch_shared_bytes`),
+#: larger ones in global memory.  A hook for tests (0: always global).
+BATCH_SHARED_MAX = 48 * 1024 - 256
 #: Blocks per multiprocessor (of ``_cuda.BLOCK`` threads) of the cooperative
 #: global price update (``gpumatch_lap_update``), at most what fits at once.
 UPDATE_BLOCKS_PER_SM = 4
@@ -158,19 +164,32 @@ def update_apply(st, eps, par):
                                          (st.v, st.dist, _c(st, eps), np.int64(st.n), np.int32(par)))
 
 
+def batch_shared_bytes(n: int) -> int:
+    """Dynamic shared memory of ``gpumatch_lap_batch_dense`` holding one
+    problem's arrays of `n` rows and columns: ``52 n + 64`` bytes."""
+    return 52 * int(n) + 64
+
+
 def batch_dense(bt):
-    """One launch: block ``b`` solves problem ``b`` (see ``auction.cu``)."""
+    """One launch: block ``b`` solves problem ``b`` (see ``auction.cu``).  Its
+    arrays live in the block's shared memory where they fit in
+    :data:`BATCH_SHARED_MAX` bytes (a round's reads and atomics then stay on
+    the multiprocessor), else in global scratch."""
     cp = _backend.cp
     k, n = bt.k, bt.n
     dt = np.int64 if bt.kind == "i" else np.float64
     kern = _cuda.get_kernel(_SRC, "gpumatch_lap_batch_dense", kernel_defines(np.int32, bt.kind))
     block = BATCH_BLOCK[0] if n <= 128 else BATCH_BLOCK[1] if n <= 256 else BATCH_BLOCK[2]
-    work = dict(v=cp.empty((k, n), dtype=dt), bid_delta=cp.empty((k, n), dtype=dt), cx=cp.empty((k, n), dtype=dt),
-                x=cp.empty((k, n), dtype=np.int32), owner=cp.empty((k, n), dtype=np.int32),
-                bidcols=cp.empty((k, n), dtype=np.int32), lists=cp.empty((k, 2, n), dtype=np.int32),
-                keys=cp.empty((k, n), dtype=np.uint64), counts=cp.empty((k, 8), dtype=np.int64))
+    shared = batch_shared_bytes(n) if batch_shared_bytes(n) <= BATCH_SHARED_MAX else 0
+    kw = k if not shared else 1      # the global scratch is not read when the arrays are shared
+    work = dict(v=cp.empty((kw, n), dtype=dt), bid_delta=cp.empty((kw, n), dtype=dt),
+                cx=cp.empty((kw, n), dtype=dt), x=cp.empty((kw, n), dtype=np.int32),
+                owner=cp.empty((kw, n), dtype=np.int32), bidcols=cp.empty((kw, n), dtype=np.int32),
+                lists=cp.empty((kw, 2, n), dtype=np.int32), keys=cp.empty((kw, n), dtype=np.uint64),
+                counts=cp.empty((kw, 8), dtype=np.int64))
     kern((k,), (block,),
          (bt.C, bt.scale, bt.cmin, bt.base, bt.eps0, bt.big, bt.floor, work["v"], work["bid_delta"], work["cx"],
           work["x"], work["owner"], work["bidcols"], work["lists"], work["keys"], work["counts"], bt.x, bt.status,
-          np.int64(n), np.int64(bt.cap), np.int64(bt.theta)))
+          np.int64(n), np.int64(bt.schedule.cap), np.int64(bt.theta), np.int32(1 if shared else 0)),
+         shared_mem=shared)
     bt.work = work

@@ -46,7 +46,7 @@
 #endif
 typedef COST_T cost_t;
 
-#define LAP_NONE 0x7fffffffffffffffLL      // "no column" in a group's reduction
+#define LAP_NONE 0x7fffffff                // "no column" in a group's reduction (columns are int)
 #define KEY_INT_CAP 0x7fffffffLL           // integer bids above this count as this in the key
 
 __device__ __forceinline__ cost_t cost_inf()
@@ -67,6 +67,16 @@ __device__ __forceinline__ cost_t reduced(cost_t c, long long j, const cost_t* v
 #endif
 }
 
+// h = c' - v_j with the price vj already read.
+__device__ __forceinline__ cost_t reduced_at(cost_t c, cost_t vj, cost_t cmin, long long scale)
+{
+#if COST_IS_INT
+    return (c - cmin) * (cost_t)scale - vj;
+#else
+    return c - vj;
+#endif
+}
+
 // The key of a bid: an order-preserving 31-bit image of the bid (integers:
 // capped; doubles: the high word of the positive IEEE value) over the row.
 __device__ __forceinline__ u64 bid_key(cost_t delta, int row)
@@ -81,7 +91,7 @@ __device__ __forceinline__ u64 bid_key(cost_t delta, int row)
 
 struct Best {
     cost_t w1, w2;      // least and second-least h
-    long long j1;       // column of w1 (LAP_NONE: no allowed entry)
+    int j1;             // column of w1 (LAP_NONE: no allowed entry)
     cost_t c1;          // its cost
 };
 
@@ -97,43 +107,14 @@ __device__ __forceinline__ void row_range(long long i, const long long* indptr, 
     }
 }
 
-// Best and second-best entries of row i (i < 0: none) over the G lanes of
-// the calling lane's group.  Every lane of the warp must call it (shuffles
-// over the whole warp).
-__device__ __forceinline__ Best scan_row(long long i, int gl, int G, const long long* __restrict__ indptr,
-                                         const idx_t* __restrict__ indices, const cost_t* __restrict__ cost,
-                                         long long dense_n, const cost_t* v, cost_t cmin, long long scale)
+// Merges the (w1, j1, c1, w2) of the G lanes of each group by shuffles
+// (ties of w1 to the smaller column).  Every lane of the warp must call it.
+__device__ __forceinline__ void reduce_best(Best& b, int G)
 {
-    const cost_t inf = cost_inf();
-    Best b;
-    b.w1 = inf;
-    b.w2 = inf;
-    b.j1 = LAP_NONE;
-    b.c1 = 0;
-    if (i >= 0) {
-        long long p0, p1;
-        row_range(i, indptr, dense_n, &p0, &p1);
-        for (long long p = p0 + gl; p < p1; p += G) {
-            cost_t c = cost[p];
-#if !COST_IS_INT
-            if (!(c < inf)) continue;      // a forbidden pair (dense input)
-#endif
-            long long j = dense_n > 0 ? p - p0 : (long long)indices[p];
-            cost_t h = reduced(c, j, v, cmin, scale);
-            if (h < b.w1) {
-                b.w2 = b.w1;
-                b.w1 = h;
-                b.j1 = j;
-                b.c1 = c;
-            } else if (h < b.w2) {
-                b.w2 = h;
-            }
-        }
-    }
     for (int off = G >> 1; off > 0; off >>= 1) {
         cost_t ow1 = __shfl_xor_sync(GPUMATCH_FULL_MASK, b.w1, off, G);
         cost_t ow2 = __shfl_xor_sync(GPUMATCH_FULL_MASK, b.w2, off, G);
-        long long oj1 = __shfl_xor_sync(GPUMATCH_FULL_MASK, b.j1, off, G);
+        int oj1 = __shfl_xor_sync(GPUMATCH_FULL_MASK, b.j1, off, G);
         cost_t oc1 = __shfl_xor_sync(GPUMATCH_FULL_MASK, b.c1, off, G);
         if (ow1 < b.w1 || (ow1 == b.w1 && oj1 < b.j1)) {
             b.w2 = b.w1 < ow2 ? b.w1 : ow2;
@@ -144,6 +125,87 @@ __device__ __forceinline__ Best scan_row(long long i, int gl, int G, const long 
             b.w2 = ow1 < b.w2 ? ow1 : b.w2;
         }
     }
+}
+
+// One entry (reduced cost h, cost c, column j) into a lane's running (w1,
+// j1, c1, w2).  A lane sees its entries in storage order (increasing
+// columns), so a tie keeps the first.
+__device__ __forceinline__ void take_reduced(Best& b, cost_t h, cost_t c, int j)
+{
+    if (h < b.w1) {
+        b.w2 = b.w1;
+        b.w1 = h;
+        b.j1 = j;
+        b.c1 = c;
+    } else if (h < b.w2) {
+        b.w2 = h;
+    }
+}
+
+// Entries a lane loads together when it scans a dense row, and a sparse
+// one (its loads are in flight at once instead of one after the other;
+// more spill registers under __launch_bounds__(1024)).
+#ifndef SCAN_CHUNK
+#define SCAN_CHUNK 4
+#endif
+#ifndef CSR_CHUNK
+#define CSR_CHUNK 2
+#endif
+
+// Best and second-best entries of row i (i < 0: none) over the G lanes of
+// the calling lane's group (its lane gl reads entries gl, gl + G, ...).
+// Every lane of the warp must call it (shuffles over the whole warp).  A
+// lane reads a dense row SCAN_CHUNK entries at a time, a sparse one
+// CSR_CHUNK, loads first; the result is the same as one entry at a time.
+__device__ __forceinline__ Best scan_row(long long i, int gl, int G, const long long* __restrict__ indptr,
+                                         const idx_t* __restrict__ indices, const cost_t* __restrict__ cost,
+                                         long long dense_n, const cost_t* v, cost_t cmin, long long scale)
+{
+    const cost_t inf = cost_inf();
+    Best b;
+    b.w1 = inf;
+    b.w2 = inf;
+    b.j1 = LAP_NONE;
+    b.c1 = 0;
+    if (i >= 0 && dense_n > 0) {          // columns fit an int (x holds them)
+        const cost_t* row = cost + i * dense_n;
+        int nn = (int)dense_n;
+        for (int q = gl; q < nn; q += G * SCAN_CHUNK) {
+            cost_t c[SCAN_CHUNK];
+#pragma unroll
+            for (int t = 0; t < SCAN_CHUNK; ++t) {
+                int j = q + t * G;
+                c[t] = j < nn ? row[j] : inf;
+            }
+#pragma unroll
+            for (int t = 0; t < SCAN_CHUNK; ++t) {
+                int j = q + t * G;
+                if (j >= nn) continue;
+#if !COST_IS_INT
+                if (!(c[t] < inf)) continue;      // a forbidden pair
+#endif
+                take_reduced(b, reduced(c[t], j, v, cmin, scale), c[t], j);
+            }
+        }
+    } else if (i >= 0) {
+        long long p0 = indptr[i], p1 = indptr[i + 1];
+        for (long long p = p0 + gl; p < p1; p += (long long)G * CSR_CHUNK) {
+            int j[CSR_CHUNK];
+            cost_t c[CSR_CHUNK], vj[CSR_CHUNK];
+#pragma unroll
+            for (int t = 0; t < CSR_CHUNK; ++t) {
+                long long q = p + (long long)t * G;
+                j[t] = q < p1 ? (int)indices[q] : -1;
+                c[t] = q < p1 ? cost[q] : 0;
+            }
+#pragma unroll
+            for (int t = 0; t < CSR_CHUNK; ++t) vj[t] = j[t] >= 0 ? v[j[t]] : 0;
+#pragma unroll
+            for (int t = 0; t < CSR_CHUNK; ++t)
+                if (j[t] >= 0) take_reduced(b, reduced_at(c[t], vj[t], cmin, scale), c[t], j[t]);
+        }
+    }
+    reduce_best(b, G);
     return b;
 }
 
@@ -157,6 +219,21 @@ __device__ __forceinline__ cost_t bid_amount(const Best& b, cost_t eps, cost_t b
 // the bodies of a round, for a grid (gw, nw: this warp and the number of
 // warps) or for one block (gpumatch_lap_rounds, gpumatch_lap_batch_dense)
 // ---------------------------------------------------------------------------
+
+// Row i's bid for its best entry b: bid_delta and cx of i, the key on b.j1
+// (the column listed in bidcols by its first bidder), i listed for the next
+// round.
+__device__ __forceinline__ void place_bid(const Best& b, long long i, cost_t eps, cost_t big, int* list_out,
+                                          cost_t* bid_delta, cost_t* cx, u64* keys, int* bidcols, long long* counts,
+                                          int par)
+{
+    cost_t d = bid_amount(b, eps, big);
+    bid_delta[i] = d;
+    cx[i] = b.c1;
+    u64 old = atomicMax(&keys[b.j1], bid_key(d, (int)i));
+    if (old == 0) bidcols[gm_append((u64*)&counts[2 + par])] = (int)b.j1;
+    list_out[gm_append((u64*)&counts[par ^ 1])] = (int)i;
+}
 
 __device__ __forceinline__ void bid_body(long long gw, long long nw, int lane, int G,
                                          const long long* __restrict__ indptr, const idx_t* __restrict__ indices,
@@ -176,14 +253,8 @@ __device__ __forceinline__ void bid_body(long long gw, long long nw, int lane, i
             if (x[i] >= 0) i = -1;      // a winner of the last round
         }
         Best b = scan_row(i, gl, G, indptr, indices, cost, dense_n, v, cmin, scale);
-        if (gl == 0 && i >= 0 && b.j1 != LAP_NONE) {
-            cost_t d = bid_amount(b, eps, big);
-            bid_delta[i] = d;
-            cx[i] = b.c1;
-            u64 old = atomicMax(&keys[b.j1], bid_key(d, (int)i));
-            if (old == 0) bidcols[gm_append((u64*)&counts[2 + par])] = (int)b.j1;
-            list_out[gm_append((u64*)&counts[par ^ 1])] = (int)i;
-        }
+        if (gl == 0 && i >= 0 && b.j1 != LAP_NONE)
+            place_bid(b, i, eps, big, list_out, bid_delta, cx, keys, bidcols, counts, par);
     }
 }
 
@@ -322,22 +393,22 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_rounds(
     cost_t floor, long long r0, long long max_rounds, long long stop_at, long long m, int G)
 {
     long long r = r0;
-    long long nw = blockDim.x >> 5;
-    long long gw = threadIdx.x >> 5;
     for (long long t = 0; t < max_rounds; ++t) {
-        __syncthreads();
+        __syncthreads();       // the last round's resolve is done
         long long assigned = counts[4];
         long long flag = counts[5];
         long long count = counts[r & 1];
-        __syncthreads();       // everyone read the counts before this round changes them
         if (m - assigned <= stop_at || flag) break;
         int par = (int)(r & 1);
+        // (no barrier: the bids write counts [par ^ 1] and [2 + par], thread 0
+        // [2 + (par ^ 1)], none of which was just read; below, thread 0 resets
+        // [par] once the bids' barrier has passed every read of it)
         if (threadIdx.x == 0) counts[2 + (par ^ 1)] = 0;
-        bid_body(gw, nw, threadIdx.x & 31, G, indptr, indices, cost, dense_n, v, x, cmin, scale, eps, big,
-                 par ? list1 : list0, par ? list0 : list1, bid_delta, cx, keys, bidcols, counts, par, count);
-        __syncthreads();
-        long long nb = counts[2 + par];
-        __syncthreads();
+        bid_body(threadIdx.x >> 5, blockDim.x >> 5, threadIdx.x & 31, G, indptr, indices, cost, dense_n, v, x, cmin,
+                 scale, eps, big, par ? list1 : list0, par ? list0 : list1, bid_delta, cx, keys, bidcols, counts, par,
+                 count);
+        __syncthreads();       // every bid is in
+        long long nb = counts[2 + par];      // resolve writes [par ^ 1], [4], [5]; not this
         if (threadIdx.x == 0) counts[par] = 0;
         resolve_body(threadIdx.x, blockDim.x, keys, bidcols, bid_delta, x, owner, v, par ? list0 : list1, counts,
                      par, floor, nb);
@@ -510,46 +581,54 @@ extern "C" __global__ void gpumatch_lap_update(
 }
 #endif
 
-// gpumatch_lap_batch_dense: one block solves one dense square n x n
-// problem of the batch by the whole epsilon-scaling auction (the phases of
-// _driver.run_phases with _driver.BATCH_SCHEDULE: every phase to the end, a
-// cap of rounds per phase, no price update).
-//   C         : k x n x n costs (+inf forbidden, floats)
-//   scale, cmin, eps0, big, floor : k, per problem (integers: cost_t
-//               scale as long long); base : k doubles (float eps floor)
-//   v, bid_delta, cx : k x n cost_t; x, owner, bidcols : k x n int;
-//   lists     : k x 2 x n int; keys : k x n u64; counts : k x 8
-//   x_out     : k x n int, the column of each row of a solved problem
-//   status    : k int; a problem with status 1 is skipped; one that hits
-//               the floor or the cap of its last phase gets status 1
-//   n, cap, theta : size, rounds per phase at most, eps divisor
-// Thread mapping: block b = problem b; a warp per row (G = 32), then a
-// thread per bid column, barriers between.  blockDim.x a multiple of 32.
-extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_batch_dense(
-    const cost_t* __restrict__ C, const long long* __restrict__ scale_, const cost_t* __restrict__ cmin_,
-    const double* __restrict__ base_, const cost_t* __restrict__ eps0_, const cost_t* __restrict__ big_,
-    const cost_t* __restrict__ floor_, cost_t* v_, cost_t* bid_delta_, cost_t* cx_, int* x_, int* owner_,
-    int* bidcols_, int* lists_, u64* keys_, long long* counts_, int* x_out, int* status, long long n,
-    long long cap, long long theta)
+#define LAP_BATCH_PARAMS                                                                                           \
+    const cost_t* __restrict__ C, const long long* __restrict__ scale_, const cost_t* __restrict__ cmin_,         \
+        const double* __restrict__ base_, const cost_t* __restrict__ eps0_, const cost_t* __restrict__ big_,      \
+        const cost_t* __restrict__ floor_, cost_t* v_, cost_t* bid_delta_, cost_t* cx_, int* x_, int* owner_,   \
+        int* bidcols_, int* lists_, u64* keys_, long long* counts_, int* x_out, int* status, long long n,        \
+        long long cap, long long theta
+#define LAP_BATCH_ARGS                                                                                             \
+    C, scale_, cmin_, base_, eps0_, big_, floor_, v_, bid_delta_, cx_, x_, owner_, bidcols_, lists_, keys_,        \
+        counts_, x_out, status, n, cap, theta
+
+// The auction of problem blockIdx.x (the body of gpumatch_lap_batch_dense):
+// its arrays carved from the shared memory smem (SHARED; the compiler then
+// knows every access is to shared memory) or in the global scratch; red is
+// the block's reduction scratch in shared memory.
+template <bool SHARED>
+__device__ __forceinline__ void batch_dense_problem(LAP_BATCH_PARAMS, unsigned long long* smem, double* red)
 {
     long long b = blockIdx.x;
-    if (status[b]) return;
-#if !COST_IS_INT
-    __shared__ double red[32];
-#endif
     const cost_t* cost = C + b * n * n;
     long long scale = scale_[b];
     cost_t cmin = cmin_[b], big = big_[b], floor_v = floor_[b];
-    cost_t* v = v_ + b * n;
-    cost_t* bid_delta = bid_delta_ + b * n;
-    cost_t* cx = cx_ + b * n;
-    int* x = x_ + b * n;
-    int* owner = owner_ + b * n;
-    int* bidcols = bidcols_ + b * n;
-    int* list0 = lists_ + b * 2 * n;
-    int* list1 = list0 + n;
-    u64* keys = keys_ + b * n;
-    long long* counts = counts_ + b * 8;
+    cost_t *v, *bid_delta, *cx;
+    int *x, *owner, *bidcols, *list0, *list1;
+    u64* keys;
+    long long* counts;
+    if (SHARED) {
+        keys = (u64*)smem;
+        v = (cost_t*)(keys + n);
+        bid_delta = v + n;
+        cx = bid_delta + n;
+        counts = (long long*)(cx + n);
+        x = (int*)(counts + 8);
+        owner = x + n;
+        bidcols = owner + n;
+        list0 = bidcols + n;
+        list1 = list0 + n;
+    } else {
+        v = v_ + b * n;
+        bid_delta = bid_delta_ + b * n;
+        cx = cx_ + b * n;
+        x = x_ + b * n;
+        owner = owner_ + b * n;
+        bidcols = bidcols_ + b * n;
+        list0 = lists_ + b * 2 * n;
+        list1 = list0 + n;
+        keys = keys_ + b * n;
+        counts = counts_ + b * 8;
+    }
     long long nw = blockDim.x >> 5;
     long long gw = threadIdx.x >> 5;
     int lane = threadIdx.x & 31;
@@ -585,11 +664,10 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_batch_dense(
                      counts, (int)(r & 1), n);
         long long start = r;
         while (true) {
-            __syncthreads();
+            __syncthreads();       // the last round's resolve is done (barriers: as in gpumatch_lap_rounds)
             long long assigned = counts[4];
             long long flag = counts[5];
             long long count = counts[r & 1];
-            __syncthreads();
             if (flag) {
                 if (threadIdx.x == 0) status[b] = 1;
                 return;
@@ -606,7 +684,6 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_batch_dense(
                      par ? list0 : list1, bid_delta, cx, keys, bidcols, counts, par, count);
             __syncthreads();
             long long nb = counts[2 + par];
-            __syncthreads();
             if (threadIdx.x == 0) counts[par] = 0;
             resolve_body(threadIdx.x, blockDim.x, keys, bidcols, bid_delta, x, owner, v, par ? list0 : list1,
                          counts, par, floor_v, nb);
@@ -624,4 +701,34 @@ extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_batch_dense(
         eps = eps / (double)theta;
 #endif
     }
+}
+
+// gpumatch_lap_batch_dense: one block solves one dense square n x n
+// problem of the batch by the whole epsilon-scaling auction (the phases of
+// _driver.run_phases with _driver.BATCH_SCHEDULE: every phase to the end, a
+// cap of rounds per phase, no price update).
+//   C         : k x n x n costs (+inf forbidden, floats)
+//   scale, cmin, eps0, big, floor : k, per problem (integers: cost_t
+//               scale as long long); base : k doubles (float eps floor)
+//   v, bid_delta, cx : k x n cost_t; x, owner, bidcols : k x n int;
+//   lists     : k x 2 x n int; keys : k x n u64; counts : k x 8
+//   x_out     : k x n int, the column of each row of a solved problem
+//   status    : k int; a problem with status 1 is skipped; one that hits
+//               the floor or the cap of its last phase gets status 1
+//   n, cap, theta : size, rounds per phase at most, eps divisor
+//   in_shared : 1: the per-problem arrays (v, bid_delta, cx, counts, keys,
+//               x, owner, bidcols, lists) live in the block's dynamic shared
+//               memory instead (52 n + 64 bytes, the launcher's
+//               batch_shared_bytes; the global scratch is not read)
+// Thread mapping: block b = problem b; a warp per row (G = 32), then a
+// thread per bid column, barriers between.  blockDim.x a multiple of 32.
+extern "C" __global__ void __launch_bounds__(1024) gpumatch_lap_batch_dense(LAP_BATCH_PARAMS, int in_shared)
+{
+    if (status[blockIdx.x]) return;
+    __shared__ double red[32];     // the float eps floor's reduction
+    extern __shared__ unsigned long long lap_smem[];     // 8-byte aligned; the 8-byte arrays first
+    if (in_shared)
+        batch_dense_problem<true>(LAP_BATCH_ARGS, lap_smem, red);
+    else
+        batch_dense_problem<false>(LAP_BATCH_ARGS, lap_smem, red);
 }
