@@ -7,7 +7,8 @@ The rule is exact, so it never lengthens a later augmenting path; run before
 a greedy pass it peels chains of degree-two vertices (shuffled bidiagonal
 ladders, staircases) from their ends, which a greedy pass would break into
 pieces joined by long augmenting paths.  :func:`degree_one` is the entry;
-``_d1_records``, ``_d1_walk`` and ``_d1_pairs`` are its compiled steps.
+``_d1_records``, ``_d1_walk``, ``_d2_choose``, ``_d2_rounds`` and
+``_d1_pairs`` are its compiled steps.
 
 All functions are ``numba.njit(cache=True)``; they specialise on the index
 dtype of the graph.
@@ -209,6 +210,22 @@ def _d2_choose(m, rptr, rind, rec, queue, state, start):
 
 
 @numba.njit(cache=True, nogil=True)
+def _d2_rounds(m, rptr, rind, cptr, cind, rec, queue, state, start):
+    """Choices (:func:`_d2_choose`), each followed by the walk it starts,
+    until no choice is left (returns -1) or a walk stops for want of the
+    CSC (returns the row the next choice looks from; ``state`` keeps the
+    walk's place).  One compiled loop: a cycle of degree-two vertices costs
+    a choice, and a graph of many short cycles (small blocks) makes tens of
+    thousands of them."""
+    while True:
+        start = _d2_choose(m, rptr, rind, rec, queue, state, start)
+        if start < 0:
+            return -1
+        if _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
+            return start
+
+
+@numba.njit(cache=True, nogil=True)
 def _d1_pairs(m, n, rec, mu_row, mu_col):
     """Write the pairs of the records (``rec[2v] == -1``, partner in
     ``rec[2v + 1]``) into `mu_row` / `mu_col` (one pass in order)."""
@@ -282,9 +299,11 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
     cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)
     start = 0
     while choices:
-        start = _d2_choose(m, rptr, rind, rec, queue, state, start)
+        no_csc = cptr is None
+        start = _d2_rounds(m, rptr, rind, np.empty(0, rptr.dtype) if no_csc else cptr,
+                           np.empty(0, rind.dtype) if no_csc else cind, rec, queue, state, start)
         if start < 0:
             break
-        cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)
+        cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)   # builds the CSC, resumes
     _d1_pairs(m, n, rec, mu_row, mu_col)
     return int(state[2]), cptr, cind
