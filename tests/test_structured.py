@@ -553,7 +553,7 @@ def _cycles(n, k, seed):
     return sp.csr_matrix(A[p][:, q])
 
 
-@pytest.mark.parametrize("k", [1, 7])
+@pytest.mark.parametrize("k", [1, 7, 2000])      # 2000: cycles of three rows, a choice each
 @pytest.mark.parametrize("choices", [True, False])
 def test_numba_cycles_from_one_choice_each(k, choices, monkeypatch):
     """Shuffled cycles have no degree-one vertex to start the rule; with
