@@ -470,6 +470,30 @@ def test_greedy_first_without_low_degree_vertices(name, greedy_first, parallel):
         assert alg.startswith("greedy + Karp-Sipser (") == greedy_first, alg
 
 
+@pytest.mark.parametrize("rule", [True, False])
+def test_degree_one_cascade_before_the_greedy_pass(rule, parallel, monkeypatch):
+    """A shuffled staircase of width 4 has under 5 % of vertices of degree at
+    most two, so the threads' path takes the greedy pass first; its corner
+    column has one entry, and the degree-one rule (``threads_degree_one``)
+    cascades from there through the whole staircase: no greedy pass, no
+    Karp–Sipser, no search.  Without it the greedy pass and the threads
+    leave augmenting paths to the search.  Either way the matching is
+    certified maximum."""
+    from gpumatch.matching import _cpu
+
+    monkeypatch.setitem(_cpu.TUNING, "threads_degree_one", rule)
+    n = 3000
+    A = sp.csr_matrix(G.staircase(n, n, width=4, permute=True, seed=5))
+    res = bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=n)
+    alg = res.stats["algorithm"]
+    if parallel > 1:   # (one thread: the serial initial matching, the degree-one rule first there too)
+        if rule:
+            assert alg == "degree-one + none" and res.stats["degree_one_pairs"] == n, alg
+        else:
+            assert alg.startswith("greedy + Karp-Sipser (") and res.stats["degree_one_pairs"] == 0, alg
+
+
 @pytest.mark.parametrize("name, bfs", [("band", True), ("delaunay", True), ("random", False), ("rmat", False)])
 def test_serial_search_without_low_degree_vertices(name, bfs):
     """On the serial path, where under 5 % of the rows and of the columns

@@ -61,7 +61,9 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     without the CSC nor the threads.  Where it gives up and fewer than
     ``TUNING["greedy_first_share"]`` of the rows and of the columns have at
     most two entries (bands, meshes: no cascades for Karp–Sipser), a greedy
-    pass over the columns runs before the threads' Karp–Sipser.  On the
+    pass over the columns runs before the threads' Karp–Sipser, after the
+    degree-one rule (``TUNING["threads_degree_one"]``: a staircase cascades
+    from its corner).  On the
     serial path, where fewer than ``TUNING["serial_bfs_share"]`` have, the
     search is MS-BFS on one thread instead of Pothen–Fan+.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
@@ -93,12 +95,24 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
         ensure_csc(st)
     if work and init != "none" and not probed:
         if threads_ks:
-            first = f"Karp-Sipser ({nt} threads)"
+            parts = []
             if init == "greedy" and _no_low_degree(st, TUNING["greedy_first_share"], rows_low):
-                greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)   # (no cascades to start: bands, meshes)
-                first = "greedy + " + first
-            _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
-                                               st.mu_col, nt)
+                # (no cascades for the threads' Karp-Sipser to start: bands, meshes.)  With
+                # threads_degree_one, the exact degree-one rule first, as on the serial path: a vertex of
+                # degree one can start a cascade through the whole graph (a staircase of any width, from
+                # its corner), which the greedy pass and the threads' slices would cut into long paths
+                if TUNING["threads_degree_one"]:
+                    ones, st.cptr, st.cind = degree_one(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
+                                                        st.cptr, st.cind)
+                    parts += ["degree-one"] if ones else []
+                if int(np.count_nonzero(st.mu_col >= 0)) < min(st.m, st.n):
+                    greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)
+                    parts.append("greedy")
+            if not parts or int(np.count_nonzero(st.mu_col >= 0)) < min(st.m, st.n):
+                _cpu_parallel.karp_sipser_parallel(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
+                                                   st.mu_col, nt)
+                parts.append(f"Karp-Sipser ({nt} threads)")
+            first = " + ".join(parts)
         else:   # (builds the CSC only if the degree-one rule leaves work)
             first, ones, st.cptr, st.cind = initial_matching(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
                                                              st.cptr, st.cind, greedy_first=init == "greedy",
