@@ -63,9 +63,9 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     most two entries (bands, meshes: no cascades for Karp–Sipser), a greedy
     pass over the columns runs before the threads' Karp–Sipser, after the
     degree-one rule (``TUNING["threads_degree_one"]``: a staircase cascades
-    from its corner).  On the
-    serial path, where fewer than ``TUNING["serial_bfs_share"]`` have, the
-    search is MS-BFS on one thread instead of Pothen–Fan+.  Options
+    from its corner).  On the serial path, where fewer than
+    ``TUNING["serial_bfs_share"]`` have, the search is MS-BFS on one thread
+    instead of Pothen–Fan+.  Options
     of G-PR (`relabel_k`, `shrink_threshold`) are accepted and ignored.
     Returns the statistics (the keys of G-PR's where they apply).
     """
