@@ -156,6 +156,14 @@ _STRUCTURED = (
      (100_000, 500_000, 2_000_000)),
     ("blockdiag_b6", "block_diagonal", _m, "block_diagonal", lambda n: {"n": n, "block": 6, "permute": True},
      (100_000, 500_000, 2_000_000)),
+    # thinned 3 x 3 blocks: many short cycles and chains
+    ("blockdiag_b3_d0.5", "block_diagonal", _m, "block_diagonal",
+     lambda n: {"n": n, "block": 3, "density": 0.5, "permute": True}, (100_000, 500_000, 2_000_000)),
+    # one cycle through every vertex: no vertex of degree one starts a degree-one rule
+    ("cycle", "cycles", _m, "cycles", lambda n: {"n": n, "permute": True}, (300_000, 1_000_000, 3_000_000)),
+    # square, width 6: one column of degree one, and a degree-one cascade through all of it
+    ("staircase_w6", "staircase", _m, "staircase", lambda n: {"m": n, "n": n, "width": 6, "permute": True},
+     (100_000, 500_000, 2_000_000)),
     ("path", "path", _f, "path_network", lambda n: {"n": n, "max_cap": 1000}, (100_000, 500_000, 2_000_000)),
     ("unit_ladder", "ladder", _unit, "bidiagonal", lambda n: {"n": n, "permute": True}, (100_000, 300_000, 1_000_000)),
     ("unit_jacobian", "jacobian", _unit, "block_triangular", lambda n: {"n": n}, (120_000, 480_000, 1_920_000)),

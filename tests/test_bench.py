@@ -334,7 +334,7 @@ def test_structured_suite_declares_families_at_three_sizes():
     assert [i.name for i in bench.SUITES["structured-large"]()] == [i.name for i in by_size["large"]]
     families = {(i.family, i.problem, i.params["generator"]) for i in by_size["small"]}
     assert {g for _, p, g in families if p == "matching"} == {
-        "block_triangular", "bidiagonal", "staircase", "arrowhead", "banded", "block_diagonal"}
+        "block_triangular", "bidiagonal", "staircase", "arrowhead", "banded", "block_diagonal", "cycles"}
     assert {g for _, p, g in families if p == "flow"} == {"path_network", "bidiagonal", "block_triangular"}
     for s in STRUCTURED_SIZES:  # the same families at every size, growing
         assert [(i.family, i.problem) for i in by_size[s]] == [(i.family, i.problem) for i in by_size["small"]]
@@ -350,11 +350,16 @@ def test_structured_suite_runs_at_a_tiny_size(tmp_path, monkeypatch):
 
     monkeypatch.setitem(bench.SUITES, "structured", lambda: structured_inputs(scale=0.001))
     solvers = "gpumatch-numpy,scipy" + (",igraph" if bench._module_available("igraph") else "")
-    rc = _run(tmp_path, "--suite", "structured", "--solvers", solvers)
+    # scipy's Hopcroft-Karp can stall on a shuffled staircase (width 6, 2000 rows): a short
+    # limit, and the reference then comes from the unit network's maximum flow
+    rc = _run(tmp_path, "--suite", "structured", "--solvers", solvers, "--timeout", "20")
     assert rc == 0
     recs = _records(tmp_path)
     assert {r["input"] for r in recs} == {i.name for i in structured_inputs(scale=0.001)}
     for r in recs:
+        if r["solver"] == "scipy" and r["status"] == "timeout":
+            assert r["problem"] == "matching" and r["reference"] is not None, r
+            continue
         assert r["ok"] is True and r["status"] == "ok", r
         assert r["result"] == r["reference"]
     by = {(r["input"], r["solver"]): r for r in recs}

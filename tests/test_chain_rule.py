@@ -5,7 +5,8 @@ Checked by properties on both twins: the pairs form a valid matching, and
 it is *exact*: the pairs plus a maximum matching of what they leave free is
 a maximum matching of the graph (the serial rule's guarantee).  Work is
 bounded by deterministic counts: a permuted chain of 2n vertices is matched
-outright in at most ``ceil(log2 2n) + 4`` rounds, with no push iteration.
+outright in at most ``ceil(log2 2n) + 4`` rounds, and disjoint cycles in
+about ``2 log2 L`` rounds more, with no push iteration.
 """
 
 from __future__ import annotations
@@ -147,6 +148,41 @@ def test_chain_matched_before_push_relabel(backend):
     assert r.stats["initial_size"] == n
     assert 0 < r.stats["chain_rounds"] <= math.ceil(math.log2(2 * n)) + 4
     assert r.stats["push_iterations"] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+@pytest.mark.parametrize("count", [1, 7, 5000])
+def test_cycles_matched_before_push_relabel(backend, count):
+    """Disjoint even cycles, permuted (no vertex of degree one): the rule
+    matches every cycle outright from its least vertex id, the chain
+    rounds stop after one round that ends no record, the cycles' two
+    passes take at most ``2 (ceil(log2 L) + 5)`` rounds for cycles of at
+    most L vertices, and G-PR pushes nothing."""
+    n = 30_000
+    A = G.cycles(n, count, permute=True, seed=count)
+    r = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
+    assert r.size == n and r.stats["initial_size"] == n
+    assert r.stats["chain_cycle_vertices"] == 2 * n
+    assert r.stats["chain_rounds"] == 1
+    L = 2 * -(-n // count)
+    assert 0 < r.stats["chain_cycle_rounds"] <= 2 * (math.ceil(math.log2(L)) + 5)
+    assert r.stats["push_iterations"] == 0
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_cycles_beside_chains(backend, monkeypatch):
+    """Cycles and chains in one graph: the chains' rounds end with the
+    longest chain, the cycles are taken as cycles, and both twins make the
+    same pairs (no claim is contested on a cycle)."""
+    ring = G.cycles(3000, 3, permute=True, seed=2)
+    path = G.bidiagonal(2000, permute=True, seed=3)
+    A = sp.csr_matrix(sp.block_diag([ring, path]))
+    got = _rule_only(A, backend, monkeypatch)
+    ref = _rule_only(A, "numpy", monkeypatch)
+    assert np.array_equal(got[0], ref[0]) and np.array_equal(got[1], ref[1])
+    assert int((got[0] >= 0).sum()) == 5000
+    assert got[2]["chain_cycle_vertices"] == 6000
+    assert got[2]["chain_rounds"] <= math.ceil(math.log2(4000)) + 4
 
 
 @pytest.mark.parametrize("backend", BACKENDS)

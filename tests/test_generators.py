@@ -418,6 +418,22 @@ def test_arrowhead_counts():
     assert G.arrowhead(10, width=0).nnz == 10 and G.arrowhead(4, width=9).nnz == 16
 
 
+def test_cycles_counts_and_degrees():
+    A = G.cycles(1000, 7, permute=True, seed=3)
+    assert A.shape == (1000, 1000) and A.nnz == 2000
+    assert np.all(np.diff(A.indptr) == 2) and np.all(np.bincount(A.indices, minlength=1000) == 2)
+    B = G.cycles(5, 5)           # ranges of one row: single entries
+    assert (B != sp.identity(5, format="csr")).nnz == 0
+    assert G.cycles(6, 3).nnz == 12 and G.cycles(0, 0).shape == (0, 0)
+    # one cycle: the graph is connected
+    from scipy.sparse.csgraph import connected_components
+    C = G.cycles(500, 1, permute=True)
+    assert connected_components(sp.bmat([[None, C], [C.T, None]]), directed=False)[0] == 1
+    for bad in ((5, 0), (5, 6), (-1, 1)):
+        with pytest.raises(ValueError):
+            G.cycles(*bad)
+
+
 def test_block_diagonal_counts():
     A = G.block_diagonal(103, 10)
     assert A.nnz == 10 * 100 + 3 * 3

@@ -18,6 +18,7 @@ capacities.
 :func:`grid`              4-neighbour grid, edges dropped at random
 :func:`triangular`        all-ones triangular pattern (long alternating paths)
 :func:`bidiagonal`        bidiagonal pattern: a path of 2n vertices
+:func:`cycles`            disjoint even cycles (every vertex of degree two)
 :func:`block_triangular`  shuffled block triangular "Jacobian" pattern
 :func:`banded`            band pattern ``|i - j| <= bandwidth``
 :func:`staircase`         rectangular staircase: rows on consecutive columns
@@ -31,8 +32,8 @@ capacities.
 
 from ._flow import genrmf, path_network, washington_rlg
 from ._graphs import delaunay, grid, random_bipartite, rmat
-from ._structured import (arrowhead, banded, bidiagonal, block_diagonal, block_triangular, staircase,
-                          triangular)
+from ._structured import (arrowhead, banded, bidiagonal, block_diagonal, block_triangular, cycles,
+                          staircase, triangular)
 
 __all__ = [
     "random_bipartite",
@@ -41,6 +42,7 @@ __all__ = [
     "grid",
     "triangular",
     "bidiagonal",
+    "cycles",
     "block_triangular",
     "banded",
     "staircase",

@@ -1,6 +1,6 @@
 """Structured families of :mod:`gpumatch.generators`, with long augmenting
-paths: triangular patterns, chains, block-triangular Jacobians, bands,
-staircases, arrowheads, dense diagonal blocks."""
+paths: triangular patterns, chains, cycles, block-triangular Jacobians,
+bands, staircases, arrowheads, dense diagonal blocks."""
 
 from __future__ import annotations
 
@@ -82,6 +82,56 @@ def bidiagonal(n: int, *, permute: bool = False, seed: int | None = 0) -> sp.csr
     i = np.arange(n, dtype=np.int64)
     rows = np.concatenate([i, i[:-1]])
     cols = np.concatenate([i, i[:-1] + 1])
+    return _permuted(rows, cols, n, n, permute, seed)
+
+
+def cycles(n: int, count: int = 1, *, permute: bool = False, seed: int | None = 0) -> sp.csr_matrix:
+    """``n x n`` pattern whose bipartite graph is `count` disjoint even
+    cycles: the rows and columns are cut into `count` near-equal ranges,
+    and in a range of ``k`` rows row ``i`` holds columns ``i`` and ``i + 1``
+    (``mod k``, from the range's start).
+
+    Every vertex has degree two, so no vertex of degree one starts a
+    degree-one rule: a matching found greedily leaves augmenting paths
+    along the cycles.  A range of one row is a single entry.
+
+    Parameters
+    ----------
+    n : int
+        Size (non-negative).
+    count : int
+        Number of cycles, ``1 <= count <= n`` (any value when `n` is 0).
+    permute : bool
+        Permute rows and columns independently at random.
+    seed : int or None
+        Seed for :func:`numpy.random.default_rng` (used with `permute`).
+
+    Returns
+    -------
+    scipy.sparse.csr_matrix
+        ``n x n`` float64 pattern of ones with ``2n`` entries (less one per
+        range of a single row).
+
+    Examples
+    --------
+    >>> from gpumatch.generators import cycles
+    >>> cycles(3).toarray()
+    array([[1., 1., 0.],
+           [0., 1., 1.],
+           [1., 0., 1.]])
+    >>> cycles(4, 2).nnz
+    8
+    """
+    n = _check_int("n", n)
+    count = _check_int("count", count, 1 if n else 0)
+    if n and count > n:
+        raise ValueError(f"count must be at most n = {n}, got {count}")
+    i = np.arange(n, dtype=np.int64)
+    bounds = (np.arange(count + 1, dtype=np.int64) * n) // max(count, 1)
+    block = np.searchsorted(bounds, i, side="right") - 1
+    start, size = bounds[block], np.diff(bounds)[block]
+    rows = np.concatenate([i, i])
+    cols = np.concatenate([i, start + (i - start + 1) % size])
     return _permuted(rows, cols, n, n, permute, seed)
 
 

@@ -348,27 +348,60 @@ def chain_rule(st, kern, stats) -> None:
     :data:`CHAIN_RULE` and ``chain.cu``): every vertex of degree one or two
     learns the two ends of its chain and its distance to each by pointer
     jumping, and a chain with a pendant end is matched from that end, as
-    Karp–Sipser's degree-one rule matches it one step at a time.  Exact:
-    the pairs are ones the serial rule makes, so a maximum matching extends
-    them.  Statistics ``chain_interior``, ``chain_rounds`` (0: not run)."""
+    Karp–Sipser's degree-one rule matches it one step at a time.  A chain
+    with no end is a cycle, a whole component: each is matched perfectly
+    from its least vertex id (:func:`_match_cycles`), as the serial rule
+    does after one choice.  Exact: a maximum matching extends the pairs.
+    Statistics ``chain_interior``, ``chain_rounds`` (0: not run),
+    ``chain_cycle_vertices`` and ``chain_cycle_rounds``."""
     stats["chain_rounds"] = 0
     V = st.m + st.n
     if CHAIN_RULE is None or not V or V >= (1 << 30):
         return
     interior, pendants = kern.chain_count(st)
     stats["chain_interior"] = interior
-    if not pendants or interior < float(CHAIN_RULE["min_interior"]) * V:
+    if not interior or interior < float(CHAIN_RULE["min_interior"]) * V:
         return
     P = kern.chain_init(st)
-    rounds, cap = 0, V.bit_length() + 2   # a chain of L vertices: ceil(log2 L) rounds; cycles end by then
-    while True:
-        step = 1 if rounds < 4 else 4     # short chains end after a few rounds; long ones read back less often
-        live = kern.chain_jump(st, P, step)
-        rounds += step
-        if not live or rounds >= cap:
-            break
-    stats["chain_rounds"] = rounds
+    # a chain of L vertices: ceil(log2 L) rounds; a round that ends no record leaves only cycles live
+    stats["chain_rounds"] = _jump_rounds(lambda k: kern.chain_jump(st, P, k), lambda f: f[0] and f[1], V)
     kern.chain_match(st, P)
+    _match_cycles(st, kern, P, stats)
+
+
+def _jump_rounds(jump, goes_on, V) -> int:
+    """Rounds of a pointer-jumping kernel: ``jump(k)`` runs k rounds and
+    returns the last one's flags; one round at a time for the first four
+    (short chains end there), then four per host read, while
+    ``goes_on(flags)`` and at most ``bit_length(V) + 2`` rounds (a record
+    covers at least 2^k steps after k rounds, and a chain or cycle at most
+    V).  Returns the rounds run."""
+    rounds, cap = 0, V.bit_length() + 2
+    while True:
+        step = 1 if rounds < 4 else 4
+        flags = jump(step)
+        rounds += step
+        if not goes_on(flags) or rounds >= cap:
+            return rounds
+
+
+def _match_cycles(st, kern, P, stats) -> None:
+    """The cycles the chain rule found (records still live, or ``far =
+    CH_CYCLE``), matched in place of its records `P` (``chain.cu``,
+    cycles): pass A, until a round changes no least id, gives every vertex
+    its cycle's least id r; pass B, until every state found r, its steps to
+    r in each direction; then each vertex pairs by the parity of its
+    distance from r.  A cycle of L vertices takes about 2 log2 L rounds."""
+    V = st.m + st.n
+    stats["chain_cycle_vertices"] = count = kern.cycle_init(st, P)
+    stats["chain_cycle_rounds"] = 0
+    if not count:
+        return
+    rounds = _jump_rounds(lambda k: kern.cycle_min(st, P, k), bool, V)
+    kern.cycle_rank_init(st, P)
+    rounds += _jump_rounds(lambda k: kern.cycle_rank(st, P, k), bool, V)
+    stats["chain_cycle_rounds"] = rounds
+    kern.cycle_match(st, P)
 
 
 def _now(backend):

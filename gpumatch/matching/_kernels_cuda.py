@@ -14,7 +14,8 @@ from . import _kernels_numpy as _reach   # the early stop of a deep relabel: arr
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
-           "list_array", "walk", "walk_mates", "chain_count", "chain_init", "chain_jump", "chain_match"]
+           "list_array", "walk", "walk_mates", "chain_count", "chain_init", "chain_jump", "chain_match",
+           "cycle_init", "cycle_min", "cycle_rank_init", "cycle_rank", "cycle_match"]
 
 _SRC = "matching/gpr.cu"
 _WALK_SRC = "matching/walk.cu"
@@ -405,22 +406,30 @@ def chain_init(st):
     return P
 
 
-def chain_jump(st, P, rounds=1):
-    """`rounds` launches of ``gpumatch_chain_jump``; True when a record is
-    still not done after the last one (one host read)."""
+def _jump_rounds(st, name, P, rounds):
+    """`rounds` launches of the pointer-jumping kernel `name` (``chain.cu``:
+    arguments ``P, V, flags``); the two flags of the last round, ``(live,
+    progress)`` (one host read)."""
     cp = _backend.cp
-    live = st.extra.get("chain_live")
-    if live is None:
-        live = st.extra["chain_live"] = cp.zeros(1, dtype=np.uint32)
+    flags = st.extra.get("chain_flags")
+    if flags is None:
+        flags = st.extra["chain_flags"] = cp.zeros(2, dtype=np.uint32)
     n2 = int(P.shape[0])
-    if n2 == 0:
-        return False
-    kern = _chain_kernel(st, "gpumatch_chain_jump")
+    if n2 == 0 or rounds < 1:
+        return False, False
+    kern = _chain_kernel(st, name)
     for r in range(rounds):
         if r == rounds - 1:
-            live.fill(0)
-        kern(_cuda.grid_for(n2), (_cuda.BLOCK,), (P, np.int64(n2 // 2), live))
-    return bool(int(live.get()[0]))
+            flags.fill(0)
+        kern(_cuda.grid_for(n2), (_cuda.BLOCK,), (P, np.int64(n2 // 2), flags))
+    live, progress = (bool(int(x)) for x in flags.get())
+    return live, progress
+
+
+def chain_jump(st, P, rounds=1):
+    """`rounds` launches of ``gpumatch_chain_jump``; ``(live, progress)``
+    of the last: a record is still not done, a record became done."""
+    return _jump_rounds(st, "gpumatch_chain_jump", P, rounds)
 
 
 def chain_match(st, P):
@@ -428,5 +437,49 @@ def chain_match(st, P):
     V = st.m + st.n
     if V:
         _chain_kernel(st, "gpumatch_chain_match")(
+            _cuda.grid_for(V), (_cuda.BLOCK,),
+            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, st.mu_row, st.mu_col))
+
+
+def cycle_init(st, P):
+    """``gpumatch_cycle_init``: pass A's first records in `P` (the chain
+    records, read by ``chain_match`` already); the number of vertices on
+    cycles (one host read)."""
+    cp = _backend.cp
+    V = st.m + st.n
+    count = cp.zeros(1, dtype=np.uint64)
+    if V:
+        _chain_kernel(st, "gpumatch_cycle_init")(
+            _cuda.grid_for(V), (_cuda.BLOCK,),
+            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, count))
+    return int(count.get()[0])
+
+
+def cycle_min(st, P, rounds=1):
+    """`rounds` launches of ``gpumatch_cycle_min`` (pass A); True when a
+    least id changed in the last one."""
+    return _jump_rounds(st, "gpumatch_cycle_min", P, rounds)[1]
+
+
+def cycle_rank_init(st, P):
+    """``gpumatch_cycle_rank_init``: pass B's first records."""
+    V = st.m + st.n
+    if V:
+        _chain_kernel(st, "gpumatch_cycle_rank_init")(
+            _cuda.grid_for(V), (_cuda.BLOCK,),
+            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P))
+
+
+def cycle_rank(st, P, rounds=1):
+    """`rounds` launches of ``gpumatch_cycle_rank`` (pass B); True when a
+    record is still not found after the last one."""
+    return _jump_rounds(st, "gpumatch_cycle_rank", P, rounds)[0]
+
+
+def cycle_match(st, P):
+    """``gpumatch_cycle_match``: every cycle's pairs into the matching."""
+    V = st.m + st.n
+    if V:
+        _chain_kernel(st, "gpumatch_cycle_match")(
             _cuda.grid_for(V), (_cuda.BLOCK,),
             (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, st.mu_row, st.mu_col))

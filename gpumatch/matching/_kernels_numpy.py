@@ -16,7 +16,8 @@ import numpy as np
 
 __all__ = ["greedy_round", "greedy_degree", "fix_matching", "global_relabel", "relabel_collect", "claim",
            "push", "count_active", "push_loop", "collect_active", "list_start", "list_step", "list_length",
-           "list_array", "walk", "walk_mates", "chain_count", "chain_init", "chain_jump", "chain_match"]
+           "list_array", "walk", "walk_mates", "chain_count", "chain_init", "chain_jump", "chain_match",
+           "cycle_init", "cycle_min", "cycle_rank_init", "cycle_rank", "cycle_match"]
 
 #: Rounds of ``greedy_degree``'s proposals at most (per part: degree-one
 #: columns, then all).  Each round costs a scan of the free columns' lists;
@@ -528,14 +529,14 @@ def chain_init(st):
 
 def chain_jump(st, P, rounds=1):
     """Twin of `rounds` launches of ``gpumatch_chain_jump`` (each round
-    synchronous: all reads, then all writes); True when a record is still
-    not done after the last one."""
+    synchronous: all reads, then all writes); ``(live, progress)`` of the
+    last: a record is still not done, a record became done."""
     V = np.uint64(P.shape[0] // 2)
-    live = False
+    live = progress = False
     for _ in range(rounds):
         i = np.flatnonzero((P & _CH_DONE) == 0)
         if i.shape[0] == 0:
-            return False
+            return False, False
         w = P[i]
         x = P[2 * (w & _CH_LOW) + ((w >> np.uint64(62)) & np.uint64(1))]
         far = x & _CH_LOW
@@ -543,8 +544,9 @@ def chain_jump(st, P, rounds=1):
         rec = far | (dist << np.uint64(32)) | (x & (_CH_CONT | _CH_DONE))
         rec[(far == _CH_CYCLE) | (dist >= V)] = _CH_DONE | _CH_CYCLE
         P[i] = rec
-        live = bool(np.any((rec & _CH_DONE) == 0))
-    return live
+        done = (rec & _CH_DONE) != 0
+        live, progress = not bool(done.all()), bool(done.any())
+    return live, progress
 
 
 def chain_match(st, P):
@@ -557,7 +559,7 @@ def chain_match(st, P):
     v = np.flatnonzero(in_s)
     r0, r1 = P[2 * v], P[2 * v + 1]
     e0, e1 = (r0 & _CH_LOW).astype(np.int64), (r1 & _CH_LOW).astype(np.int64)
-    ok = (e0 != int(_CH_CYCLE)) & (e1 != int(_CH_CYCLE))
+    ok = ((r0 & r1 & _CH_DONE) != 0) & (e0 != int(_CH_CYCLE)) & (e1 != int(_CH_CYCLE))
     v, r0, r1, e0, e1 = v[ok], r0[ok], r1[ok], e0[ok], e1[ok]
     p0, p1 = deg[e0] == 1, deg[e1] == 1
     start = p0 | p1
@@ -581,3 +583,98 @@ def chain_match(st, P):
     st.mu_col[w[rows] - m] = v[rows]
     st.mu_col[v[~rows] - m] = w[~rows]
     st.mu_row[w[~rows]] = v[~rows] - m
+
+
+
+# Cycles (``chain.cu``, its cycle section): pass A finds each cycle's least
+# vertex id, pass B every state's steps to it; records as the CUDA header
+# describes.
+
+_CY_NONE = np.uint64(0xFFFFFFFFFFFFFFFF)
+_CY_FOUND = np.uint64(1 << 63)
+_CY_DIST = np.uint64((1 << 31) - 1)
+
+
+def _cycle_steps(st, v, a0, a1):
+    """The states one step from (v, 0) and (v, 1) (``cy_step``), and the
+    vertices they reach: ``(state0, state1, w0, w1)``."""
+    out = []
+    for ent in (a0, a1):
+        w = ent[v]
+        c = (a0[w] == v).astype(np.uint64)
+        out.append((np.uint64(2) * w.astype(np.uint64) + c, w))
+    return out[0][0], out[1][0], out[0][1], out[1][1]
+
+
+def cycle_init(st, P):
+    """Twin of ``gpumatch_cycle_init``: pass A's first records in `P`; the
+    number of vertices on cycles."""
+    deg, a0, a1 = _chain_lists(st)
+    rec = P[0::2]
+    cyc = (((rec & _CH_DONE) == 0) | ((rec & _CH_LOW) == _CH_CYCLE)) & (deg == 2)
+    v = np.flatnonzero(cyc)
+    s0, s1, w0, w1 = _cycle_steps(st, v, a0, a1)
+    P.fill(_CY_NONE)
+    P[2 * v] = s0 | (w0.astype(np.uint64) << np.uint64(32))
+    P[2 * v + 1] = s1 | (w1.astype(np.uint64) << np.uint64(32))
+    return int(v.shape[0])
+
+
+def cycle_min(st, P, rounds=1):
+    """Twin of `rounds` launches of ``gpumatch_cycle_min`` (synchronous
+    rounds); True when a least id changed in the last one."""
+    i = np.flatnonzero(P != _CY_NONE)
+    changed = False
+    for _ in range(rounds if i.shape[0] else 0):
+        rec = P[i]
+        x = P[(rec & _CH_LOW).astype(np.int64)]
+        low = np.minimum(rec >> np.uint64(32), x >> np.uint64(32))
+        P[i] = (x & _CH_LOW) | (low << np.uint64(32))
+        changed = bool(np.any(low != (rec >> np.uint64(32))))
+    return changed
+
+
+def cycle_rank_init(st, P):
+    """Twin of ``gpumatch_cycle_rank_init``: pass B's first records."""
+    deg, a0, a1 = _chain_lists(st)
+    v = np.flatnonzero(P[0::2] != _CY_NONE)
+    r = np.minimum(P[2 * v] >> np.uint64(32), P[2 * v + 1] >> np.uint64(32)).astype(np.int64)
+    s0, s1, w0, w1 = _cycle_steps(st, v, a0, a1)
+    for s, state, w in ((0, s0, w0), (1, s1, w1)):
+        P[2 * v + s] = np.where(w == r, _CY_FOUND | np.uint64(1 << 32) | (state & np.uint64(1)),
+                                state | np.uint64(1 << 32))
+
+
+def cycle_rank(st, P, rounds=1):
+    """Twin of `rounds` launches of ``gpumatch_cycle_rank`` (synchronous);
+    True when a record is still not found after the last one."""
+    live = False
+    for _ in range(rounds):
+        i = np.flatnonzero((P & _CY_FOUND) == 0)
+        if i.shape[0] == 0:
+            return False
+        rec = P[i]
+        x = P[(rec & _CH_LOW).astype(np.int64)]
+        dist = ((rec >> np.uint64(32)) & _CY_DIST) + ((x >> np.uint64(32)) & _CY_DIST)
+        found = (x & _CY_FOUND) != 0
+        P[i] = np.where(found, _CY_FOUND | (dist << np.uint64(32)) | (x & np.uint64(1)),
+                        (x & _CH_LOW) | (dist << np.uint64(32)))
+        live = not bool(found.all())
+    return live
+
+
+def cycle_match(st, P):
+    """Twin of ``gpumatch_cycle_match``: every cycle's pairs into the matching."""
+    m = st.m
+    deg, a0, a1 = _chain_lists(st)
+    v = np.flatnonzero(P[0::2] != _CY_NONE)
+    r0, r1 = P[2 * v], P[2 * v + 1]
+    ok = ((r0 & r1 & _CY_FOUND) != 0) & ((r0 & np.uint64(1)) != (r1 & np.uint64(1)))
+    v, r0, r1 = v[ok], r0[ok], r1[ok]
+    b = np.where((r0 & np.uint64(1)) != 0, 0, 1)
+    i = (np.where(b == 1, r1, r0) >> np.uint64(32)) & _CY_DIST
+    k = np.where((i & np.uint64(1)) != 0, b, 1 - b)
+    w = np.where(k == 0, a0[v], a1[v])
+    rows = v < m
+    st.mu_row[v[rows]] = w[rows] - m
+    st.mu_col[v[~rows] - m] = w[~rows]
