@@ -58,15 +58,6 @@ __device__ __forceinline__ cost_t cost_inf()
 #endif
 }
 
-__device__ __forceinline__ cost_t reduced(cost_t c, long long j, const cost_t* v, cost_t cmin, long long scale)
-{
-#if COST_IS_INT
-    return (c - cmin) * (cost_t)scale - v[j];
-#else
-    return c - v[j];
-#endif
-}
-
 // h = c' - v_j with the price vj already read.
 __device__ __forceinline__ cost_t reduced_at(cost_t c, cost_t vj, cost_t cmin, long long scale)
 {
@@ -75,6 +66,12 @@ __device__ __forceinline__ cost_t reduced_at(cost_t c, cost_t vj, cost_t cmin, l
 #else
     return c - vj;
 #endif
+}
+
+// h = c' - v_j, reading v_j.
+__device__ __forceinline__ cost_t reduced(cost_t c, long long j, const cost_t* v, cost_t cmin, long long scale)
+{
+    return reduced_at(c, v[j], cmin, scale);
 }
 
 // The key of a bid: an order-preserving 31-bit image of the bid (integers:
@@ -220,21 +217,6 @@ __device__ __forceinline__ cost_t bid_amount(const Best& b, cost_t eps, cost_t b
 // warps) or for one block (gpumatch_lap_rounds, gpumatch_lap_batch_dense)
 // ---------------------------------------------------------------------------
 
-// Row i's bid for its best entry b: bid_delta and cx of i, the key on b.j1
-// (the column listed in bidcols by its first bidder), i listed for the next
-// round.
-__device__ __forceinline__ void place_bid(const Best& b, long long i, cost_t eps, cost_t big, int* list_out,
-                                          cost_t* bid_delta, cost_t* cx, u64* keys, int* bidcols, long long* counts,
-                                          int par)
-{
-    cost_t d = bid_amount(b, eps, big);
-    bid_delta[i] = d;
-    cx[i] = b.c1;
-    u64 old = atomicMax(&keys[b.j1], bid_key(d, (int)i));
-    if (old == 0) bidcols[gm_append((u64*)&counts[2 + par])] = (int)b.j1;
-    list_out[gm_append((u64*)&counts[par ^ 1])] = (int)i;
-}
-
 __device__ __forceinline__ void bid_body(long long gw, long long nw, int lane, int G,
                                          const long long* __restrict__ indptr, const idx_t* __restrict__ indices,
                                          const cost_t* __restrict__ cost, long long dense_n, const cost_t* v,
@@ -253,8 +235,16 @@ __device__ __forceinline__ void bid_body(long long gw, long long nw, int lane, i
             if (x[i] >= 0) i = -1;      // a winner of the last round
         }
         Best b = scan_row(i, gl, G, indptr, indices, cost, dense_n, v, cmin, scale);
-        if (gl == 0 && i >= 0 && b.j1 != LAP_NONE)
-            place_bid(b, i, eps, big, list_out, bid_delta, cx, keys, bidcols, counts, par);
+        if (gl == 0 && i >= 0 && b.j1 != LAP_NONE) {
+            // row i bids for b.j1: its amount and cost, the key on the column (listed in bidcols by
+            // its first bidder), and i listed for the next round
+            cost_t d = bid_amount(b, eps, big);
+            bid_delta[i] = d;
+            cx[i] = b.c1;
+            u64 old = atomicMax(&keys[b.j1], bid_key(d, (int)i));
+            if (old == 0) bidcols[gm_append((u64*)&counts[2 + par])] = (int)b.j1;
+            list_out[gm_append((u64*)&counts[par ^ 1])] = (int)i;
+        }
     }
 }
 
