@@ -186,8 +186,9 @@ def test_driver_tail(references, tail_plan, name, no_chain_rule):
     check_matching(A, to_numpy(res.col_to_row), "row", expected_size=ref)
     st = res.stats
     check_bounds(res)   # G-PR's own relabel count and bounds hold whatever finished the tail
-    if mode == "host" and st["finished_by"] == "host":
-        assert "device tail" in st["switch_reason"] and st["host_algorithm"]
+    if mode == "host" and st["finished_by"] == "host":   # (a relabel past the deep cap, or the phases)
+        assert ("device tail" in st["switch_reason"] or "G-PR's global relabels passed" in st["switch_reason"])
+        assert st["host_algorithm"]
     elif mode == "walks" and st["finished_by"] == "walks":
         assert st["walk_rounds"] >= 1 and st["walk_pushes"] > 0
     else:   # G-PR or the first chunk of phases converged: nothing was left to hand over
@@ -429,6 +430,7 @@ def test_relabel_cap_and_walks_hand_over(backend, monkeypatch):
     monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
     monkeypatch.setitem(_driver.HOST_FINISH, "chunk", 1)
     monkeypatch.setitem(_driver.HOST_FINISH, "level_s", 1.0)   # any relabel past REACH_CHECK steps is too dear
+    monkeypatch.setitem(_driver.HOST_FINISH, "deep_share", None)   # (G-PR's own relabels: no cap here)
     monkeypatch.setattr(_driver, "CHAIN_RULE", None)           # (it would match the chain before G-PR)
     B = G.bidiagonal(20000, permute=True, seed=2)
     res = gpumatch.bipartite_matching(B, backend=backend)
@@ -436,6 +438,70 @@ def test_relabel_cap_and_walks_hand_over(backend, monkeypatch):
     st = res.stats
     assert st["finished_by"] == "host" and "device walks: a global relabel passed" in st["switch_reason"], st
     assert st["walk_relabels"] >= 1
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_deep_searches_go_to_the_host(backend, monkeypatch):
+    """HOST_FINISH's ``deep_share``: G-PR's relabels together stop at their
+    level cap (a shuffled staircase of width 3), and so does the first
+    chunk of augmenting phases (width 6: G-PR's relabels are shallow, its
+    phases thousands of levels deep); the host finishes either way, with a
+    maximum matching."""
+    from gpumatch.matching import _driver
+
+    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
+    monkeypatch.setitem(_driver.HOST_FINISH, "deep_share", 0.25)
+    n = 20_000
+    A = G.staircase(n, n, width=3, permute=True, seed=1)
+    cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, "level_s")
+    res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
+    check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
+    st = res.stats
+    assert st["finished_by"] == "host" and "G-PR's global relabels passed" in st["switch_reason"], st
+    assert cap // 2 <= st["relabel_steps"] <= cap // 2 + 64   # (steps of two levels; the GPU looks every few launches)
+    A = G.staircase(n, n, width=6, permute=True, seed=1)
+    cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, "aug_level_s")
+    res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
+    check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
+    st = res.stats
+    assert st["finished_by"] == "host" and "device tail: the first" in st["switch_reason"], st
+    assert st["aug_truncated"] and st["aug_levels"] >= cap
+    if st.get("aug_cooperative"):   # one launch: it stops between two levels, at the cap
+        assert st["aug_levels"] == cap
+
+
+def _validated(A, backend):
+    from gpumatch._validation import as_csr_graph
+
+    return as_csr_graph(A, backend=backend)
+
+
+@pytest.mark.parametrize("backend", ["numpy", pytest.param("cupy", marks=pytest.mark.gpu)])
+def test_augment_level_cap_keeps_a_valid_matching(backend):
+    """``augment(max_levels=...)`` stops at the cap (inside a phase in the
+    cooperative launch, after the phase on the other paths), says so, and
+    leaves a valid matching no smaller than before; a second call without
+    the cap finishes it maximum."""
+    from gpumatch.matching import _augment, _driver
+
+    n = 3000
+    A = G.staircase(n, n, width=6, permute=True, seed=3)
+    st = _driver.make_state(_validated(A, backend))
+    kern = _driver.kernels_for(backend)
+    _driver.greedy(st, kern)
+    kern.fix_matching(st)
+    before = int((to_numpy(st.mu_row) >= 0).sum())
+    got = _augment.augment(st, max_levels=50)
+    assert got["aug_truncated"] and not got["aug_converged"] and got["aug_levels"] >= 50
+    if got["aug_cooperative"]:
+        assert got["aug_levels"] == 50
+    mu_row, mu_col = to_numpy(st.mu_row), to_numpy(st.mu_col)
+    rows = np.flatnonzero(mu_row >= 0)
+    assert np.array_equal(mu_col[mu_row[rows]], rows) and int((mu_col >= 0).sum()) == rows.shape[0]
+    assert rows.shape[0] >= before
+    _augment.invalidate(st)
+    assert _augment.augment(st)["aug_converged"]
+    check_matching(A, to_numpy(st.mu_col), "row", expected_size=n)
 
 
 def test_reach_look_in_slices_counts_alike(monkeypatch):

@@ -151,7 +151,7 @@ LEVELS_PER_CHECK = 8
 TRACE_STEPS = 0
 
 
-def augment(st, max_phases=None, incremental=False) -> dict:
+def augment(st, max_phases=None, incremental=False, max_levels=None) -> dict:
     """Augment the matching of a G-PR state until it is maximum.
 
     Parameters
@@ -164,6 +164,13 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     max_phases : int or None
         Stop after this many phases even if the last one flipped paths
         (the matching is then valid, larger, but maybe not maximum).
+    max_levels : int or None
+        Stop once the call's BFS levels reach this many (``aug_truncated``;
+        the matching is then valid, but maybe not maximum, and the forest
+        is not kept).  The cooperative launch stops inside a phase, between
+        two levels, and flips the trees that had reached a free column; the
+        phase-by-phase paths (the NumPy twin, the GPU without cooperative
+        launches) stop after the phase that reached the cap.
     incremental : bool
         Start from the forest that the last converged call left on `st`
         (see ``augment.cu``), patched by :func:`note_added` and
@@ -188,6 +195,7 @@ def augment(st, max_phases=None, incremental=False) -> dict:
         ``aug_orphan_deaths`` (phases in which an orphaned tree, growing to
         be closed again, reached a free column and was dissolved),
         ``aug_closings`` (closing phases, :data:`DEFER_CLOSING`),
+        ``aug_truncated`` (`max_levels` stopped the call),
         ``aug_reparented`` and ``aug_orphaned`` (the trees' repairs by
         :func:`repair_removed` since the last call),
         ``time_augment`` (host seconds), ``aug_converged`` (True when the
@@ -209,14 +217,15 @@ def augment(st, max_phases=None, incremental=False) -> dict:
     twin = _twin(st)
     twin.f["backward"] = False   # until a phase converges by the backward certificate
     stats = {"aug_phases": 0, "aug_paths": 0, "aug_levels": 0, "aug_met": 0, "aug_back_levels": 0,
-             "aug_orphan_deaths": 0,
+             "aug_orphan_deaths": 0, "aug_truncated": False,
              "aug_converged": False, "aug_incremental": bool(incremental and twin.f["valid"])}
     t0 = time.perf_counter()
     if not stats["aug_incremental"]:
         twin.reset()
     twin.f["valid"] = False   # until a phase converges
     if max_phases != 0 and twin.cooperative():
-        stats.update(twin.run_cooperative(-1 if max_phases is None else int(max_phases)))
+        stats.update(twin.run_cooperative(-1 if max_phases is None else int(max_phases),
+                                          -1 if max_levels is None else int(max_levels)))
         twin.f["valid"] = stats["aug_certificate"] == "forest"
         twin.f["backward"] = stats["aug_certificate"] == "backward"
         stats["time_augment"] = time.perf_counter() - t0
@@ -247,6 +256,9 @@ def augment(st, max_phases=None, incremental=False) -> dict:
             stats["aug_converged"] = True
             stats["aug_certificate"] = "forest" if forest_closed else "backward"
             twin.f["valid"] = forest_closed
+            break
+        if max_levels is not None and stats["aug_levels"] >= max_levels:
+            stats["aug_truncated"] = True
             break
         if closing:
             deferred, left_open = 0, False
@@ -574,11 +586,12 @@ class _Cuda:
                                     cooperative=True)
             f["solve"] = kern
             f["solve_grid"] = _cuda.cooperative_grid(kern, 512, COOPERATIVE_BLOCKS_PER_SM)
-            f["solve_state"] = _backend.cp.zeros(14, dtype=np.int64)
+            f["solve_state"] = _backend.cp.zeros(15, dtype=np.int64)
         return f["solve_grid"] > 0
 
-    def run_cooperative(self, max_phases):
-        """Every phase in one launch (``max_phases`` < 0: until converged); one read-back."""
+    def run_cooperative(self, max_phases, max_levels=-1):
+        """Every phase in one launch (``max_phases`` < 0: until converged;
+        ``max_levels`` < 0: no cap on the BFS levels); one read-back."""
         f, st = self.f, self.st
         cp = _backend.cp
         if TRACE_STEPS > 0:
@@ -593,9 +606,10 @@ class _Cuda:
                     np.int32(f["epoch"]), np.int64(max_phases), np.float64(self.ratio), np.int32(_defer()),
                     np.int64(BACK_FLOOR), f["repairs"],
                     f["solve_state"], trace, np.int64(TRACE_STEPS), np.float64(SEARCH_WAIT or 0),
-                    np.int32(1 if ADOPT_PUSH else 0), np.int32(1 if BACK_CERTIFICATE else 0)))
+                    np.int32(1 if ADOPT_PUSH else 0), np.int32(1 if BACK_CERTIFICATE else 0),
+                    np.int64(max_levels)))
         (phases, paths, levels, seeds, converged, matched, reparented, orphaned, released, met, back_levels,
-         deaths, closings, backward) = (int(x) for x in f["solve_state"].get())
+         deaths, closings, backward, capped) = (int(x) for x in f["solve_state"].get())
         f["epoch"] += phases
         extra = {}
         if TRACE_STEPS > 0:
@@ -605,7 +619,7 @@ class _Cuda:
                 "aug_converged": bool(converged), "aug_cooperative": True, "aug_loop_launches": 0,
                 "aug_matched": matched, "aug_reparented": reparented, "aug_orphaned": orphaned,
                 "aug_released": released, "aug_met": met, "aug_back_levels": back_levels,
-                "aug_orphan_deaths": deaths, "aug_closings": closings,
+                "aug_orphan_deaths": deaths, "aug_closings": closings, "aug_truncated": bool(capped),
                 "aug_certificate": ("backward" if backward else "forest") if converged else None}
 
     def take_repairs(self):

@@ -151,8 +151,24 @@ AUGMENT_AFTER = 2
 #: chunk.  ``entry_s``: the engine's time per entry on the H200's host (16
 #: cores) ran 25 ns (random 1M d5) to 175 ns (a permuted chain of 300k) and
 #: 420 ns (a Jacobian of 1.9M rows).
+#:
+#: Deep searches before that: G-PR's global relabels together, and the
+#: first chunk of phases, may each spend ``deep_share`` of the host's
+#: estimate, counted in BFS levels (at least ``long_level``) at
+#: ``level_s`` (a relabel's level) and ``aug_level_s`` (a phase's level,
+#: both sides and a grid barrier) each; a relabel or a chunk that reaches
+#: its cap stops there (the chunk flips the paths it found) and the host
+#: finishes.  Where one augmenting path is tens of thousands of levels
+#: long, the device would otherwise spend seconds on a tail that a
+#: depth-first search walks in milliseconds: H200, shuffled staircases of
+#: 300k rows, width 6 (7 phases of 40k levels) 1.36 s -> 0.22 s with a
+#: share of 0.25, width 3 (G-PR's relabels 400k levels) 0.72 -> 0.12 s; the
+#: host alone 0.08 and 0.05 s.  Jacobians, grids, random and R-MAT graphs
+#: stay far below the caps (relabels of at most 500 levels in all, first
+#: chunks of at most 7000).  H200: 1.4 us per relabel level (staircase of
+#: width 3), 5.2 us per phase level (width 6).
 HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9, "walks": True,
-               "walk_cap": 2, "level_s": 2e-6}
+               "walk_cap": 2, "level_s": 2e-6, "deep_share": 0.1, "aug_level_s": 5e-6}
 #: The backends whose driver hands the tail to the host by the device's
 #: plan :data:`HOST_FINISH` (tests add ``"numpy"`` to run that plan without
 #: a GPU).
@@ -506,13 +522,18 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
     history = stats["active_history"]
     st.extra.pop("final_labels", None)
     st.extra.pop("cover_marks", None)
+    plan = _tail_plan(bk)
+    deep = _deep_levels(st, plan, "level_s")     # G-PR's relabels together (None: no cap)
+    stats["relabel_steps"] = 0
     if solve:
         while True:
             t_a = _now(bk)
             if stats["global_relabels"] and not fuse_fix:  # the init ended with fix_matching
                 kern.fix_matching(st)
             # exact labels, then the free columns the BFS reached
-            max_level, active = kern.relabel_collect(st, fix=fuse_fix)
+            cap = None if deep is None else max(1, deep // 2 - stats["relabel_steps"])   # (a step: two levels)
+            max_level, active = kern.relabel_collect(st, fix=fuse_fix, max_steps=cap)
+            stats["relabel_steps"] += int(st.extra.get("bfs_depth", 0))
             if stats["global_relabels"] == 0:
                 stats["initial_size"] = st.m - st.extra["free_rows"]
             stats["global_relabels"] += 1
@@ -521,6 +542,11 @@ def run_gpr(st, *, init="greedy", initial_col=None, relabel_k=0.7, shrink_thresh
             history.append(length)
             t_b = _now(bk)
             stats["time_relabel"] += t_b - t_a
+            if st.extra.get("bfs_truncated"):   # labels partial: the host finishes (HOST_FINISH, deep_share)
+                _finish_on_host(st, stats, f"G-PR's global relabels passed {2 * stats['relabel_steps']} BFS "
+                                           f"levels, the cap for {plan['deep_share']:g} of the host's estimate "
+                                           f"({_host_estimate(st, plan):.3f} s)")
+                break
             if length == 0:
                 st.extra["final_labels"] = True   # exact labels of the final matching: its König cover
                 break
@@ -583,6 +609,25 @@ def _finish_by_augmenting(st, kern, n_active, stats):
             st, stats, f"augmenting-path phases did not converge within {limit} phases"))
 
 
+def _host_estimate(st, plan) -> float:
+    """The host engine's estimated seconds for `st` under `plan`
+    (``fixed_s + entry_s * (nnz + m + n)``; inf without ``entry_s``)."""
+    if plan is None or plan.get("entry_s") is None:
+        return math.inf
+    return float(plan["fixed_s"]) + float(plan["entry_s"]) * (int(st.rind.shape[0]) + st.m + st.n)
+
+
+def _deep_levels(st, plan, level_key):
+    """BFS levels the device may spend in one kind of deep search before
+    the host takes over: ``deep_share`` of :func:`_host_estimate` at
+    ``plan[level_key]`` seconds per level, and at least ``long_level``
+    (:data:`HOST_FINISH`); None (no cap) for a plan without ``deep_share``."""
+    host_s = _host_estimate(st, plan)
+    if not math.isfinite(host_s) or plan.get("deep_share") is None:
+        return None
+    return max(int(plan.get("long_level") or 0), int(float(plan["deep_share"]) * host_s / float(plan[level_key])))
+
+
 def _tail_plan(backend):
     """The plan of the tail after G-PR on `backend`: :data:`HOST_FINISH`,
     :data:`HOST_FINISH_NUMPY` (NumPy, with Numba importable) or None."""
@@ -610,9 +655,8 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
     walks = bool(plan.get("walks"))
     if long:
         chunk = 1
-    entries = int(st.rind.shape[0]) + st.m + st.n
-    # no entry_s: never to the host
-    host_s = math.inf if plan.get("entry_s") is None else float(plan["fixed_s"]) + float(plan["entry_s"]) * entries
+    host_s = _host_estimate(st, plan)    # no entry_s: inf, never to the host
+    first_cap = _deep_levels(st, plan, "aug_level_s") if plan.get("aug_level_s") else None
     total: dict = {}
     # (NumPy, HOST_FINISH_NUMPY) a modelled clock: seconds per BFS level of a phase
     level_s = plan.get("phase_level_s")
@@ -625,7 +669,7 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
         budget = min(chunk, limit - total.get("aug_phases", 0))
         _backend.synchronize(st.backend)
         t = time.perf_counter()
-        astats = _augment.augment(st, max_phases=budget)
+        astats = _augment.augment(st, max_phases=budget, max_levels=first_cap if not total else None)
         _backend.synchronize(st.backend)
         t = time.perf_counter() - t
         if level_s is not None:
@@ -633,6 +677,13 @@ def _augment_in_chunks(st, limit, n_active, plan, stats):
         _add_phase_stats(total, astats)
         if astats.get("aug_converged") or total["aug_phases"] >= limit:
             return total
+        if astats.get("aug_truncated"):   # a deep first chunk (HOST_FINISH, deep_share): the host finishes
+            stats.update(total)
+            _finish_on_host(st, stats, f"device tail: the first {total['aug_phases']} augmenting phases passed "
+                                       f"{total['aug_levels']} BFS levels in {t:.3f} s ({total['aug_paths']} "
+                                       f"paths), the cap for {plan['deep_share']:g} of the host's estimate "
+                                       f"({host_s:.3f} s)")
+            return dict(total, aug_converged=True, aug_certificate=None)
         if walks:
             break
         phases = max(1, int(astats.get("aug_phases", 0)))

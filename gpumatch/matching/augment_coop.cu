@@ -27,7 +27,12 @@
 //   4. the flips of the trees that reached a free column (grid-stride,
 //      disjoint trees), sync.
 // Phases repeat until one flips nothing and no orphaned tree died
-// (converged) or `max_phases` (< 0: no cap, else >= 1) ran; then the
+// (converged) or `max_phases` (< 0: no cap, else >= 1) ran, or the BFS
+// levels of the call reach `max_levels` (< 0: no cap): the phase then
+// stops between two levels, flips the trees that reached a free column
+// (each a whole augmenting path: the matching stays valid) and the call
+// ends unconverged with state[14] = 1 (the driver hands the matching to
+// the host, which needs no forest); then the
 // matched columns are counted and the last phase's backward trees released
 // (kept when they proved convergence: the backward certificate below).
 // With `defer` (deferred closing, header) a phase is a search phase unless
@@ -55,12 +60,13 @@
 //            dead[t] == epoch0 + p and its flips mark epoch0 + p + 1
 //   repairs: 2, the repairs of the batches since the last solve (read and
 //            zeroed here)
-//   state  : 14, out: phases, paths flipped, BFS levels, length of the
+//   state  : 15, out: phases, paths flipped, BFS levels, length of the
 //            first frontier, converged (0/1), matched columns, the two
 //            repair counts, columns released in the first phase, paths
 //            through backward trees, backward levels, phases in which an
-//            orphaned tree died, closing phases with `defer`, and 1 when
-//            the backward certificate proved convergence
+//            orphaned tree died, closing phases with `defer`, 1 when
+//            the backward certificate proved convergence, and 1 when
+//            `max_levels` cut a phase
 //   trace  : a diagnostic (trace_cap 0: off): trace[0] counts the records written
 //            from trace[1] on, 5 values each, at most trace_cap: (phase,
 //            step, a, b, %globaltimer ns) after the barrier that ends a
@@ -84,7 +90,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
     idx_t* roots, idx_t* flips, idx_t* dissolved, idx_t* buf0, idx_t* buf1, idx_t* bbuf0, idx_t* bbuf1,
     unsigned long long* ctr, int epoch0, long long max_phases, double back_ratio, int defer, long long back_floor,
     unsigned long long* repairs, long long* state, long long* trace, long long trace_cap, double search_wait,
-    int adopt_push, int back_cert)
+    int adopt_push, int back_cert, long long max_levels)
 {
     cooperative_groups::grid_group grid = cooperative_groups::this_grid();
     const long long tid = (long long)blockIdx.x * blockDim.x + threadIdx.x;
@@ -94,7 +100,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
     long long closings = 0;
     unsigned long long deferred = 0ULL;   // columns released since the last closing phase
     bool left_open = false;               // a search phase was cut since the last closing phase
-    int converged = 0, backward = 0;
+    int converged = 0, backward = 0, capped = 0;
     bool closing = !defer;
     auto note = [&](long long step, unsigned long long a, unsigned long long b) {
         if (tid != 0 || trace[0] >= trace_cap) return;
@@ -177,6 +183,10 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         long long s = 0;
         unsigned long long bsize = aug_back_size(snap, 0);
         while (aug_goes_on(size, bsize, floor)) {
+            if (max_levels >= 0 && levels + s >= max_levels) {   // (every thread: the same counts)
+                capped = 1;
+                break;
+            }
             aug_level(rptr, rind, cptr, cind, mu_row, mu_col, root_col, parent_col, tree_row, end_of, depth, tstate,
                       dead, e + 1, pending, bpar, bowner, flips, roots, buf0, buf1, bbuf0, bbuf1, ctr, snap, s,
                       back_ratio, defer != 0, floor, search_wait, tid, nthreads, GPUMATCH_WARP);
@@ -204,6 +214,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         }
         note(-3, (unsigned long long)nflip, vctr[7]);
         closings += (closing && defer) ? 1 : 0;
+        if (capped) break;   // (cut: neither closed nor converged)
         const bool forest_closed = !died && (closing || (deferred == 0ULL && !left_open));
         if (nflip == 0 && (forest_closed || back_closed)) {
             converged = 1;
@@ -242,6 +253,7 @@ extern "C" __global__ void __launch_bounds__(512) gpumatch_aug_solve(
         state[11] = deaths;
         state[12] = closings;
         state[13] = backward;
+        state[14] = capped;
         repairs[0] = repairs[1] = 0ULL;
     }
 }
