@@ -458,6 +458,7 @@ def test_deep_searches_go_to_the_host(backend, monkeypatch):
     check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
     st = res.stats
     assert st["finished_by"] == "host" and "G-PR's global relabels passed" in st["switch_reason"], st
+    assert st["host_fresh"]   # (from the empty matching: the degree-one rule cascades there)
     assert cap // 2 <= st["relabel_steps"] <= cap // 2 + 64   # (steps of two levels; the GPU looks every few launches)
     A = G.staircase(n, n, width=6, permute=True, seed=1)
     cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, "aug_level_s")
@@ -465,7 +466,7 @@ def test_deep_searches_go_to_the_host(backend, monkeypatch):
     check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
     st = res.stats
     assert st["finished_by"] == "host" and "device tail: the first" in st["switch_reason"], st
-    assert st["aug_truncated"] and st["aug_levels"] >= cap
+    assert st["aug_truncated"] and st["aug_levels"] >= cap and st["host_fresh"]
     if st.get("aug_cooperative"):   # one launch: it stops between two levels, at the cap
         assert st["aug_levels"] == cap
 
