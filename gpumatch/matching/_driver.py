@@ -161,12 +161,12 @@ AUGMENT_AFTER = 2
 #: finishes.  Where one augmenting path is tens of thousands of levels
 #: long, the device would otherwise spend seconds on a tail that a
 #: depth-first search walks in milliseconds: H200, shuffled staircases of
-#: 300k rows, width 6 (7 phases of 40k levels) 1.36 s -> 0.22 s with a
-#: share of 0.25, width 3 (G-PR's relabels 400k levels) 0.72 -> 0.12 s; the
-#: host alone 0.08 and 0.05 s.  Jacobians, grids, random and R-MAT graphs
-#: stay far below the caps (relabels of at most 500 levels in all, first
-#: chunks of at most 7000).  H200: 1.4 us per relabel level (staircase of
-#: width 3), 5.2 us per phase level (width 6).
+#: 300k rows, width 6 (7 phases of 40k levels) 1.36 -> 0.11 s, width 3
+#: (G-PR's relabels 400k levels) 0.72 -> 0.07 s, with the host solving from
+#: scratch; the host alone 0.07 and 0.05 s.  Jacobians, grids, random and
+#: R-MAT graphs stay far below the caps (relabels of at most 520 levels in
+#: all, first chunks of at most 7400).  H200: 1.4 us per relabel level
+#: (staircase of width 3), 5.2-7.5 us per phase level (width 6).
 HOST_FINISH = {"chunk": 16, "long_level": 1024, "fixed_s": 0.005, "entry_s": 150e-9, "walks": True,
                "walk_cap": 2, "level_s": 2e-6, "deep_share": 0.1, "aug_level_s": 5e-6}
 #: The backends whose driver hands the tail to the host by the device's
@@ -798,9 +798,9 @@ def _finish_on_host(st, stats, reason, fresh=False):
     With `fresh` the host solves from the empty matching instead, as its
     own backend does (the degree-one rule first): after a deep search
     (:data:`HOST_FINISH`, ``deep_share``) the device's pairs cut the
-    degree-one cascades that solve such graphs on the host (H200 host, a
-    shuffled staircase of width 6 and 300k rows: 156 ms from the pairs,
-    127 ms from scratch)."""
+    degree-one cascades that solve such graphs on the host (the H200's
+    host, a shuffled staircase of width 6 and 300k rows: ``time_host`` 156
+    ms from the pairs, 46 ms from scratch, in two runs)."""
     from types import SimpleNamespace
 
     from . import _augment, _cpu
