@@ -452,21 +452,23 @@ def test_deep_searches_go_to_the_host(backend, monkeypatch):
     monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
     monkeypatch.setitem(_driver.HOST_FINISH, "deep_share", 0.25)
     n = 20_000
-    A = G.staircase(n, n, width=3, permute=True, seed=1)
-    cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, "level_s")
-    res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
-    check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
-    st = res.stats
-    assert st["finished_by"] == "host" and "G-PR's global relabels passed" in st["switch_reason"], st
-    assert st["host_fresh"]   # (from the empty matching: the degree-one rule cascades there)
+
+    def solve(width, level_key, reason):
+        """The staircase's cap (levels) and its certified solve's statistics,
+        finished by the host from the empty matching (the degree-one rule
+        cascades there) for `reason`."""
+        A = G.staircase(n, n, width=width, permute=True, seed=1)
+        cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, level_key)
+        res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
+        check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
+        st = res.stats
+        assert st["finished_by"] == "host" and reason in st["switch_reason"] and st["host_fresh"], st
+        return cap, st
+
+    cap, st = solve(3, "level_s", "G-PR's global relabels passed")
     assert cap // 2 <= st["relabel_steps"] <= cap // 2 + 64   # (steps of two levels; the GPU looks every few launches)
-    A = G.staircase(n, n, width=6, permute=True, seed=1)
-    cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, "aug_level_s")
-    res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
-    check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
-    st = res.stats
-    assert st["finished_by"] == "host" and "device tail: the first" in st["switch_reason"], st
-    assert st["aug_truncated"] and st["aug_levels"] >= cap and st["host_fresh"]
+    cap, st = solve(6, "aug_level_s", "device tail: the first")
+    assert st["aug_truncated"] and st["aug_levels"] >= cap
     if st.get("aug_cooperative"):   # one launch: it stops between two levels, at the cap
         assert st["aug_levels"] == cap
 

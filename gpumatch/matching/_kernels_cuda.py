@@ -381,28 +381,28 @@ def _chain_kernel(st, name):
     return _cuda.get_kernel(_CHAIN_SRC, name, defines(st))
 
 
+def _per_vertex(st, name, *extra):
+    """Launch ``chain.cu``'s kernel `name` with a thread per vertex (m + n)
+    on the graph's four arrays, m, n and `extra` (nothing when there is no
+    vertex)."""
+    V = st.m + st.n
+    if V:
+        _chain_kernel(st, name)(_cuda.grid_for(V), (_cuda.BLOCK,),
+                                (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n)) + extra)
+
+
 def chain_count(st):
     """``gpumatch_chain_count`` (``chain.cu``): ``(interior, pendants)`` (one host read)."""
-    cp = _backend.cp
-    V = st.m + st.n
-    counts = cp.zeros(2, dtype=np.uint64)
-    if V:
-        _chain_kernel(st, "gpumatch_chain_count")(
-            _cuda.grid_for(V), (_cuda.BLOCK,),
-            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), counts))
+    counts = _backend.cp.zeros(2, dtype=np.uint64)
+    _per_vertex(st, "gpumatch_chain_count", counts)
     interior, pendants = (int(x) for x in counts.get())
     return interior, pendants
 
 
 def chain_init(st):
     """``gpumatch_chain_init``: the first chain records, ``u64[2V]``."""
-    cp = _backend.cp
-    V = st.m + st.n
-    P = cp.empty(2 * V, dtype=np.uint64)
-    if V:
-        _chain_kernel(st, "gpumatch_chain_init")(
-            _cuda.grid_for(V), (_cuda.BLOCK,),
-            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P))
+    P = _backend.cp.empty(2 * (st.m + st.n), dtype=np.uint64)
+    _per_vertex(st, "gpumatch_chain_init", P)
     return P
 
 
@@ -434,24 +434,15 @@ def chain_jump(st, P, rounds=1):
 
 def chain_match(st, P):
     """``gpumatch_chain_match``: the rule's pairs into the empty matching."""
-    V = st.m + st.n
-    if V:
-        _chain_kernel(st, "gpumatch_chain_match")(
-            _cuda.grid_for(V), (_cuda.BLOCK,),
-            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, st.mu_row, st.mu_col))
+    _per_vertex(st, "gpumatch_chain_match", P, st.mu_row, st.mu_col)
 
 
 def cycle_init(st, P):
     """``gpumatch_cycle_init``: pass A's first records in `P` (the chain
     records, read by ``chain_match`` already); the number of vertices on
     cycles (one host read)."""
-    cp = _backend.cp
-    V = st.m + st.n
-    count = cp.zeros(1, dtype=np.uint64)
-    if V:
-        _chain_kernel(st, "gpumatch_cycle_init")(
-            _cuda.grid_for(V), (_cuda.BLOCK,),
-            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, count))
+    count = _backend.cp.zeros(1, dtype=np.uint64)
+    _per_vertex(st, "gpumatch_cycle_init", P, count)
     return int(count.get()[0])
 
 
@@ -463,11 +454,7 @@ def cycle_min(st, P, rounds=1):
 
 def cycle_rank_init(st, P):
     """``gpumatch_cycle_rank_init``: pass B's first records."""
-    V = st.m + st.n
-    if V:
-        _chain_kernel(st, "gpumatch_cycle_rank_init")(
-            _cuda.grid_for(V), (_cuda.BLOCK,),
-            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P))
+    _per_vertex(st, "gpumatch_cycle_rank_init", P)
 
 
 def cycle_rank(st, P, rounds=1):
@@ -478,8 +465,4 @@ def cycle_rank(st, P, rounds=1):
 
 def cycle_match(st, P):
     """``gpumatch_cycle_match``: every cycle's pairs into the matching."""
-    V = st.m + st.n
-    if V:
-        _chain_kernel(st, "gpumatch_cycle_match")(
-            _cuda.grid_for(V), (_cuda.BLOCK,),
-            (st.rptr, st.rind, st.cptr, st.cind, np.int64(st.m), np.int64(st.n), P, st.mu_row, st.mu_col))
+    _per_vertex(st, "gpumatch_cycle_match", P, st.mu_row, st.mu_col)
