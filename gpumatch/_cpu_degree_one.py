@@ -298,7 +298,10 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
     rec, queue = got
     cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)
     start = 0
-    while choices:
+    # (a matching that covers the smaller side leaves no row with two free columns: no scan for one;
+    # the rule's pairs reach mu_row only at the end)
+    before = int(np.count_nonzero(mu_row >= 0)) if choices else 0
+    while choices and before + int(state[2]) < min(m, n):
         no_csc = cptr is None
         start = _d2_rounds(m, rptr, rind, np.empty(0, rptr.dtype) if no_csc else cptr,
                            np.empty(0, rind.dtype) if no_csc else cind, rec, queue, state, start)
