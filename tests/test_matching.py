@@ -21,7 +21,7 @@ from gpumatch.io import read_matrix_market
 from gpumatch.csr import bipartite_flow_network
 from gpumatch.matching import (MatchingResult, bipartite_matching, maximum_bipartite_matching,
                                structural_rank)
-from gpumatch.matching import _driver, _kernels_numpy
+from gpumatch.matching import _driver, _kernels_numpy, _tail
 from gpumatch.testing import check_matching
 
 
@@ -106,8 +106,8 @@ def test_cover_comes_from_the_last_search(backend, monkeypatch, way):
         pytest.skip("the Numba engine has its own certificate search")
     from gpumatch.matching import _augment
 
-    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", ())   # the tails stay on the backend
-    monkeypatch.setattr(_driver, "HOST_FINISH_NUMPY", None)
+    monkeypatch.setattr(_tail, "HOST_FINISH_BACKENDS", ())   # the tails stay on the backend
+    monkeypatch.setattr(_tail, "HOST_FINISH_NUMPY", None)
     if way == "push-relabel":
         monkeypatch.setattr(_driver, "AUGMENT_AFTER", None)
         monkeypatch.setattr(_driver, "STALL_WINDOW", None)

@@ -20,7 +20,7 @@ from scipy.sparse.csgraph import maximum_flow as sp_maxflow
 
 import gpumatch
 from gpumatch import _backend, _memory, _validation, csr
-from gpumatch.matching import _driver
+from gpumatch.matching import _driver, _tail
 from gpumatch.testing import check_matching
 
 #: Entries from which the offsets are int64 in these tests.
@@ -200,8 +200,8 @@ def test_matching_with_certificate(mixed, backend, init):
 def test_matching_tails_on_the_twin(mixed, monkeypatch):
     """The augmenting-path tail and the host finish with mixed widths (NumPy twin)."""
     monkeypatch.setattr(_driver, "AUGMENT_AFTER", 0)
-    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", ("numpy",))
-    monkeypatch.setattr(_driver, "HOST_FINISH", dict(_driver.HOST_FINISH, chunk=1, fixed_s=0.0, entry_s=0.0))
+    monkeypatch.setattr(_tail, "HOST_FINISH_BACKENDS", ("numpy",))
+    monkeypatch.setattr(_tail, "HOST_FINISH", dict(_tail.HOST_FINISH, chunk=1, fixed_s=0.0, entry_s=0.0))
     n = 300
     # a permuted chain: long augmenting paths
     rng = np.random.default_rng(1)

@@ -32,7 +32,7 @@ from conftest import corpus_manifest, corpus_path
 from gpumatch import generators
 from gpumatch._validation import as_csr_graph
 from gpumatch.io import read_matrix_market
-from gpumatch.matching import _augment, _driver, bipartite_matching
+from gpumatch.matching import _augment, _driver, _tail, bipartite_matching
 from gpumatch.testing import check_matching
 from test_matching import flow_size, host
 
@@ -251,7 +251,7 @@ def test_watchdog_raises_instead_of_looping(monkeypatch):
     (a bug) end in a RuntimeError naming the input, not in a hang."""
     monkeypatch.setattr(_augment, "augment", lambda st, max_phases=None, **kw: {
         "aug_converged": False, "aug_phases": max_phases, "aug_paths": 0})
-    monkeypatch.setattr(_driver, "HOST_FINISH_NUMPY", None)   # the phases are under test, not the hand-over
+    monkeypatch.setattr(_tail, "HOST_FINISH_NUMPY", None)   # the phases are under test, not the hand-over
     A = generators.bidiagonal(2000, permute=True, seed=3)
     st = _driver.make_state(as_csr_graph(A, "numpy"))
     with pytest.raises(RuntimeError, match=r"did not converge.*2000 x 2000 graph with 3999 entries"):

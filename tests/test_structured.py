@@ -18,6 +18,7 @@ from scipy.sparse.csgraph import maximum_flow
 import gpumatch
 from gpumatch import generators as G
 from gpumatch.backends import to_numpy
+from gpumatch.matching import _tail
 from gpumatch.testing import check_flow, check_matching
 from test_robustness import check_bounds
 
@@ -158,19 +159,17 @@ def tail_plan(request):
     """The driver's tail plan on the given backend: ``"walks"`` (push-relabel
     walks after a first chunk of one phase, never the host) or ``"host"``
     (no walks; the host after every chunk of one phase, its estimate 0 s)."""
-    from gpumatch.matching import _driver
-
     backend, mode = request.param
-    saved = (_driver.HOST_FINISH_BACKENDS, dict(_driver.HOST_FINISH))
-    _driver.HOST_FINISH_BACKENDS = (backend,)
+    saved = (_tail.HOST_FINISH_BACKENDS, dict(_tail.HOST_FINISH))
+    _tail.HOST_FINISH_BACKENDS = (backend,)
     if mode == "walks":
-        _driver.HOST_FINISH.update(chunk=1, walks=True, entry_s=None)
+        _tail.HOST_FINISH.update(chunk=1, walks=True, entry_s=None)
     else:
-        _driver.HOST_FINISH.update(chunk=1, walks=False, fixed_s=0.0, entry_s=0.0)
+        _tail.HOST_FINISH.update(chunk=1, walks=False, fixed_s=0.0, entry_s=0.0)
     yield backend, mode
-    _driver.HOST_FINISH_BACKENDS = saved[0]
-    _driver.HOST_FINISH.clear()
-    _driver.HOST_FINISH.update(saved[1])
+    _tail.HOST_FINISH_BACKENDS = saved[0]
+    _tail.HOST_FINISH.clear()
+    _tail.HOST_FINISH.update(saved[1])
 
 
 @pytest.mark.parametrize("tail_plan", [("numpy", "walks"), ("numpy", "host"),
@@ -198,18 +197,16 @@ def test_driver_tail(references, tail_plan, name, no_chain_rule):
 def test_walks_on_numpy_finish_the_jacobian(references):
     """With the plan on the NumPy twin, the walks (not the phases) finish the
     Jacobian: the first chunk of one phase leaves paths."""
-    from gpumatch.matching import _driver
-
     A, ref = _graph(references, "jacobian")
-    saved = (_driver.HOST_FINISH_BACKENDS, dict(_driver.HOST_FINISH))
+    saved = (_tail.HOST_FINISH_BACKENDS, dict(_tail.HOST_FINISH))
     try:
-        _driver.HOST_FINISH_BACKENDS = ("numpy",)
-        _driver.HOST_FINISH.update(chunk=1, walks=True, entry_s=None)
+        _tail.HOST_FINISH_BACKENDS = ("numpy",)
+        _tail.HOST_FINISH.update(chunk=1, walks=True, entry_s=None)
         res = gpumatch.bipartite_matching(A, backend="numpy")
     finally:
-        _driver.HOST_FINISH_BACKENDS = saved[0]
-        _driver.HOST_FINISH.clear()
-        _driver.HOST_FINISH.update(saved[1])
+        _tail.HOST_FINISH_BACKENDS = saved[0]
+        _tail.HOST_FINISH.clear()
+        _tail.HOST_FINISH.update(saved[1])
     assert res.stats["finished_by"] == "walks", res.stats
     assert res.size == ref
 
@@ -243,10 +240,8 @@ def test_numpy_hands_long_tails_to_the_compiled_engine(make, no_chain_rule):
 def test_numpy_tail_without_hand_over(references, monkeypatch, no_chain_rule):
     """Without the plan (or without Numba) the NumPy twin's phases finish."""
     from gpumatch import _backend
-    from gpumatch.matching import _driver
-
     A = G.bidiagonal(2000, permute=True, seed=1)
-    for patch in ((_driver, "HOST_FINISH_NUMPY", None), (_backend, "numba_available", lambda: False)):
+    for patch in ((_tail, "HOST_FINISH_NUMPY", None), (_backend, "numba_available", lambda: False)):
         with monkeypatch.context() as mp:
             mp.setattr(*patch)
             res = gpumatch.bipartite_matching(A, backend="numpy")
@@ -427,10 +422,10 @@ def test_relabel_cap_and_walks_hand_over(backend, monkeypatch):
     assert st.extra["bfs_truncated"] and st.extra["bfs_depth"] < 400
     kern.relabel_collect(st, fix=True)
     assert not st.extra["bfs_truncated"] and int(st.psi_col[0]) == 2 * 6000 - 1
-    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
-    monkeypatch.setitem(_driver.HOST_FINISH, "chunk", 1)
-    monkeypatch.setitem(_driver.HOST_FINISH, "level_s", 1.0)   # any relabel past REACH_CHECK steps is too dear
-    monkeypatch.setitem(_driver.HOST_FINISH, "deep_share", None)   # (G-PR's own relabels: no cap here)
+    monkeypatch.setattr(_tail, "HOST_FINISH_BACKENDS", (backend,))
+    monkeypatch.setitem(_tail.HOST_FINISH, "chunk", 1)
+    monkeypatch.setitem(_tail.HOST_FINISH, "level_s", 1.0)   # any relabel past REACH_CHECK steps is too dear
+    monkeypatch.setitem(_tail.HOST_FINISH, "deep_share", None)   # (G-PR's own relabels: no cap here)
     monkeypatch.setattr(_driver, "CHAIN_RULE", None)           # (it would match the chain before G-PR)
     B = G.bidiagonal(20000, permute=True, seed=2)
     res = gpumatch.bipartite_matching(B, backend=backend)
@@ -449,8 +444,8 @@ def test_deep_searches_go_to_the_host(backend, monkeypatch):
     maximum matching."""
     from gpumatch.matching import _driver
 
-    monkeypatch.setattr(_driver, "HOST_FINISH_BACKENDS", (backend,))
-    monkeypatch.setitem(_driver.HOST_FINISH, "deep_share", 0.25)
+    monkeypatch.setattr(_tail, "HOST_FINISH_BACKENDS", (backend,))
+    monkeypatch.setitem(_tail.HOST_FINISH, "deep_share", 0.25)
     n = 20_000
 
     def solve(width, level_key, reason):
@@ -458,7 +453,7 @@ def test_deep_searches_go_to_the_host(backend, monkeypatch):
         finished by the host from the empty matching (the degree-one rule
         cascades there) for `reason`."""
         A = G.staircase(n, n, width=width, permute=True, seed=1)
-        cap = _driver._deep_levels(_driver.make_state(_validated(A, backend)), _driver.HOST_FINISH, level_key)
+        cap = _tail.deep_levels(_driver.make_state(_validated(A, backend)), _tail.HOST_FINISH, level_key)
         res = gpumatch.bipartite_matching(A, backend=backend, certificate=True)
         check_matching(A, to_numpy(res.col_to_row), "row", expected_size=n)
         st = res.stats
