@@ -406,7 +406,7 @@ def chain_init(st):
     return P
 
 
-def _jump_rounds(st, name, P, rounds):
+def _jump_launches(st, name, P, rounds):
     """`rounds` launches of the pointer-jumping kernel `name` (``chain.cu``:
     arguments ``P, V, flags``); the two flags of the last round, ``(live,
     progress)`` (one host read)."""
@@ -429,7 +429,7 @@ def _jump_rounds(st, name, P, rounds):
 def chain_jump(st, P, rounds=1):
     """`rounds` launches of ``gpumatch_chain_jump``; ``(live, progress)``
     of the last: a record is still not done, a record became done."""
-    return _jump_rounds(st, "gpumatch_chain_jump", P, rounds)
+    return _jump_launches(st, "gpumatch_chain_jump", P, rounds)
 
 
 def chain_match(st, P):
@@ -449,7 +449,7 @@ def cycle_init(st, P):
 def cycle_min(st, P, rounds=1):
     """`rounds` launches of ``gpumatch_cycle_min`` (pass A); True when a
     least id changed in the last one."""
-    return _jump_rounds(st, "gpumatch_cycle_min", P, rounds)[1]
+    return _jump_launches(st, "gpumatch_cycle_min", P, rounds)[1]
 
 
 def cycle_rank_init(st, P):
@@ -460,7 +460,7 @@ def cycle_rank_init(st, P):
 def cycle_rank(st, P, rounds=1):
     """`rounds` launches of ``gpumatch_cycle_rank`` (pass B); True when a
     record is still not found after the last one."""
-    return _jump_rounds(st, "gpumatch_cycle_rank", P, rounds)[0]
+    return _jump_launches(st, "gpumatch_cycle_rank", P, rounds)[0]
 
 
 def cycle_match(st, P):
