@@ -481,7 +481,43 @@ def matched_costs(indptr, indices, cost, x):
 
 
 @numba.njit(cache=True, nogil=True)
-def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
+def entry_costs(indptr, indices, cost, rows, cols):
+    """``cost`` of the entry ``(rows[k], cols[k])`` of a canonical CSR (each
+    row's columns ascending, unique, the entry present): a binary search in
+    each row's columns."""
+    out = np.empty(rows.shape[0], dtype=cost.dtype)
+    for k in range(rows.shape[0]):
+        lo = indptr[rows[k]]
+        hi = indptr[rows[k] + 1]
+        j = cols[k]
+        while hi - lo > 1:
+            mid = (lo + hi) // 2
+            if indices[mid] <= j:
+                lo = mid
+            else:
+                hi = mid
+        out[k] = cost[lo]
+    return out
+
+
+@numba.njit(cache=True, nogil=True)
+def whole_range(c):
+    """``(whole, big)``: whether every value of the float array `c` is a whole
+    number, and the largest ``|c|`` (read up to the first value that is not
+    whole; NaN counts as not whole)."""
+    big = 0.0
+    for k in range(c.shape[0]):
+        t = c[k]
+        if not (t == np.floor(t)):
+            return False, big
+        a = abs(t)
+        if a > big:
+            big = a
+    return True, big
+
+
+@numba.njit(cache=True, nogil=True)
+def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_given):
     """Exact assignment from a near-optimal partial one: the host finish of
     the GPU auction (:mod:`gpumatch.lap._driver`).
 
@@ -498,8 +534,15 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
     2. *cleanup*: every matched row still not at its best column is
        unassigned (``m < n``: its column's price goes to 0, and the rows
        with an entry there, found through the transpose ``tptr, tind``,
-       are checked again);
+       are checked again).  Skipped when the repair's queue ran dry
+       without leaving a row at a free column it could not lower: every
+       matched row is then at its best column (a row leaves the queue
+       satisfied, and a later change that could undo it, a lower price
+       of its own column, queues it again);
     3. the free rows are matched by :func:`_search_free`.
+
+    `cx_given`: the cost of every matched row's entry (the auction's), or
+    an empty array (then read from the CSR).
 
     Returns ``(status, info)``: status as :func:`solve` without
     ``skip_failed`` (0, or ``-1 - row``), ``info = [entries read by the
@@ -507,13 +550,19 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
     """
     rect = m < n
     info = np.zeros(3, dtype=np.int64)
-    cx = np.zeros(m, dtype=cost.dtype)
-    for i in range(m):
-        if x[i] >= 0:
-            for p in range(indptr[i], indptr[i + 1]):
-                if indices[p] == x[i]:
-                    cx[i] = cost[p]
-                    break
+    if cx_given.shape[0] == m:
+        cx = cx_given.copy()
+        for i in range(m):
+            if x[i] < 0:
+                cx[i] = 0
+    else:
+        cx = np.zeros(m, dtype=cost.dtype)
+        for i in range(m):
+            if x[i] >= 0:
+                for p in range(indptr[i], indptr[i + 1]):
+                    if indices[p] == x[i]:
+                        cx[i] = cost[p]
+                        break
     if rect:
         for j in range(n):
             if y[j] < 0:
@@ -528,6 +577,7 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
             inq[i] = True
             count += 1
     work = 0
+    stuck = False            # a row left at a free column that stays at 0
     while count > 0 and work < budget:
         i = queue[head]
         head += 1
@@ -545,7 +595,8 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
             if t < v[j] - tol:
                 k = y[j]
                 if k < 0 and rect:
-                    continue            # a free column stays at 0: the cleanup unassigns row i
+                    stuck = True        # a free column stays at 0: the cleanup unassigns row i
+                    continue
                 v[j] = t
                 if k >= 0 and k != i and not inq[k]:
                     tail = head + count
@@ -556,12 +607,14 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget):
                     count += 1
     info[0] = work
     # cleanup: a stack of rows to check (every matched row, then those near a freed column)
-    stack = np.empty(m + indices.shape[0], dtype=np.int64)
+    check = count > 0 or stuck
+    stack = np.empty(m + indices.shape[0] if check else 0, dtype=np.int64)
     top = 0
-    for i in range(m):
-        if x[i] >= 0:
-            stack[top] = i
-            top += 1
+    if check:
+        for i in range(m):
+            if x[i] >= 0:
+                stack[top] = i
+                top += 1
     while top > 0:
         top -= 1
         i = stack[top]

@@ -33,17 +33,23 @@ the device (``rounds``), where a launch would cost more than a round.
 walk long chains of displacements in search of the few free columns (on
 random sparse inputs of 20 000 rows, 40 000 rounds in all, most of them
 with one row bidding).  Every :attr:`Schedule.update_every` rounds (or
-more: :attr:`Schedule.balance`) a *global price update* (Goldberg and Kennedy's for cost scaling [3]_, in
-auction form; on the GPU one cooperative launch, ``gpumatch_lap_update``)
-makes every column dearer by its distance to a free column:
-with ``l_ij = floor((h_ij - h_{i,x_i} + eps) / eps)`` (>= 0 by
-eps-complementary slackness) on the entries of each assigned row, the
-distances ``d`` (0 on free columns, capped at :attr:`Schedule.levels`) are
-the least solution of ``d_{x_i} <= d_j + l_ij``, found by Jacobi sweeps of
-Bellman-Ford (``update_sweep``), and ``v_j -= d_j * eps`` keeps every
-assigned row within ``eps`` of its best column.  The rows then bid along
-shortest paths to free columns instead of wandering: 1 800 rounds and 50
-updates on the same inputs.  Phases are never cut short: a phase that
+more: :attr:`Schedule.balance`) a *global price update* (Goldberg and
+Kennedy's for cost scaling [3]_, in auction form) makes every column dearer
+by its distance to a free column: with ``l_ij = floor((h_ij - h_{i,x_i} +
+eps) / eps)`` (>= 0 by eps-complementary slackness) on the entries of each
+assigned row, the distances ``d`` (0 on free columns, capped at
+:attr:`Schedule.levels`) are the least solution of ``d_{x_i} <= d_j +
+l_ij``, and ``v_j -= d_j * eps`` keeps every assigned row within ``eps`` of
+its best column.  The rows then bid along shortest paths to free columns
+instead of wandering: 1 800 rounds and 50 updates on the same inputs.  On
+sparse input the distances come from Dial's buckets over the transpose of
+the entries (``update``; on the GPU one cooperative launch,
+``gpumatch_lap_update_dial``): level by level from the free columns, each
+entry read once.  Dense input, and a device without cooperative launches,
+take Jacobi sweeps of Bellman-Ford (``update_sweep``), which read every
+entry once per sweep: on random sparse 1M x 1M (11M entries) the sweeps
+were 80 % of a 6.5 s solve, about 200 of them per update; the buckets made
+that solve 1.2 s.  Phases are never cut short: a phase that
 leaves rows unassigned hands its debt, in ever smaller ``eps``, to the
 next, and the last phase then does not finish at all.
 
@@ -144,10 +150,11 @@ class Schedule:
         convergence changes nothing).
     balance : int
         After an update of ``s`` sweeps (``sweeps`` when it did not
-        converge), the next one comes after at least ``balance * s`` rounds
-        (and ``update_every``): a sweep costs about as much as a round of the
-        looping block, so the updates take at most about ``1 / (1 +
-        balance)`` of the time, however deep the alternating paths are.
+        converge), or of ``s`` steps of Dial's buckets, the next one comes
+        after at least ``balance * s`` rounds (and ``update_every``): a
+        sweep, or a step, costs about as much as a round of the looping
+        block, so the updates take a bounded share of the time, however
+        deep the alternating paths are.
     """
 
     early: float = 0.0
@@ -165,14 +172,15 @@ class Schedule:
 
 
 #: Sparse input: every phase to its end, a global price update every 128
-#: rounds or six times the sweeps of the last one, one looping block once
-#: at most 2048 rows bid.  (Random sparse 100k x 100k, degree 3 and 10,
-#: integer and fractional weights, H200: an update every 32 rounds made the
-#: updates 80-90 % of the time; every 512 rounds, 4-5x faster in all; at
-#: about 80 sweeps an update, twice as many rounds as sweeps was 10-20 %
-#: slower than 512.)
+#: rounds or twice the steps of the last one, one looping block once at
+#: most 2048 rows bid.  (Random sparse 100k x 100k, degree 3 and 10,
+#: integer and fractional weights, H200, with Jacobi sweeps: an update every
+#: 32 rounds made the updates 80-90 % of the time; every 512 rounds, 4-5x
+#: faster in all.  With Dial's buckets, 1M x 1M of degree 11, balance 6 /
+#: 2 / 1: 1.53 / 1.22 / 1.24 s, 223k / 123k / 91k rounds; 100k: 0.18 /
+#: 0.14-0.16 / 0.16 s.)
 SPARSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=2048, loop_rounds=4096,
-                           update_every=128, balance=6)
+                           update_every=128, balance=2)
 #: Dense input: the same, one looping block once at most 64 rows bid (a
 #: warp per row).
 DENSE_SCHEDULE = Schedule(early=0.0, tail=0.0, cap=200000, check=8, loop_max=64, loop_rounds=8192,
@@ -452,7 +460,8 @@ def finish_on_host(st, indptr, indices, c, m, n):
         scale = max(float(np.abs(c).max()) if c.size else 0.0, float(np.abs(v).max()) if v.size else 0.0, 1e-300)
         tol = scale * 2.0 ** -42
     budget = 4 * indices.shape[0] + 16 * m + 1024
-    status, info = _cpu.finish(indptr, indices, c, m, n, x, y, v, tptr, tind, c.dtype.type(tol), budget)
+    cx = _backend.to_numpy(st.cx)[:m].astype(c.dtype, copy=False)     # the cost of each row's entry
+    status, info = _cpu.finish(indptr, indices, c, m, n, x, y, v, tptr, tind, c.dtype.type(tol), budget, cx)
     if status < 0:   # pragma: no cover - callers checked that a full matching exists
         raise AssertionError("internal error: the host finish found no augmenting path where one exists")
     st.stats.update(host_repair_work=int(info[0]), host_unassigned=int(info[1]), host_searches=int(info[2]))

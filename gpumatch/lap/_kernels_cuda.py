@@ -29,8 +29,11 @@ BATCH_BLOCK = (128, 256, 1024)
 #: larger ones in global memory.  A hook for tests (0: always global).
 BATCH_SHARED_MAX = 48 * 1024 - 256
 #: Blocks per multiprocessor (of ``_cuda.BLOCK`` threads) of the cooperative
-#: global price update (``gpumatch_lap_update``), at most what fits at once.
-UPDATE_BLOCKS_PER_SM = 4
+#: global price update (``gpumatch_lap_update_dial``), at most what fits at
+#: once: its steps are mostly small frontiers, and a grid barrier costs less
+#: with fewer blocks (H200, random sparse 100k / 1M: 1 block 0.158 / 1.18 s,
+#: 2 blocks 0.160 / 1.20, 4 blocks 0.167 / 1.22).
+UPDATE_BLOCKS_PER_SM = 1
 
 
 def kernel_defines(idx_dtype, kind):
@@ -120,29 +123,45 @@ def rounds(st, eps, r, max_rounds, stop_at):
          np.int32(st.group)))
 
 
+def _transpose(st):
+    """``(cptr, crow, ccost)``: the rows of each column and the entries' costs
+    in column order (the CSR's transpose, built once per auction)."""
+    got = st.extra.get("csc")
+    if got is None:
+        from .. import csr
+
+        cptr, crow, perm = csr.transpose(st.indptr, st.indices, st.n, return_perm=True)
+        got = st.extra["csc"] = (cptr.astype(np.int64, copy=False), crow.astype(np.int32, copy=False),
+                                 st.cost[perm])
+    return got
+
+
 def update(st, eps, lmax, sweeps):
     """The whole global price update in one cooperative launch
-    (``gpumatch_lap_update``): the number of sweeps when applied (the last
-    one changed nothing), 0 when `sweeps` sweeps did not converge (nothing
-    changed), None where the device cannot launch it cooperatively, and
-    for dense input (the driver then runs the three kernels below: a dense
-    sweep reads the whole matrix, and the co-resident grid's fewer threads
-    made a 5000 x 5000 solve 0.20 -> 0.25 s on an H200)."""
+    (``gpumatch_lap_update_dial``: Dial's buckets over the transpose, which
+    is built at the first update): the steps it ran (the `sweeps` cap does
+    not apply: it always converges); None where the device cannot launch
+    it cooperatively, and for dense input (the driver then runs the three
+    kernels below: a dense sweep reads the whole matrix)."""
     if st.dense:
         return None
     grid = st.extra.get("update_grid")
     if grid is None:
-        kern = _k(st, "gpumatch_lap_update", cooperative=True)
+        kern = _k(st, "gpumatch_lap_update_dial", cooperative=True)
         grid = st.extra["update_grid"] = _cuda.cooperative_grid(kern, _cuda.BLOCK, UPDATE_BLOCKS_PER_SM)
-        st.extra["update_flags"] = _backend.cp.zeros(4, dtype=np.int64)
+        if grid:
+            cp = _backend.cp
+            st.extra["update_flags"] = cp.zeros(4, dtype=np.uint64)
+            st.extra["update_d"] = cp.empty(max(st.n, 1), dtype=np.int32)
+            st.extra["update_front"] = cp.empty(2 * max(st.n, 1), dtype=np.int32)
     if not grid:
         return None
-    ptr, ind, cost, dn = _csr(st)
+    cptr, crow, ccost = _transpose(st)
     flags = st.extra["update_flags"]
-    _k(st, "gpumatch_lap_update", cooperative=True)(
+    _k(st, "gpumatch_lap_update_dial", cooperative=True)(
         (grid,), (_cuda.BLOCK,),
-        (ptr, ind, cost, dn, st.v, st.x, st.owner, st.cx, _c(st, st.cmin), np.int64(st.scale), _c(st, eps),
-         st.dist, flags, np.int64(st.m), np.int64(st.n), np.int64(lmax), np.int64(sweeps), np.int32(st.group)))
+        (cptr, crow, ccost, st.v, st.x, st.owner, st.cx, _c(st, st.cmin), np.int64(st.scale), _c(st, eps),
+         st.extra["update_d"], st.extra["update_front"], flags, np.int64(st.n), np.int64(lmax)))
     return int(flags[3])
 
 

@@ -205,19 +205,61 @@ def rounds(st, eps, r, max_rounds, stop_at):
     st.counts[6] = r
 
 
+def _transpose(st):
+    """``(cptr, crow, ccost)``: the rows of each column and the entries' costs
+    in column order (built once per auction)."""
+    got = st.extra.get("csc")
+    if got is None:
+        from .. import csr
+
+        cptr, crow, perm = csr.transpose(st.indptr, st.indices, st.n, return_perm=True)
+        got = st.extra["csc"] = (cptr.astype(np.int64, copy=False), crow.astype(np.int64), st.cost[perm])
+    return got
+
+
 def update(st, eps, lmax, sweeps):
-    """gpumatch_lap_update: a whole global price update (:func:`update_start`,
-    then :func:`update_sweep` until a sweep changes nothing, then
-    :func:`update_apply`): the number of sweeps when applied, 0 (nothing
-    changed) when `sweeps` sweeps did not converge."""
-    update_start(st, lmax)
-    for t in range(sweeps):
-        st.counts[7] = 0
-        update_sweep(st, eps, lmax, t & 1)
-        if not st.counts[7]:
-            update_apply(st, eps, 1 - (t & 1))
-            return t + 1
-    return 0
+    """gpumatch_lap_update_dial: a whole global price update by Dial's
+    buckets over the transpose.  The distances ``d`` (0 on the free columns,
+    at most `lmax`) are the least solution of ``d_{x_i} <= d_j + l_ij`` over
+    the entries of the assigned rows (``l_ij = floor((h_ij - h_{i,x_i} +
+    eps) / eps)``, at least 0, at most `lmax`), found level by level: level
+    ``k`` gathers the columns with ``d == k``, then relaxes their entries,
+    and the columns dropped to ``k`` by an entry of length 0 are the next
+    frontier, until it is empty.  Then ``v_j -= d_j * eps``.  Returns the
+    steps (a gather or a non-empty frontier's relaxation each), as the
+    kernel does; None for dense input (the driver then sweeps, as on the
+    GPU).  `sweeps` is not used: the buckets always converge."""
+    if st.dense:
+        return None
+    from .. import csr
+
+    cptr, crow, ccost = _transpose(st)
+    d = np.where(st.owner < 0, 0, lmax).astype(np.int64)
+    steps = 0
+    for k in range(lmax):
+        front = np.flatnonzero(d == k)
+        steps += 1
+        while front.shape[0]:
+            owner, pos = csr.expand_segments(cptr, front)
+            j = front[owner]
+            i = crow[pos]
+            ki = st.x[i].astype(np.int64)
+            ok = (ki >= 0) & (ki != j)
+            j, ki, c, ci = j[ok], ki[ok], ccost[pos[ok]], st.cx[i[ok]]
+            if st.kind != "i":
+                keep = c < np.inf
+                j, ki, c, ci = j[keep], ki[keep], c[keep], ci[keep]
+            r = np.maximum(_h(st, c, j) - _h(st, ci, ki) + eps, 0)
+            q = r // eps if st.kind == "i" else np.floor(r / eps)
+            nd = k + np.minimum(q, lmax).astype(np.int64)
+            near = nd < lmax
+            ki, nd = ki[near], nd[near]
+            zero = np.unique(ki[nd == k])
+            front = zero[d[zero] > k]
+            np.minimum.at(d, ki, nd)
+            steps += 1
+    st.v -= d.astype(st.v.dtype) * eps
+    return steps
 
 
 def update_start(st, lmax):

@@ -267,10 +267,10 @@ def _whole(c, k):
     cost range, the integer ones to 1)."""
     if c.dtype.kind != "f" or c.size == 0:
         return None
-    big = float(np.abs(c).max())
-    if big > 2.0 ** 53 or big * (4 * k + 8) >= _INT_BOUND:
-        return None
-    if not np.array_equal(c, np.trunc(c)):
+    from . import _cpu
+
+    whole, big = _cpu.whole_range(c)
+    if not whole or big > 2.0 ** 53 or big * (4 * k + 8) >= _INT_BOUND:
         return None
     return c.astype(np.int64)
 
@@ -315,13 +315,16 @@ def _solve(indptr, indices, c, shape, full, what, dense=None, engine="numba", st
     return rows.astype(np.int64), cols.astype(np.int64), u, v, transposed, nfree
 
 
-def _weights_of(indptr, indices, c, rows, cols, n):
+def _weights_of(indptr, indices, c, rows, cols):
     """The weights of the entries ``(rows[k], cols[k])`` of a canonical CSR
-    (sorted, unique columns per row): a search of ``row * n + col`` keys."""
+    (sorted, unique columns per row)."""
     if rows.size == 0:
         return c[:0]
-    keys = np.repeat(np.arange(indptr.shape[0] - 1, dtype=np.int64), np.diff(indptr)) * n + indices
-    return c[np.searchsorted(keys, rows * n + cols)]
+    from . import _cpu
+
+    if indices.dtype not in (np.int32, np.int64):
+        indices = indices.astype(np.int64)
+    return _cpu.entry_costs(indptr, indices, c, rows, cols)
 
 
 def _exact_sum(vals):

@@ -518,7 +518,7 @@ def assignment(A: SparseMatrix | npt.ArrayLike | Array, maximize: bool = False, 
     info = {}
     rows, cols, u, v, transposed, nfree = _solve(indptr, indices, c, (m, n), bool(full), what,
                                                  None if sparse else dense, engine, info)
-    vals = _weights_of(indptr, indices, c, rows, cols, n)
+    vals = _weights_of(indptr, indices, c, rows, cols)
     cost = _exact_sum(vals)
     if maximize:
         cost = -cost
