@@ -71,9 +71,10 @@ def _engine_backend(backend) -> str:
     engine), ``"cupy"`` (the GPU auction) or ``"numpy"`` (its NumPy twin).
     ``"auto"`` is the compiled CPU engine, for CuPy input too (the results
     go back to the device); the GPU runs on request.  (On the H200 the GPU
-    auction takes 0.20 s on a random sparse 100k x 100k problem with 1.1M
-    entries, the CPU engine 0.47 s on the same machine's host, but 6.75 s
-    at 1M x 1M, where the two have not been compared.)  Every engine needs
+    auction takes 0.15 s on a random sparse 100k x 100k problem with 1.1M
+    entries and 1.1 s at 1M x 1M, the CPU engine 0.38 s and 11.9 s on the
+    same machine's 16-core host; smaller problems, where the GPU's fixed
+    costs weigh more, have not been compared.)  Every engine needs
     Numba (the GPU engine's host finish is compiled): RuntimeError
     without."""
     check_option("backend", backend, _backend.BACKENDS)
