@@ -501,19 +501,42 @@ def entry_costs(indptr, indices, cost, rows, cols):
 
 
 @numba.njit(cache=True, nogil=True)
-def whole_range(c):
-    """``(whole, big)``: whether every value of the float array `c` is a whole
-    number, and the largest ``|c|`` (read up to the first value that is not
-    whole; NaN counts as not whole)."""
+def whole_values(c, out):
+    """Whether every value of the float array `c` is a whole number of
+    magnitude at most ``2**53`` (NaN and infinities are not), each written
+    as int64 into `out` (meaningful only then); and the largest ``|c|``.
+    One pass without early exit, which the compiler vectorises."""
     big = 0.0
+    whole = True
     for k in range(c.shape[0]):
         t = c[k]
-        if not (t == np.floor(t)):
-            return False, big
         a = abs(t)
-        if a > big:
-            big = a
-    return True, big
+        whole &= (t == np.floor(t)) & (a <= 9007199254740992.0)
+        big = max(big, a)
+        out[k] = np.int64(t) if a <= 9007199254740992.0 else 0
+    return whole, big
+
+
+@numba.njit(cache=True, nogil=True)
+def value_flags(c, bad_value):
+    """The weights `c` in one vectorised pass, a second only when one is not
+    finite: ``(zeros, first, infinite)``: whether any is 0, the position of
+    the first NaN or `bad_value` (-1 when none), and whether any is
+    infinite."""
+    zeros = False
+    special = False
+    for k in range(c.shape[0]):
+        t = c[k]
+        zeros |= t == 0
+        special |= not (abs(t) < np.inf)
+    infinite = False
+    if special:
+        for k in range(c.shape[0]):
+            t = c[k]
+            if t != t or t == bad_value:
+                return zeros, k, infinite
+            infinite |= t == np.inf or t == -np.inf
+    return zeros, -1, infinite
 
 
 @numba.njit(cache=True, nogil=True)
@@ -544,9 +567,10 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_giv
     `cx_given`: the cost of every matched row's entry (the auction's), or
     an empty array (then read from the CSR).
 
-    Returns ``(status, info)``: status as :func:`solve` without
+    Returns ``(status, info, cx)``: status as :func:`solve` without
     ``skip_failed`` (0, or ``-1 - row``), ``info = [entries read by the
-    repair, rows unassigned by the cleanup, searches]``.
+    repair, rows unassigned by the cleanup, searches]``, and the cost of
+    each row's matched entry (0 for a row left free).
     """
     rect = m < n
     info = np.zeros(3, dtype=np.int64)
@@ -649,4 +673,4 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_giv
     info[2] = nfree
     failed = np.empty(1, dtype=np.int64)
     status = _search_free(indptr, indices, cost, n, False, x, y, v, cx, free, nfree, failed)
-    return status, info
+    return status, info, cx

@@ -438,7 +438,8 @@ def run_phases(st, k, sched: Schedule) -> int:
 
 def finish_on_host(st, indptr, indices, c, m, n):
     """Exact assignment and prices (host, caller's units) from the auction's
-    state: :func:`gpumatch.lap._cpu.finish`."""
+    state: :func:`gpumatch.lap._cpu.finish`.  Returns ``(x, v, cx)``, `cx`
+    the cost of each row's matched entry."""
     from . import _cpu
 
     x = _backend.to_numpy(st.x).astype(np.int64)
@@ -461,11 +462,11 @@ def finish_on_host(st, indptr, indices, c, m, n):
         tol = scale * 2.0 ** -42
     budget = 4 * indices.shape[0] + 16 * m + 1024
     cx = _backend.to_numpy(st.cx)[:m].astype(c.dtype, copy=False)     # the cost of each row's entry
-    status, info = _cpu.finish(indptr, indices, c, m, n, x, y, v, tptr, tind, c.dtype.type(tol), budget, cx)
+    status, info, cx = _cpu.finish(indptr, indices, c, m, n, x, y, v, tptr, tind, c.dtype.type(tol), budget, cx)
     if status < 0:   # pragma: no cover - callers checked that a full matching exists
         raise AssertionError("internal error: the host finish found no augmenting path where one exists")
     st.stats.update(host_repair_work=int(info[0]), host_unassigned=int(info[1]), host_searches=int(info[2]))
-    return x, v
+    return x, v, cx
 
 
 def solve_sparse(indptr, indices, c, m, n, backend, device=None):
@@ -473,10 +474,11 @@ def solve_sparse(indptr, indices, c, m, n, backend, device=None):
     of a host CSR (int64 or float64 costs, canonical, finite): the auction on
     `backend` ("numpy" or "cupy"), then the host finish.  `device`: the same
     CSR ``(indptr, indices, cost)`` already on the backend.  Returns the
-    exact ``(x, v, stats)`` on the host, `v` in the caller's units."""
+    exact ``(x, v, cx, stats)`` on the host, `v` in the caller's units, `cx`
+    the cost of each row's matched entry."""
     stats = {"engine": "auction (Jacobi, epsilon scaling) + host finish"}
     if m == 0:
-        return np.full(0, -1, dtype=np.int64), np.zeros(n, dtype=c.dtype), stats
+        return np.full(0, -1, dtype=np.int64), np.zeros(n, dtype=c.dtype), np.zeros(0, dtype=c.dtype), stats
     from . import _cpu
 
     kind = c.dtype.kind
@@ -496,12 +498,12 @@ def solve_sparse(indptr, indices, c, m, n, backend, device=None):
         _cpu.solve(indptr, indices if indices.dtype in (np.int32, np.int64) else indices.astype(np.int64), c, m, n,
                    False, 2, x, y, v, np.empty(m, dtype=np.int64))
         stats["engine"] = "shortest augmenting paths (integer costs too large for the auction's scaling)"
-        return x, v, stats
+        return x, v, _cpu.matched_costs(indptr, indices, c, x), stats
     status = run_phases(st, kernels_for(backend), SPARSE_SCHEDULE)
     st.stats["auction"] = ("done", "tail", "abort")[status]
-    x, v = finish_on_host(st, indptr, indices, c, m, n)
+    x, v, cx = finish_on_host(st, indptr, indices, c, m, n)
     stats.update(st.stats)
-    return x, v, stats
+    return x, v, cx, stats
 
 
 def auction_dense(C, backend):

@@ -35,20 +35,19 @@ def _sparse_problem(graph, maximize, name="biadjacency"):
     c = _numeric_values(np.asarray(g.data), name)
     kind = c.dtype.kind
     keep = None
-    zero = c == 0
-    if zero.any():
+    from . import _cpu
+
+    zeros, bad, infinite = _cpu.value_flags(c, np.inf if maximize else -np.inf)
+    if bad >= 0:
+        row = int(np.searchsorted(indptr, bad, side="right")) - 1
+        raise ValueError(f"{name} contains invalid numeric entries: {float(c[bad])!r} at ({row}, {int(indices[bad])}) "
+                         f"{_invalid_rule(maximize)}")
+    if zeros:
         warnings.warn("explicit zero weights are removed before matching", UserWarning, stacklevel=3)
-        keep = ~zero
-    if kind == "f":
-        bad = np.isnan(c) | (c == (np.inf if maximize else -np.inf))
-        if bad.any():
-            k = int(np.flatnonzero(bad)[0])
-            row = int(np.searchsorted(indptr, k, side="right")) - 1
-            raise ValueError(f"{name} contains invalid numeric entries: {float(c[k])!r} at ({row}, {int(indices[k])}) "
-                             f"{_invalid_rule(maximize)}")
+        keep = c != 0
+    if kind == "f" and infinite:
         forbidden = np.isinf(c)
-        if forbidden.any():
-            keep = ~forbidden if keep is None else keep & ~forbidden
+        keep = ~forbidden if keep is None else keep & ~forbidden
     if keep is not None:
         rows = np.repeat(np.arange(m, dtype=np.int64), np.diff(indptr))[keep]
         indices = indices[keep]

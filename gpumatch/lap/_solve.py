@@ -45,16 +45,18 @@ def _narrowed(c, k):
 
 def _run(indptr, indices, c, m, n, skip_failed, engine="numba", device=None):
     """The engine on ``m <= n`` (square problems start from the auction's
-    prices).  Returns ``(x, y, v, status, failed)``, `v` of `c`'s dtype.
-    ``engine`` "cupy" or "numpy": the GPU auction (or its NumPy twin) then
-    the exact host finish; `failed` is then its statistics."""
+    prices).  Returns ``(x, y, u, v, status, failed)``, `u` and `v` of `c`'s
+    dtype (`u` the row potentials of a full matching, :func:`_row_potentials`;
+    not set when `status` < 0).  ``engine`` "cupy" or "numpy": the GPU
+    auction (or its NumPy twin) then the exact host finish; `failed` is then
+    its statistics."""
     if engine != "numba":
         from . import _driver
 
-        x, v, stats = _driver.solve_sparse(indptr, indices, c, m, n, engine, device=device)
+        x, v, cx, stats = _driver.solve_sparse(indptr, indices, c, m, n, engine, device=device)
         y = np.full(n, -1, dtype=np.int64)
         y[x[x >= 0]] = np.flatnonzero(x >= 0)
-        return x, y, v, 0, stats
+        return x, y, cx - v[x], v, 0, stats
     from . import _cpu
 
     work = _narrowed(c, m)
@@ -67,7 +69,9 @@ def _run(indptr, indices, c, m, n, skip_failed, engine="numba", device=None):
     if m == n and m > 1 and not skip_failed:
         _auction_prices(indptr, indices, work, m, v)
     status = int(_cpu.solve(indptr, indices, work, m, n, bool(skip_failed), 2, x, y, v, failed))
-    return x, y, v.astype(c.dtype, copy=False), status, failed
+    v = v.astype(c.dtype, copy=False)
+    u = _row_potentials(indptr, indices, c, x, v) if status >= 0 and not skip_failed else None
+    return x, y, u, v, status, failed
 
 
 def _auction_prices(indptr, indices, c, m, v):
@@ -133,11 +137,11 @@ def _solve_dense_auction(indptr, indices, c, dense, m, n, what, engine, stats):
         return _solve_dense(indptr, indices, c, dense, m, n, what)
     if indices.dtype not in (np.int32, np.int64):
         indices = indices.astype(np.int64)
-    x, v = _driver.finish_on_host(st, indptr, indices, c, m, n)
+    x, v, cx = _driver.finish_on_host(st, indptr, indices, c, m, n)
     if stats is not None:
         stats.update(info)
         stats.update(st.stats)
-    return x, _row_potentials(indptr, indices, c, x, v), v
+    return x, cx - v[x], v
 
 
 def _maximum_matching(indptr, indices, m, n, device=None):
@@ -199,12 +203,12 @@ def _solve_min(indptr, indices, c, m, n, full, what, engine="numba", stats=None)
     x0 = _maximum_matching(indptr, indices, m, n, device)
     k = int((x0 >= 0).sum())
     if k == m:
-        x, y, v, status, st = _run(indptr, indices, c, m, n, False, engine, device)
+        x, y, u, v, status, st = _run(indptr, indices, c, m, n, False, engine, device)
         if stats is not None and isinstance(st, dict):
             stats.update(st)
         if status < 0:   # pragma: no cover - a full matching exists
             raise AssertionError("internal error: the engine found no full matching where one exists")
-        return x, _row_potentials(indptr, indices, c, x, v), v, 0
+        return x, u, v, 0
     if full:
         raise ValueError(what)
     # Every maximum matching leaves m_j - k_j rows and n_j - k_j columns free
@@ -237,12 +241,12 @@ def _solve_min(indptr, indices, c, m, n, full, what, engine="numba", stats=None)
         dr_cols = dr_rows = np.zeros(0, dtype=np.int64)
         ndr = 0
     ext_ptr, ext_idx, ext_c = _extended(indptr, indices, c, m, n, dc_rows, dc_cols, ndc, dr_rows, dr_cols, ndr)
-    x, y, v, status, st = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False, engine)
+    x, y, u, v, status, st = _run(ext_ptr, ext_idx, ext_c, m + ndr, n + ndc, False, engine)
     if stats is not None and isinstance(st, dict):
         stats.update(st)
     if status < 0:   # pragma: no cover - the extended problem always has a full matching
         raise AssertionError("internal error: the extended assignment problem has no full matching")
-    u = _row_potentials(ext_ptr, ext_idx, ext_c, x, v)[:m].copy()
+    u = u[:m].copy()
     x = x[:m]
     return np.where(x >= n, -1, x), u, v[:n].copy(), m - k
 
@@ -269,10 +273,11 @@ def _whole(c, k):
         return None
     from . import _cpu
 
-    whole, big = _cpu.whole_range(c)
-    if not whole or big > 2.0 ** 53 or big * (4 * k + 8) >= _INT_BOUND:
+    out = np.empty(c.shape[0], dtype=np.int64)
+    whole, big = _cpu.whole_values(c, out)
+    if not whole or big * (4 * k + 8) >= _INT_BOUND:
         return None
-    return c.astype(np.int64)
+    return out
 
 
 def _solve(indptr, indices, c, shape, full, what, dense=None, engine="numba", stats=None):
