@@ -324,18 +324,20 @@ def _counts(st):
 def global_update(st, k, eps, sched: Schedule) -> int:
     """A global price update: distances (in units of `eps`, at most
     :attr:`Schedule.levels`) from every column to a free column along
-    alternating paths, by Jacobi sweeps of Bellman-Ford, then each column's
-    price lowered by its distance times `eps` (Goldberg and Kennedy's global
-    update of cost scaling, in auction form).  Applied only when the sweeps
-    converge within :attr:`Schedule.sweeps` (else nothing changes).  Returns
-    the sweeps it took when applied (a multiple of
-    :attr:`Schedule.sweeps_per_read` on a device without cooperative
-    launches), else 0."""
+    alternating paths, then each column's price lowered by its distance
+    times `eps` (Goldberg and Kennedy's global update of cost scaling, in
+    auction form).  Sparse input: Dial's buckets in one launch (``update``,
+    the GPU's cooperative kernel or its twin), which always converge;
+    returns their steps.  Dense input, or a device without cooperative
+    launches: Jacobi sweeps of Bellman-Ford, applied only when they converge
+    within :attr:`Schedule.sweeps` (else nothing changes); returns the
+    sweeps when applied (a multiple of :attr:`Schedule.sweeps_per_read`),
+    else 0.  Both find the same distances."""
     lmax = sched.levels
     applied = k.update(st, eps, lmax, sched.sweeps)
-    if applied is not None:       # one launch (the GPU's cooperative kernel, or the twin)
+    if applied is not None:       # one launch: Dial's buckets over the transpose
         return applied
-    k.update_start(st, lmax)      # a device without cooperative launches: a launch per sweep
+    k.update_start(st, lmax)      # dense input, or no cooperative launches: a launch per sweep
     par = 0
     per_read = max(1, sched.sweeps_per_read)
     for t in range(sched.sweeps):
