@@ -347,11 +347,36 @@ def test_host_finish_repairs_prices(given):
     v = res.v + rng.integers(-1, 1, 50)
     status, info, cx_out = _cpu.finish(A.indptr.astype(np.int64), ind, A.data.astype(np.int64), 50, 50, x, y, v,
                                        np.zeros(1, np.int64), np.zeros(1, np.int64), np.int64(0), 10 ** 6,
-                                       cx if given else np.zeros(0, np.int64))
+                                       cx if given else np.zeros(0, np.int64), np.zeros(0, np.uint8))
     assert status == 0 and info[2] >= 3
     # the matched costs it returns are those of the final matching
     assert np.array_equal(cx_out, _cpu.matched_costs(A.indptr.astype(np.int64), ind, A.data.astype(np.int64), x))
     check_assignment(A, np.arange(50), x, cx_out - v[x], v, expected_cost=res.cost)
+
+
+@pytest.mark.parametrize("m, n", [(300, 300), (250, 300)])
+def test_host_finish_from_seeds_on_threads_equals_from_every_row(m, n, monkeypatch):
+    """The host finish's repair started from the rows that the threads found
+    violated (the path of large inputs; the hook lowered) gives the prices and
+    assignment of the repair started from every matched row."""
+    import numba
+
+    rng = np.random.default_rng(31)
+    A = random_sparse(rng, m, n, 10 / m, perm=True, high=1000)
+    out = {}
+    for lowered in (False, True):
+        if lowered:
+            monkeypatch.setattr(_driver, "FINISH_THREADS_MIN", 0)
+            monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
+        st = _state("numpy", A)
+        assert _driver.run_phases(st, twins, _driver.SPARSE_SCHEDULE) == _driver.DONE
+        x, v, cx = _driver.finish_on_host(st, A.indptr.astype(np.int64), A.indices.astype(np.int64),
+                                          A.data.astype(np.int64), m, n)
+        out[lowered] = (x, v, cx)
+    for a, b in zip(out[False], out[True]):
+        assert np.array_equal(a, b)
+    x, v, cx = out[True]
+    check_assignment(A, np.arange(m), x, cx - v[x], v)
 
 
 @pytest.mark.gpu

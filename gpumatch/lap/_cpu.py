@@ -540,7 +540,28 @@ def value_flags(c, bad_value):
 
 
 @numba.njit(cache=True, nogil=True)
-def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_given):
+def repair_seeds(k, nt, indptr, indices, cost, x, v, cx, tol, seeds):
+    """Slice `k` of `nt` (a block of rows) of the rows that :func:`finish`'s
+    repair must start from: ``seeds[i] = 1`` for each matched row ``i`` with
+    an entry ``c_ij - v_j < u_i - tol`` (``u_i = cx_i - v_{x_i}``), else 0.
+    Read-only on the prices, so the slices run on threads at once
+    (:func:`gpumatch._cpu_threads.run_slices`)."""
+    m = x.shape[0]
+    lo = m * k // nt
+    hi = m * (k + 1) // nt
+    for i in range(lo, hi):
+        seeds[i] = 0
+        if x[i] < 0:
+            continue
+        u = cx[i] - v[x[i]]
+        for p in range(indptr[i], indptr[i + 1]):
+            if cost[p] - v[indices[p]] < u - tol:
+                seeds[i] = 1
+                break
+
+
+@numba.njit(cache=True, nogil=True)
+def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_given, seeds):
     """Exact assignment from a near-optimal partial one: the host finish of
     the GPU auction (:mod:`gpumatch.lap._driver`).
 
@@ -565,7 +586,12 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_giv
     3. the free rows are matched by :func:`_search_free`.
 
     `cx_given`: the cost of every matched row's entry (the auction's), or
-    an empty array (then read from the CSR).
+    an empty array (then read from the CSR).  `seeds`: the rows the repair
+    starts from (:func:`repair_seeds`, computed on threads, on prices whose
+    free columns the caller already set to 0 when ``m < n``), or an empty
+    array (every matched row).  Either start gives the same prices: a row
+    that satisfies its entries stays so until its own column's price drops,
+    which queues it.
 
     Returns ``(status, info, cx)``: status as :func:`solve` without
     ``skip_failed`` (0, or ``-1 - row``), ``info = [entries read by the
@@ -595,8 +621,9 @@ def finish(indptr, indices, cost, m, n, x, y, v, tptr, tind, tol, budget, cx_giv
     inq = np.zeros(m, dtype=np.bool_)
     head = 0
     count = 0
+    seeded = seeds.shape[0] == m
     for i in range(m):
-        if x[i] >= 0:
+        if x[i] >= 0 and (not seeded or seeds[i] != 0):
             queue[count] = i
             inq[i] = True
             count += 1

@@ -114,6 +114,11 @@ INT_LIMIT = 2 ** 60
 FLOAT_EPS_REL = 2.0 ** -40
 FLOAT_EPS_PRICE = 2.0 ** -44
 
+#: Entries from which the host finish looks for the rows to repair on all
+#: of Numba's threads (:func:`gpumatch.lap._cpu.repair_seeds`) before its
+#: serial repair; a hook for tests.
+FINISH_THREADS_MIN = 1_000_000
+
 #: Outcomes of :func:`run_phases`.
 DONE, TAIL, ABORT = 0, 1, 2
 
@@ -464,7 +469,20 @@ def finish_on_host(st, indptr, indices, c, m, n):
         tol = scale * 2.0 ** -42
     budget = 4 * indices.shape[0] + 16 * m + 1024
     cx = _backend.to_numpy(st.cx)[:m].astype(c.dtype, copy=False)     # the cost of each row's entry
-    status, info, cx = _cpu.finish(indptr, indices, c, m, n, x, y, v, tptr, tind, c.dtype.type(tol), budget, cx)
+    import numba
+
+    seeds = np.zeros(0, dtype=np.uint8)
+    nt = numba.get_num_threads()
+    if nt > 1 and indices.shape[0] >= FINISH_THREADS_MIN:
+        # the rows the repair starts from, found on threads (the check reads every entry once)
+        from .. import _cpu_threads
+
+        if m < n:
+            v[y < 0] = 0
+        seeds = np.empty(m, dtype=np.uint8)
+        _cpu_threads.run_slices(nt, _cpu.repair_seeds, indptr, indices, c, x, v, cx, c.dtype.type(tol), seeds)
+    status, info, cx = _cpu.finish(indptr, indices, c, m, n, x, y, v, tptr, tind, c.dtype.type(tol), budget, cx,
+                                   seeds)
     if status < 0:   # pragma: no cover - callers checked that a full matching exists
         raise AssertionError("internal error: the host finish found no augmenting path where one exists")
     st.stats.update(host_repair_work=int(info[0]), host_unassigned=int(info[1]), host_searches=int(info[2]))
