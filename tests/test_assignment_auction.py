@@ -357,16 +357,19 @@ def test_host_finish_repairs_prices(given):
 @pytest.mark.parametrize("m, n", [(300, 300), (250, 300)])
 def test_host_finish_from_seeds_on_threads_equals_from_every_row(m, n, monkeypatch):
     """The host finish's repair started from the rows that the threads found
-    violated (the path of large inputs; the hook lowered) gives the prices and
-    assignment of the repair started from every matched row."""
+    violated (the path of large inputs: the CPU engines' threshold for threads
+    lowered) gives the prices and assignment of the repair started from every
+    matched row."""
     import numba
+
+    from gpumatch import _cpu_match
 
     rng = np.random.default_rng(31)
     A = random_sparse(rng, m, n, 10 / m, perm=True, high=1000)
     out = {}
     for lowered in (False, True):
         if lowered:
-            monkeypatch.setattr(_driver, "FINISH_THREADS_MIN", 0)
+            monkeypatch.setitem(_cpu_match.TUNING, "parallel_min_nnz", 0)
             monkeypatch.setattr(numba, "get_num_threads", lambda: 2)
         st = _state("numpy", A)
         assert _driver.run_phases(st, twins, _driver.SPARSE_SCHEDULE) == _driver.DONE

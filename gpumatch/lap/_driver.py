@@ -114,11 +114,6 @@ INT_LIMIT = 2 ** 60
 FLOAT_EPS_REL = 2.0 ** -40
 FLOAT_EPS_PRICE = 2.0 ** -44
 
-#: Entries from which the host finish looks for the rows to repair on all
-#: of Numba's threads (:func:`gpumatch.lap._cpu.repair_seeds`) before its
-#: serial repair; a hook for tests.
-FINISH_THREADS_MIN = 1_000_000
-
 #: Outcomes of :func:`run_phases`.
 DONE, TAIL, ABORT = 0, 1, 2
 
@@ -469,11 +464,11 @@ def finish_on_host(st, indptr, indices, c, m, n):
         tol = scale * 2.0 ** -42
     budget = 4 * indices.shape[0] + 16 * m + 1024
     cx = _backend.to_numpy(st.cx)[:m].astype(c.dtype, copy=False)     # the cost of each row's entry
-    import numba
+    from .._cpu_match import parallel_threads
 
     seeds = np.zeros(0, dtype=np.uint8)
-    nt = numba.get_num_threads()
-    if nt > 1 and indices.shape[0] >= FINISH_THREADS_MIN:
+    nt = parallel_threads(indices.shape[0])     # the CPU engines' threads for this many entries (0: serial)
+    if nt > 1:
         # the rows the repair starts from, found on threads (the check reads every entry once)
         from .. import _cpu_threads
 

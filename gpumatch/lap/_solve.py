@@ -327,8 +327,6 @@ def _weights_of(indptr, indices, c, rows, cols):
         return c[:0]
     from . import _cpu
 
-    if indices.dtype not in (np.int32, np.int64):
-        indices = indices.astype(np.int64)
     return _cpu.entry_costs(indptr, indices, c, rows, cols)
 
 
