@@ -25,23 +25,25 @@ __all__ = ["degree_one"]
 
 
 @numba.njit(cache=True, nogil=True)
-def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices=False):
+def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices=False, low=1):
     """The records and queue of :func:`degree_one`, or None (no vertex of
-    degree one in a graph without pairs: a pass over the pointers and
-    `cdeg`, the columns' degrees).  ``state``: ``[queue head, queue end,
-    pairs, pending column, its partner]``, set here."""
+    degree one, or of degree at most `low`, in a graph without pairs: a
+    pass over the pointers and `cdeg`, the columns' degrees).  ``state``:
+    ``[queue head, queue end, pairs, pending column, its partner, q2 head,
+    q2 end]``, set here but for the last two."""
     nv = m + n
     fresh = True
     for r in range(m):
         if mu_row[r] >= 0:
             fresh = False
             break
-    if fresh and not choices:   # any vertex of degree one? (the pointers only)
+    if fresh and not choices:   # any vertex of degree one (or up to `low`)? (the pointers only)
         ones = 0
         for r in range(m):
-            ones += (rptr[r + 1] - rptr[r]) == 1
+            d = rptr[r + 1] - rptr[r]
+            ones += 1 <= d <= low
         for c in range(n):
-            ones += cdeg[c] == 1
+            ones += 1 <= cdeg[c] <= low
         if ones == 0:
             return None
     queue = np.empty(nv, rind.dtype)
@@ -99,16 +101,20 @@ def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices=False):
 
 
 @numba.njit(cache=True, nogil=True)
-def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
+def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state, q2):
     """The walk of :func:`degree_one` from ``state`` (see
     :func:`_d1_records`).  Returns True when it stopped for want of the
     CSC (an empty `cptr`): a matched column with two or more other free
-    rows must tell them, and ``state`` keeps where to resume."""
+    rows must tell them, and ``state`` keeps where to resume.  A vertex
+    whose free degree falls to two goes on `q2` (``state[6]``: its end),
+    unless `q2` is empty (the cycle rule off)."""
     qh = state[0]
     qt = state[1]
     pairs = state[2]
     u = state[3]
     v = state[4]
+    q2t = state[6]
+    close = q2.shape[0] > 0
     while True:
         if u >= m:               # a matched column's other free rows lose it
             if cptr.shape[0] == 0:
@@ -117,6 +123,7 @@ def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
                 state[2] = pairs
                 state[3] = u
                 state[4] = v
+                state[6] = q2t
                 return True
             for p in range(cptr[u - m], cptr[u - m + 1]):
                 w = cind[p]
@@ -127,6 +134,9 @@ def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
                     if d == 2:
                         queue[qt] = w
                         qt += 1
+                    elif d == 3 and close:
+                        q2[q2t] = w
+                        q2t += 1
         u = -1
         if qh >= qt:
             break
@@ -154,6 +164,9 @@ def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
                 if d == 2:
                     queue[qt] = w
                     qt += 1
+                elif d == 3 and close and w < m:
+                    q2[q2t] = w
+                    q2t += 1
         if du <= 2:
             rec[2 * u + 1] = v
             u = -1
@@ -175,7 +188,26 @@ def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
     state[1] = qt
     state[2] = pairs
     state[3] = -1
+    state[6] = q2t
     return False
+
+
+@numba.njit(cache=True, nogil=True)
+def _take(rec, queue, qt, v, a, b):
+    """Free vertex `v` of free degree two, free neighbours `a` and `b`,
+    takes `a`: `b` loses `v` (on the queue when left with one free
+    neighbour), and `v` goes on the queue as a degree-one vertex whose
+    neighbour is `a` (the walk pairs them).  Returns the queue's new end."""
+    d = rec[2 * b]
+    rec[2 * b] = d - 1
+    rec[2 * b + 1] ^= v
+    if d == 2:
+        queue[qt] = b
+        qt += 1
+    rec[2 * v] = 1
+    rec[2 * v + 1] = a
+    queue[qt] = v
+    return qt + 1
 
 
 @numba.njit(cache=True, nogil=True)
@@ -194,23 +226,13 @@ def _d2_choose(m, rptr, rind, rec, queue, state, start):
         b = rind[rptr[r] + 1] + m
         if rec[2 * b] < rec[2 * a]:
             a, b = b, a
-        d = rec[2 * b]           # >= 2: the rule left no free vertex of degree one
-        rec[2 * b] = d - 1
-        rec[2 * b + 1] ^= r
-        if d == 2:
-            queue[qt] = b
-            qt += 1
-        rec[2 * r] = 1
-        rec[2 * r + 1] = a
-        queue[qt] = r
-        qt += 1
-        state[1] = qt
+        state[1] = _take(rec, queue, qt, r, a, b)   # (b's degree >= 2: the rule left no vertex of degree one)
         return r + 1
     return -1
 
 
 @numba.njit(cache=True, nogil=True)
-def _d2_rounds(m, rptr, rind, cptr, cind, rec, queue, state, start):
+def _d2_rounds(m, rptr, rind, cptr, cind, rec, queue, state, start, q2):
     """Choices (:func:`_d2_choose`), each followed by the walk it starts,
     until no choice is left (returns -1) or a walk stops for want of the
     CSC (returns the row the next choice looks from; ``state`` keeps the
@@ -221,8 +243,78 @@ def _d2_rounds(m, rptr, rind, cptr, cind, rec, queue, state, start):
         start = _d2_choose(m, rptr, rind, rec, queue, state, start)
         if start < 0:
             return -1
-        if _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state):
+        if _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state, q2):
             return start
+
+
+@numba.njit(cache=True, nogil=True)
+def _d2_queue(m, rec, q2, state):
+    """The first entries of `q2`: every free vertex of free degree two
+    (``state[5]``, ``state[6]``: its head and end)."""
+    t = 0
+    for v in range(m):
+        if rec[2 * v] == 2:
+            q2[t] = v
+            t += 1
+    state[5] = 0
+    state[6] = t
+
+
+@numba.njit(cache=True, nogil=True)
+def _find(parent, x):
+    """The root of `x` in the disjoint-set forest `parent` (path halving)."""
+    while parent[x] != x:
+        parent[x] = parent[parent[x]]
+        x = parent[x]
+    return x
+
+
+@numba.njit(cache=True, nogil=True)
+def _d2_close(m, rptr, rind, rec, queue, state, q2, parent):
+    """The cycle rule of :func:`degree_one`, from `q2`'s head (rows): each
+    row ``v`` still of free degree two, with free columns ``a`` and ``b``,
+    joins their sets in `parent` (a forest over the columns: the edges of
+    such rows) unless they are in one set already; then ``v`` closes a
+    cycle and takes ``a`` (on the queue as a degree-one vertex whose
+    neighbour is ``a``; ``b`` loses ``v``).  Returns 1 after such a closure
+    (the walk must run before the next), 0 when `q2` is spent or
+    ``state[7]``, the joins since the last closure, passes ``state[8]``
+    (the budget)."""
+    q2h = state[5]
+    q2t = state[6]
+    qt = state[1]
+    while q2h < q2t:
+        v = q2[q2h]
+        if rec[2 * v] != 2:      # matched, or its degree fell again since
+            q2h += 1
+            continue
+        a = -1                   # its first free neighbour; the XOR gives the other
+        for p in range(rptr[v], rptr[v + 1]):
+            w = rind[p] + m
+            if rec[2 * w] > 0:
+                a = w
+                break
+        q2h += 1
+        b = rec[2 * v + 1] ^ a
+        ra = _find(parent, a)
+        rb = _find(parent, b)
+        if ra != rb:
+            if ra < rb:
+                parent[rb] = ra
+            else:
+                parent[ra] = rb
+            state[7] += 1
+            if state[7] > state[8]:
+                q2h = q2t
+                break
+            continue
+        state[7] = 0
+        state[1] = _take(rec, queue, qt, v, a, b)   # a cycle
+        state[5] = q2h
+        state[6] = q2t
+        return 1
+    state[5] = q2h
+    return 0
 
 
 @numba.njit(cache=True, nogil=True)
@@ -237,18 +329,48 @@ def _d1_pairs(m, n, rec, mu_row, mu_col):
             mu_col[c] = rec[2 * (m + c) + 1]
 
 
-def _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts):
+def _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts, q2):
     """:func:`_d1_walk` to exhaustion, the CSC built when it asks for it;
     returns ``(cptr, cind)``."""
     if cptr is None and _d1_walk(m, rptr, rind, np.empty(0, rptr.dtype), np.empty(0, rind.dtype), rec, queue,
-                                 state):
+                                 state, q2):
         cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
     if cptr is not None:
-        _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state)
+        _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state, q2)
     return cptr, cind
 
 
-def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None, choices=False):
+def _close(m, n, rptr, rind, cptr, cind, rec, queue, state, counts, q2):
+    """The cycle rule (:func:`_d2_close`) until `q2` is spent (or its
+    budget), each closure followed by its walk; the CSC built when a walk
+    needs it.  Returns ``(cptr, cind)``."""
+    parent = np.arange(m + n, dtype=rind.dtype)   # (the columns' part: ids m .. m + n - 1)
+    empty_p, empty_i = np.empty(0, rptr.dtype), np.empty(0, rind.dtype)
+    while True:
+        if _close_rounds(m, rptr, rind, empty_p if cptr is None else cptr, empty_i if cptr is None else cind,
+                         rec, queue, state, q2, parent) == 0:
+            return cptr, cind
+        if cptr is None:
+            cptr, cind = _cpu_csr.transpose(m, n, rptr, rind, counts=counts)
+        _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state, q2)   # (resumes a walk that stopped for it)
+
+
+@numba.njit(cache=True, nogil=True)
+def _close_rounds(m, rptr, rind, cptr, cind, rec, queue, state, q2, parent):
+    """Closures (:func:`_d2_close`), each followed by its walk, in one
+    compiled loop (a Jacobian makes one per diagonal block) until `q2` is
+    spent (returns 0) or a walk needs the CSC (returns 2; ``state`` keeps
+    the walk's place)."""
+    while True:
+        code = _d2_close(m, rptr, rind, rec, queue, state, q2, parent)
+        if code != 1:
+            return code
+        if _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state, q2):
+            return 2
+
+
+def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None, choices=False, cycles=True,
+               pendants=True):
     """Karp–Sipser's degree-one rule alone, to exhaustion: while a free
     vertex has exactly one free neighbour, match the two.  Returns
     ``(pairs made, cptr, cind)``.
@@ -284,6 +406,28 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
     vertices (no end to start from) is then matched from one choice.  A
     choice is a heuristic, not exact (the search that follows repairs);
     its pairs are counted with the rule's.
+
+    With `cycles` (before any choice), the cycle rule, exact too: each free
+    row of free degree two is an edge between its two free columns, a
+    forest of such edges is kept (disjoint sets over the columns), and a
+    row whose edge would close a cycle in it takes one of its two columns;
+    the degree-one rule then matches the rest of the cycle and the trees on
+    it.  Such a component has as many edges as vertices, and its rows have
+    no other free column, so in some maximum matching they take all of its
+    columns (Karp–Sipser's degree-two reduction, carried out where it
+    closes).  When a vertex of a component is matched elsewhere, every edge
+    at it loses an end and the degree-one rule matches the whole piece cut
+    off, so a set's free columns stay joined and the test of one set is
+    exact.  Shuffled block triangular Jacobians are matched outright, from
+    the first block on (its rows have only their block's columns; then each
+    later block's rows lose their earlier columns), with no augmenting path.
+    Rows only: a column's edge would need the CSC, and the rows of one of
+    the two triangular orders always start the cascade.  The rule stops
+    after ``max(1024, (m + n) / 20)`` joins in a row without a closure (a
+    random graph's rows of two entries rarely close one; a Jacobian's close
+    one every few hundred joins at most), and the gate above counts rows of
+    degree two as well.  With `pendants` False the vertices of degree one
+    wait (the closures' walks alone run).
     """
     if cptr is not None:
         cdeg = np.diff(cptr)
@@ -291,22 +435,32 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
         if counts is None:
             counts = _cpu_csr.column_counts(m, n, rptr, rind)
         cdeg = counts[1:]
-    state = np.zeros(5, np.int64)
-    got = _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices)
+    state = np.zeros(9, np.int64)
+    state[8] = max(1024, (m + n) // 20)   # the cycle rule's budget: joins in a row without a closure
+    got = _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices, 2 if cycles else 1)
     if got is None:
         return 0, cptr, cind
     rec, queue = got
-    cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)
-    start = 0
+    if not pendants:
+        state[1] = 0             # (the vertices of degree one wait: only the closures' walks run)
+    no_q2 = np.empty(0, rind.dtype)
+    q2 = no_q2
+    if cycles:
+        q2 = np.empty(m, rind.dtype)
+        _d2_queue(m, rec, q2, state)
+    cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts, q2)
     # (a matching that covers the smaller side leaves no row with two free columns: no scan for one;
     # the rule's pairs reach mu_row only at the end)
-    before = int(np.count_nonzero(mu_row >= 0)) if choices else 0
+    before = int(np.count_nonzero(mu_row >= 0)) if choices or cycles else 0
+    if cycles and before + int(state[2]) < min(m, n):
+        cptr, cind = _close(m, n, rptr, rind, cptr, cind, rec, queue, state, counts, q2)
+    start = 0
     while choices and before + int(state[2]) < min(m, n):
         no_csc = cptr is None
         start = _d2_rounds(m, rptr, rind, np.empty(0, rptr.dtype) if no_csc else cptr,
-                           np.empty(0, rind.dtype) if no_csc else cind, rec, queue, state, start)
+                           np.empty(0, rind.dtype) if no_csc else cind, rec, queue, state, start, no_q2)
         if start < 0:
             break
-        cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts)   # builds the CSC, resumes
+        cptr, cind = _walk(m, n, rptr, rind, cptr, cind, rec, queue, state, counts, no_q2)   # builds the CSC
     _d1_pairs(m, n, rec, mu_row, mu_col)
     return int(state[2]), cptr, cind

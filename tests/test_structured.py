@@ -86,11 +86,13 @@ def test_numba_work_is_bounded(references, name):
     assert st["pr_relabels"] <= 10, st
 
 
-def test_push_relabel_takes_over_the_jacobian(references):
-    """On the Jacobian the budget hands over to push-relabel; without it
-    Pothen–Fan+ runs many more phases (the cliff this mechanism removes)."""
+def test_push_relabel_takes_over_the_jacobian(references, monkeypatch):
+    """On the Jacobian (with the cycle rule off, which matches it outright)
+    the budget hands over to push-relabel; without it Pothen–Fan+ runs many
+    more phases (the cliff this mechanism removes)."""
     from gpumatch.matching import _cpu
 
+    monkeypatch.setitem(_cpu.TUNING, "cycle_rule", False)
     A, ref = _graph(references, "jacobian")
     res = gpumatch.bipartite_matching(A, backend="numba")
     assert res.stats["algorithm"].endswith("then push-relabel")
@@ -623,10 +625,13 @@ def test_numba_cycles_from_one_choice_each(k, choices, monkeypatch):
     """Shuffled cycles have no degree-one vertex to start the rule; with
     ``chain_choices`` a row of two free columns takes one and the rule
     matches the rest of its cycle: each cycle is matched perfectly and no
-    search runs.  Without, the greedy pass and the search get there too."""
+    search runs.  Without (and without the cycle rule), the greedy pass and
+    the search get there too.  The cycle rule alone closes the short cycles
+    (a cycle of rows of two entries: an edge that joins a set to itself)."""
     from gpumatch import _cpu_match
 
     monkeypatch.setitem(_cpu_match.TUNING, "chain_choices", choices)
+    monkeypatch.setitem(_cpu_match.TUNING, "cycle_rule", choices)
     A = _cycles(6000, k, seed=k)
     res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
     check_matching(A, res.col_to_row, "row", expected_size=6000)
@@ -636,6 +641,11 @@ def test_numba_cycles_from_one_choice_each(k, choices, monkeypatch):
         assert st["aug_phases"] == st["aug_work"] == st["pr_pushes"] == 0, st
     else:
         assert st["degree_one_pairs"] == 0 and st["initial_size"] < 6000, st
+        monkeypatch.setitem(_cpu_match.TUNING, "cycle_rule", True)
+        res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+        check_matching(A, res.col_to_row, "row", expected_size=6000)
+        if k == 2000:
+            assert res.stats["algorithm"] == "degree-one + none", res.stats
 
 
 def test_numba_degree_one_rule_solves_the_staircase(references):
@@ -651,11 +661,13 @@ def test_numba_degree_one_rule_solves_the_staircase(references):
 @pytest.mark.parametrize("seed", range(4))
 @pytest.mark.parametrize("warm", [False, True])
 @pytest.mark.parametrize("with_csc", [False, True])
-def test_degree_one_rule_is_exact(seed, warm, with_csc):
-    """On sparse random graphs full of degree-one vertices the rule's pairs
-    (on top of a warm start's) extend to a maximum matching: Pothen–Fan+
-    from there reaches scipy's size, and the rule never matched a vertex
-    twice nor left an edge's pair out of the graph."""
+@pytest.mark.parametrize("cycles", [False, True])
+def test_degree_one_rule_is_exact(seed, warm, with_csc, cycles):
+    """On sparse random graphs full of degree-one and degree-two vertices
+    the rule's pairs (on top of a warm start's; with the cycle rule or
+    without) extend to a maximum matching: Pothen–Fan+ from there reaches
+    scipy's size, and the rule never matched a vertex twice nor left an
+    edge's pair out of the graph."""
     from scipy.sparse.csgraph import maximum_bipartite_matching as sp_mbm
 
     from gpumatch import _cpu_csr
@@ -677,7 +689,8 @@ def test_degree_one_rule_is_exact(seed, warm, with_csc):
                 mu_col[rind[rptr[r]]] = r
     before = int((mu_col >= 0).sum())
     warm_pairs = np.flatnonzero(mu_row >= 0), mu_row[mu_row >= 0].copy()
-    pairs, _, _ = degree_one(m, n, rptr, rind, mu_row, mu_col, *([cptr, cind] if with_csc else []))
+    pairs, _, _ = degree_one(m, n, rptr, rind, mu_row, mu_col, *([cptr, cind] if with_csc else [None, None]),
+                             cycles=cycles)
     assert pairs > 50 and int((mu_col >= 0).sum()) == before + pairs
     np.testing.assert_array_equal(mu_row[warm_pairs[0]], warm_pairs[1])
     matched = np.flatnonzero(mu_col >= 0)     # pairs are edges, each vertex once
@@ -685,6 +698,101 @@ def test_degree_one_rule_is_exact(seed, warm, with_csc):
     assert np.all(np.asarray(A[mu_col[matched], matched]).ravel() != 0)
     augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, np.zeros(6, np.int64))
     check_matching(A, mu_col, "row", expected_size=int((sp_mbm(A) >= 0).sum()))
+
+
+def _unicyclic_pieces(rng, k):
+    """A graph whose free structure closes cycles of degree-two rows: `k`
+    pieces, each a cycle of rows of two entries through its own columns
+    (sometimes a double edge: two rows on the same two columns), with trees
+    of such rows hung on it, rows of three or more entries into earlier
+    pieces' columns, and a few spare columns; rows and columns shuffled."""
+    rows, cols = [], []
+    r = c = 0
+    for _ in range(k):
+        L = int(rng.integers(1, 7))
+        base = c
+        for i in range(L):   # the cycle: row r + i on columns base + i, base + (i + 1) % L
+            rows += [r + i, r + i]
+            cols += [base + i, base + (i + 1) % L]
+        r += L
+        c += L
+        for _ in range(int(rng.integers(0, 3))):   # a hanging row on a new column and one of the piece's
+            rows += [r, r]
+            cols += [c, base + int(rng.integers(0, L))]
+            r += 1
+            c += 1
+        if base:   # rows into earlier pieces (they keep their piece's pair once those are matched)
+            for _ in range(int(rng.integers(0, 3))):
+                rows += [r, r, r]
+                cols += [base + int(rng.integers(0, L))] + list(rng.integers(0, base, 2))
+                r += 1
+    c += int(rng.integers(0, 3))
+    pr, pc = rng.permutation(r), rng.permutation(c)
+    A = sp.csr_matrix((np.ones(len(rows)), (pr[rows], pc[cols])), shape=(r, c))
+    A.sum_duplicates()
+    A.data[:] = 1.0
+    return A
+
+
+@pytest.mark.parametrize("seed", range(12))
+def test_cycle_rule_is_exact_where_it_closes(seed):
+    """Cycles of degree-two rows with trees on them (the cycle rule's own
+    case): its pairs, kept, extend to a maximum matching, and it closes at
+    least one cycle (more pairs than the degree-one rule alone)."""
+    from scipy.sparse.csgraph import maximum_bipartite_matching as sp_mbm
+
+    from gpumatch import _cpu_csr
+    from gpumatch._cpu_degree_one import degree_one
+    from gpumatch._cpu_match import augment
+
+    A = _unicyclic_pieces(np.random.default_rng(seed), 40)
+    m, n = A.shape
+    rptr, rind = A.indptr.astype(np.int32), A.indices.astype(np.int32)
+    cptr, cind = _cpu_csr.transpose(m, n, rptr, rind)
+    got = {}
+    for cycles in (False, True):
+        mu_row = np.full(m, -1, np.int32)
+        mu_col = np.full(n, -1, np.int32)
+        got[cycles], _, _ = degree_one(m, n, rptr, rind, mu_row, mu_col, cycles=cycles)
+        matched = np.flatnonzero(mu_col >= 0)
+        assert np.all(mu_row[mu_col[matched]] == matched)
+        assert np.all(np.asarray(A[mu_col[matched], matched]).ravel() != 0)
+        augment(m, n, rptr, rind, cptr, cind, mu_row, mu_col, np.zeros(6, np.int64))
+        check_matching(A, mu_col, "row", expected_size=int((sp_mbm(A) >= 0).sum()))
+    assert got[True] > got[False]
+
+
+@pytest.mark.parametrize("kw", [{}, {"max_block": 1}, {"max_block": 3}, {"max_block": 60}, {"coupling": 0},
+                                {"coupling": 5}, {"permute": False}])
+def test_numba_cycle_rule_matches_jacobians_outright(kw):
+    """Shuffled block triangular Jacobians are matched by the exact rules
+    alone, from the first block on (its rows have only their block's
+    columns; then each later block's rows lose their earlier columns): no
+    augmenting search, no push-relabel, at any block size or coupling."""
+    A = G.block_triangular(3000, seed=7, **kw)
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=3000)
+    st = res.stats   # (unshuffled, the greedy pass over the rows takes the diagonal first)
+    assert st["algorithm"] == ("degree-one + none" if kw != {"permute": False} else "greedy (maximum) + none"), st
+    assert st["aug_work"] == 0 and st["pr_pushes"] == 0, st
+
+
+def test_numba_threads_probe_the_exact_rules_past_the_budget(monkeypatch):
+    """On the threads' path the rules run only once the search has spent its
+    budget (there they would cost random graphs a serial pass); on a
+    Jacobian they then match it all, kept in place of the search's pairs."""
+    from gpumatch.matching import _cpu
+
+    monkeypatch.setitem(_cpu.TUNING, "parallel_min_nnz", 1)
+    monkeypatch.setitem(_cpu.TUNING, "pf_budget", 0.01)
+    A = G.block_triangular(20000, seed=3)
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=20000)
+    assert res.stats["algorithm"].endswith("then degree-one (maximum)"), res.stats
+    monkeypatch.setitem(_cpu.TUNING, "cycle_rule", False)
+    res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
+    check_matching(A, res.col_to_row, "row", expected_size=20000)
+    assert "degree-one" not in res.stats["algorithm"], res.stats
 
 
 def test_numba_unit_ladder_is_solved_by_the_degree_one_rule():
@@ -718,6 +826,7 @@ def test_numba_search_from_the_rows_hands_over(references, name, monkeypatch):
     from gpumatch import _cpu_match
 
     monkeypatch.setitem(_cpu_match.TUNING, "row_search_free", 1.0)
+    monkeypatch.setitem(_cpu_match.TUNING, "cycle_rule", False)   # (it matches the Jacobian outright)
     A, ref = _graph(references, name)
     res = gpumatch.bipartite_matching(A, backend="numba", certificate=True)
     check_matching(A, res.col_to_row, "row", expected_size=ref)

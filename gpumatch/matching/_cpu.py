@@ -85,6 +85,7 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
     first = "Karp-Sipser"
     ones = 0
     probed = False
+    ruled = not threads_ks   # whether the cycle rule ran (the serial initial matching runs it)
     if work and init != "none" and threads_ks and TUNING["greedy_probe"]:
         # a greedy pass over the rows (the CSR) that gives up, undone, once more than row_search_free of
         # the smaller side stays free: where it does not, no CSC nor threads' Karp-Sipser is needed
@@ -103,7 +104,8 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
                 # its corner), which the greedy pass and the threads' slices would cut into long paths
                 if TUNING["threads_degree_one"]:
                     ones, st.cptr, st.cind = degree_one(st.m, st.n, st.rptr, st.rind, st.mu_row, st.mu_col,
-                                                        st.cptr, st.cind)
+                                                        st.cptr, st.cind, cycles=TUNING["cycle_rule"])
+                    ruled = True
                     parts += ["degree-one"] if ones else []
                 if int(np.count_nonzero(st.mu_col >= 0)) < min(st.m, st.n):
                     greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)
@@ -137,9 +139,18 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
                                         level_min(bfs), bool(TUNING["parallel_handover"]),
                                         rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"]),
                                         budget=None if factor is None else int(factor * (st.m + st.n)))
+            # past a budget (long paths), the threads' path tries the exact rules from scratch (the serial
+            # path ran them first)
+            probe = (lambda: _exact_probe(st)) if nt and TUNING["cycle_rule"] and not ruled else None
+            if code == _cpu_parallel._R_BUDGET and probe is not None:
+                got = probe()
+                search += got
+                if got.endswith("(maximum)"):
+                    code = 0
             if code:   # handed over (narrow levels: Pothen-Fan+ first) or past its budget (push-relabel)
                 search += " then " + augment(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row,
-                                             st.mu_col, raw, pf=code != _cpu_parallel._R_BUDGET)
+                                             st.mu_col, raw, pf=code != _cpu_parallel._R_BUDGET,
+                                             probe=None if code == _cpu_parallel._R_BUDGET else probe)
         else:
             search = augment(st.m, st.n, st.rptr, st.rind, st.cptr, st.cind, st.mu_row, st.mu_col, raw)
         if rows_first:
@@ -152,6 +163,30 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
             "aug_phases": int(raw[_S_PHASES]), "aug_paths": int(raw[_S_PATHS]), "aug_grafts": int(raw[_S_GRAFTS]),
             "pr_relabels": int(raw[_S_RELABELS]), "pr_pushes": int(raw[_S_PUSHES]), "aug_work": int(raw[_S_WORK]),
             "degree_one_pairs": ones}
+
+
+def _exact_probe(st) -> str:
+    """After the threads' search ran past a budget (long augmenting paths),
+    the exact rules from an empty matching: the degree-one rule with the
+    cycle rule (:func:`gpumatch._cpu_degree_one.degree_one`), serial, on
+    arrays of its own.  Their pairs replace the matching of `st` when they
+    cover at least half the smaller side (a shuffled block triangular
+    Jacobian is matched outright, where the search would need paths through
+    its chains of blocks), then a greedy pass over the columns adds to
+    them.  Returns what to add to the algorithm's name: ``" then
+    degree-one (maximum)"`` when they cover the smaller side, ``" then
+    degree-one + greedy"``, or ``""`` (`st` unchanged)."""
+    mu_row = np.full(st.m, -1, st.mu_row.dtype)
+    mu_col = np.full(st.n, -1, st.mu_col.dtype)
+    pairs, _, _ = degree_one(st.m, st.n, st.rptr, st.rind, mu_row, mu_col, st.cptr, st.cind, cycles=True)
+    if 2 * pairs < min(st.m, st.n):
+        return ""
+    st.mu_row[:] = mu_row
+    st.mu_col[:] = mu_col
+    if pairs == min(st.m, st.n):
+        return " then degree-one (maximum)"
+    greedy(st.m, st.n, st.cptr, st.cind, st.mu_row, st.mu_col)
+    return " then degree-one + greedy"
 
 
 def _no_low_degree(st, share, rows=None) -> bool:
