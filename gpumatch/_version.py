@@ -5,4 +5,4 @@ version), and :data:`gpumatch.__version__` imports it.  Bump it together
 with a new section of ``CHANGELOG.md``.
 """
 
-__version__ = "0.7.6"
+__version__ = "0.7.7"
