@@ -1,14 +1,17 @@
-"""Karp–Sipser's degree-one rule alone, compiled (Numba): the first step of
-the CPU matching engine's initial matching (:mod:`gpumatch._cpu_match`,
-``initial_matching``).
+"""Karp–Sipser's degree-one rule, and the cycle rule after it, compiled
+(Numba): the first step of the CPU matching engine's initial matching
+(:mod:`gpumatch._cpu_match`, ``initial_matching``).
 
 While a free vertex has exactly one free neighbour, the two are matched.
 The rule is exact, so it never lengthens a later augmenting path; run before
 a greedy pass it peels chains of degree-two vertices (shuffled bidiagonal
 ladders, staircases) from their ends, which a greedy pass would break into
-pieces joined by long augmenting paths.  :func:`degree_one` is the entry;
-``_d1_records``, ``_d1_walk``, ``_d2_choose``, ``_d2_rounds`` and
-``_d1_pairs`` are its compiled steps.
+pieces joined by long augmenting paths.  The cycle rule, exact too, matches
+the cycles that rows of two free columns close (Karp–Sipser's degree-two
+reduction where it closes): shuffled block triangular Jacobians, block by
+block.  :func:`degree_one` is the entry; ``_d1_records``, ``_d1_walk``,
+``_d2_queue``, ``_d2_close``, ``_close_rounds``, ``_d2_choose``,
+``_d2_rounds`` and ``_d1_pairs`` are its compiled steps.
 
 All functions are ``numba.njit(cache=True)``; they specialise on the index
 dtype of the graph.
@@ -369,8 +372,7 @@ def _close_rounds(m, rptr, rind, cptr, cind, rec, queue, state, q2, parent):
             return 2
 
 
-def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None, choices=False, cycles=True,
-               pendants=True):
+def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=None, choices=False, cycles=True):
     """Karp–Sipser's degree-one rule alone, to exhaustion: while a free
     vertex has exactly one free neighbour, match the two.  Returns
     ``(pairs made, cptr, cind)``.
@@ -426,8 +428,7 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
     after ``max(1024, (m + n) / 20)`` joins in a row without a closure (a
     random graph's rows of two entries rarely close one; a Jacobian's close
     one every few hundred joins at most), and the gate above counts rows of
-    degree two as well.  With `pendants` False the vertices of degree one
-    wait (the closures' walks alone run).
+    degree two as well.
     """
     if cptr is not None:
         cdeg = np.diff(cptr)
@@ -441,8 +442,6 @@ def degree_one(m, n, rptr, rind, mu_row, mu_col, cptr=None, cind=None, counts=No
     if got is None:
         return 0, cptr, cind
     rec, queue = got
-    if not pendants:
-        state[1] = 0             # (the vertices of degree one wait: only the closures' walks run)
     no_q2 = np.empty(0, rind.dtype)
     q2 = no_q2
     if cycles:
