@@ -108,9 +108,9 @@ def _d1_walk(m, rptr, rind, cptr, cind, rec, queue, state, q2):
     """The walk of :func:`degree_one` from ``state`` (see
     :func:`_d1_records`).  Returns True when it stopped for want of the
     CSC (an empty `cptr`): a matched column with two or more other free
-    rows must tell them, and ``state`` keeps where to resume.  A vertex
-    whose free degree falls to two goes on `q2` (``state[6]``: its end),
-    unless `q2` is empty (the cycle rule off)."""
+    rows must tell them, and ``state`` keeps where to resume.  A row whose
+    free degree falls to two goes on `q2` (``state[6]``: its end), unless
+    `q2` is empty (the cycle rule off)."""
     qh = state[0]
     qt = state[1]
     pairs = state[2]
@@ -252,7 +252,7 @@ def _d2_rounds(m, rptr, rind, cptr, cind, rec, queue, state, start, q2):
 
 @numba.njit(cache=True, nogil=True)
 def _d2_queue(m, rec, q2, state):
-    """The first entries of `q2`: every free vertex of free degree two
+    """The first entries of `q2`: every free row of free degree two
     (``state[5]``, ``state[6]``: its head and end)."""
     t = 0
     for v in range(m):
