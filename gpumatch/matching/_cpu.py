@@ -140,8 +140,9 @@ def run(st, *, init="greedy", initial_col=None, parallel=True, **_ignored) -> di
                                         rptr=st.rptr, rind=st.rind, graft=int(TUNING["parallel_graft"]),
                                         budget=None if factor is None else int(factor * (st.m + st.n)))
             # past a budget (long paths), the threads' path tries the exact rules from scratch (the serial
-            # path ran them first)
-            probe = (lambda: _exact_probe(st)) if nt and TUNING["cycle_rule"] and not ruled else None
+            # path ran them first; not under init="none": a warm start stays the search's start)
+            probe = (lambda: _exact_probe(st)) if nt and init != "none" and TUNING["cycle_rule"] and not ruled \
+                else None
             if code == _cpu_parallel._R_BUDGET and probe is not None:
                 got = probe()
                 search += got
