@@ -33,7 +33,8 @@ def _d1_records(m, n, rptr, rind, cdeg, mu_row, mu_col, state, choices=False, lo
     degree one, or of degree at most `low`, in a graph without pairs: a
     pass over the pointers and `cdeg`, the columns' degrees).  ``state``:
     ``[queue head, queue end, pairs, pending column, its partner, q2 head,
-    q2 end]``, set here but for the last two."""
+    q2 end, joins since the last closure, their budget]``, set here but for
+    the last four (:func:`_d2_queue`, :func:`_d2_close`)."""
     nv = m + n
     fresh = True
     for r in range(m):
