@@ -300,8 +300,8 @@ def _d2_close(m, rptr, rind, rec, queue, state, q2, parent):
                 break
         q2h += 1
         b = rec[2 * v + 1] ^ a
-        ra = _find(parent, a)
-        rb = _find(parent, b)
+        ra = _find(parent, a - m)
+        rb = _find(parent, b - m)
         if ra != rb:
             if ra < rb:
                 parent[rb] = ra
@@ -348,7 +348,7 @@ def _close(m, n, rptr, rind, cptr, cind, rec, queue, state, counts, q2):
     """The cycle rule (:func:`_d2_close`) until `q2` is spent (or its
     budget), each closure followed by its walk; the CSC built when a walk
     needs it.  Returns ``(cptr, cind)``."""
-    parent = np.arange(m + n, dtype=rind.dtype)   # (the columns' part: ids m .. m + n - 1)
+    parent = np.arange(n, dtype=rind.dtype)   # over the columns (vertex id m + c is column c)
     empty_p, empty_i = np.empty(0, rptr.dtype), np.empty(0, rind.dtype)
     while True:
         if _close_rounds(m, rptr, rind, empty_p if cptr is None else cptr, empty_i if cptr is None else cind,
